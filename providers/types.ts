@@ -1,0 +1,90 @@
+// The unified model vocabulary (seed 003 §16.2, §16.3). Every endpoint adapter turns its HTTP stream into
+// ModelEvents; the loop never sees endpoint JSON. Errors and cancellation are never a kind of `done`: an
+// adapter's iterator throws ProviderError instead.
+
+export type ProviderKind = "openai-chat" | "openai-responses" | "anthropic";
+
+/** Provider-reported token counts for one model call; absent fields stay absent (never estimated). */
+export interface Usage {
+  inputTokens?: number;
+  outputTokens?: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+  reasoningTokens?: number;
+}
+
+/** Opaque continuation state an endpoint needs back on the next call (e.g. Chat `reasoning_content`). */
+export interface ReplayState {
+  provider: ProviderKind;
+  /** OpenAI Chat (and compatible, e.g. DeepSeek): the full reasoning_content of that response. */
+  reasoningContent?: string;
+}
+
+export type DoneReason = "stop" | "toolUse" | "length";
+
+export type ModelEvent =
+  | { type: "start" }
+  | { type: "text_start" }
+  | { type: "text_delta"; delta: string }
+  | { type: "text_end" }
+  | { type: "thinking_start" }
+  | { type: "thinking_delta"; delta: string }
+  | { type: "thinking_end" }
+  | { type: "toolcall_start"; index: number; id: string; name: string }
+  | { type: "toolcall_delta"; index: number; delta: string }
+  | { type: "toolcall_end"; index: number; id: string; name: string; argumentsJson: string }
+  /** Exactly one per call, the endpoint's final trusted total. */
+  | { type: "usage"; usage: Usage }
+  | { type: "done"; reason: DoneReason; replay?: ReplayState };
+
+export type ProviderErrorReason = "error" | "aborted";
+
+export class ProviderError extends Error {
+  constructor(
+    message: string,
+    readonly reason: ProviderErrorReason,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = "ProviderError";
+  }
+}
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface ModelToolCall {
+  id: string;
+  name: string;
+  argumentsJson: string;
+}
+
+/** Provider-neutral history: what a model request is made of (seed 003 §16.3). */
+export type ModelMessage =
+  | { role: "user"; content: string }
+  | { role: "assistant"; text: string; thinking?: string; replay?: ReplayState; toolCalls: ModelToolCall[] }
+  | { role: "tool"; toolCallId: string; content: string };
+
+/** Replayable input only: no request ids, timestamps or call ids (seed 003 §16.3). */
+export interface ModelRequest {
+  model: string;
+  system: string;
+  tools: ToolDefinition[];
+  messages: ModelMessage[];
+  maxOutputTokens?: number;
+}
+
+export interface ProviderEndpoint {
+  kind: ProviderKind;
+  /** OpenAI base URLs include /v1; Anthropic's do not. */
+  baseUrl: string;
+  apiKey: string;
+}
+
+/** One endpoint adapter. The signal covers waiting for headers and reading the body. */
+export interface ProviderAdapter {
+  stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent>;
+}

@@ -1,0 +1,67 @@
+// Contract between the tool-agnostic ToolRound / PendingExec machines and the per-tool Cursor codecs
+// (seed 003 §18, §26.10–26.13, §29, §30; ../shared/cursor-wire/tool-wire-map.md). A driver is pure: it
+// takes its own state and a client message and says what happens next. The machines own ids, timing,
+// persistence and frame emission; drivers own only the tool's wire shapes.
+import type {
+  ExecClientMessage,
+  ExecServerMessage,
+  ToolCall,
+  ToolCallDelta,
+} from "../../../proto/gen/agent/v1/agent_pb.js";
+
+/** A complete, strictly parsed model tool call. `callId` is opaque and reused byte-for-byte. */
+export interface ToolInvocation {
+  callId: string;
+  modelCallId: string;
+  name: string;
+  argumentsJson: string;
+  /** The result of JSON.parse(argumentsJson); always an object. */
+  args: Record<string, unknown>;
+}
+
+/** Per-run facts some tools need (Shell: conversation, terminals folder). */
+export interface ToolContext {
+  conversationId: string;
+  terminalsFolder?: string;
+}
+
+/** The `message` oneof of an ExecServerMessage, without id / exec_id (the machine assigns those). */
+export type ExecRequest = ExecServerMessage["message"];
+
+/** What the call produced when it ended: one value holds both views (seed 003 §26.10). */
+export interface ToolCompletion {
+  /** Canonical string result for the model and the store (seed 003 §26.8). */
+  content: string;
+  isError: boolean;
+  /** The typed ToolCall for tool_call_completed: args + typed result (timestamps are set by the machine). */
+  toolCall: ToolCall;
+}
+
+/** One step of a driver. `state` is the driver's own, threaded back into the next call. */
+export type DriverStep<S> =
+  | { kind: "exec"; request: ExecRequest; state: S }
+  | { kind: "delta"; delta: ToolCallDelta; state: S }
+  | { kind: "wait"; state: S }
+  | { kind: "complete"; completion: ToolCompletion; state: S }
+  | { kind: "protocol_error"; message: string };
+
+/** Live projection of argument text while the model is still generating it (Write/StrReplace, §30). */
+export interface ArgsStreamer {
+  /** Feed a raw JSON text delta; returns the UI updates it makes possible now. */
+  push(jsonDelta: string): Array<{ kind: "delta"; delta: ToolCallDelta } | { kind: "partial"; toolCall: ToolCall }>;
+}
+
+export interface ToolDriver<S = unknown> {
+  /** Model-visible tool name, e.g. "Read". */
+  readonly name: string;
+  /** Typed but empty ToolCall branch for the first partial_tool_call (placeholder card). */
+  placeholder(callId: string): ToolCall;
+  /** Optional live args projection (only edit tools have one). */
+  argsStreamer?(callId: string): ArgsStreamer;
+  /** Validates args; returns the ToolCall with args for tool_call_started, or an error for the model. */
+  started(call: ToolInvocation, ctx: ToolContext): { toolCall: ToolCall } | { invalid: string };
+  /** First step after tool_call_started (normally the first Exec). */
+  begin(call: ToolInvocation, ctx: ToolContext): DriverStep<S>;
+  /** A client Exec message for the exec this driver asked for last (message oneof already set). */
+  onExecMessage(call: ToolInvocation, state: S, message: ExecClientMessage["message"]): DriverStep<S>;
+}
