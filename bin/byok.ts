@@ -1,0 +1,145 @@
+// The `byok` CLI: argument parsing and wiring only. Subcommand modules are imported lazily so `--help` and
+// `diagrams` do not load the gateway (native sqlite) and `serve` does not load the diagram renderer.
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { isAbsolute, join } from "node:path";
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfig } from "../engine/config.js";
+import { createJsonLogger } from "../engine/log.js";
+
+const usage = `Usage: byok <command> [options]
+
+Commands:
+  serve        start the gateway
+  diagrams     render the lifecycle diagrams into docs/lifecycle/
+
+Options for serve:
+  --host HOST      listen address (default 127.0.0.1)
+  --port N         listen port, 0 picks a free one (default 8787)
+  --data-dir DIR   store directory (default $XDG_DATA_HOME/byok-gateway or ~/.local/share/byok-gateway)
+  --config FILE    model config, YAML or JSON
+  --upstream URL   Cursor backend that receives relayed requests (default https://api2.cursor.sh)
+
+  -h, --help       show this help
+  -v, --version    print the version
+`;
+
+const options = {
+  host: { type: "string" },
+  port: { type: "string" },
+  "data-dir": { type: "string" },
+  config: { type: "string" },
+  upstream: { type: "string" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "v" },
+} as const;
+
+const serveOnly = ["host", "port", "data-dir", "config", "upstream"] as const;
+
+class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parseCommandLine(argv);
+  if (values.help) {
+    process.stdout.write(usage);
+    return;
+  }
+  if (values.version) {
+    process.stdout.write(`${packageVersion()}\n`);
+    return;
+  }
+  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? "missing command" : "too many arguments");
+  const [command] = positionals;
+  if (command === "serve") return serve(values);
+  if (command === "diagrams") {
+    const misplaced = serveOnly.find((name) => values[name] !== undefined);
+    if (misplaced) throw new UsageError(`--${misplaced} is an option of serve`);
+    const { writeDiagrams } = await import("../docs/lifecycle/generate.js");
+    return writeDiagrams();
+  }
+  throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+}
+
+function parseCommandLine(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+type Values = ReturnType<typeof parseCommandLine>["values"];
+
+async function serve(values: Values): Promise<void> {
+  const host = values.host ?? "127.0.0.1";
+  if (host === "") throw new UsageError("--host must not be empty");
+  const port = parsePort(values.port ?? "8787");
+  const upstream = parseUpstream(values.upstream ?? "https://api2.cursor.sh");
+  const dataDir = values["data-dir"] ?? defaultDataDir();
+  const config = loadConfig(values.config);
+  const log = createJsonLogger();
+
+  const { startGateway } = await import("../engine/gateway.js");
+  const gateway = await startGateway({ host, port, dataDir, config, upstream, log });
+  process.stdout.write(`byok-gateway listening on ${gateway.url}\n`);
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    // A second signal while closing means the user wants out now.
+    if (stopping) process.exit(1);
+    stopping = true;
+    log.info("shutting down", { signal });
+    gateway.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error("shutdown failed", { error: err });
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+}
+
+function parsePort(text: string): number {
+  const port = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!(port >= 0 && port <= 65535)) throw new UsageError(`--port expects 0-65535, got ${JSON.stringify(text)}`);
+  return port;
+}
+
+function parseUpstream(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`--upstream expects an http(s) URL, got ${JSON.stringify(text)}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--upstream expects an http(s) URL`);
+  return text;
+}
+
+// XDG Base Directory spec: a relative XDG_DATA_HOME is invalid and must be ignored.
+function defaultDataDir(): string {
+  const xdg = process.env.XDG_DATA_HOME;
+  const base = xdg !== undefined && isAbsolute(xdg) ? xdg : join(homedir(), ".local", "share");
+  return join(base, "byok-gateway");
+}
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+  return pkg.version;
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  // process.exit rather than exitCode: a gateway that failed halfway may hold handles open.
+  if (err instanceof UsageError) {
+    process.stderr.write(`byok: ${err.message}\n\n${usage}`);
+    process.exit(2);
+  }
+  if (err instanceof ConfigError) {
+    process.stderr.write(`byok: ${err.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`byok: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

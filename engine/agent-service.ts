@@ -1,0 +1,211 @@
+// The request registry (seeds 001 §4, 003 §12, §16.1): request_id → RequestStream (+ its Run), conversation_id →
+// the one live run. Client messages arrive here already in append_seqno order and are routed to the run as machine
+// events; a newer run of a conversation cancels the older one, whose late events then reach a stopped actor.
+import { createActor, type Actor } from "xstate";
+import type { AgentClientMessage, AgentRunRequest, AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
+import { MAX_HELD_APPENDS, requestStreamMachine } from "../machines/request-stream.js";
+import { runMachine, type RunEnd, type RunEvent } from "../machines/run.js";
+import type { EndStream } from "../transport/connect/end-stream.js";
+import { ConnectError } from "../transport/connect/errors.js";
+import { buildRunMachine } from "./run-wiring.js";
+import { RunSession, type RunDeps } from "./run-session.js";
+import { endStreamFor } from "./run-end.js";
+import { RunSetupError } from "./run-errors.js";
+import type { Logger } from "./log.js";
+
+export interface StreamSink {
+  frame(message: AgentServerMessage): void;
+  heartbeat(): void;
+  end(end: EndStream): void;
+}
+
+interface RunHandle {
+  session: RunSession;
+  actor: Actor<typeof runMachine>;
+  finished: boolean;
+  ended: Promise<void>;
+}
+
+interface StreamEntry {
+  actor: Actor<typeof requestStreamMachine>;
+  run: RunHandle | undefined;
+}
+
+export type ServiceDeps = Omit<RunDeps, "isCurrent"> & { log: Logger };
+
+export class AgentService {
+  private readonly streams = new Map<string, StreamEntry>();
+  private readonly liveRuns = new Map<string, RunHandle>();
+  private closing = false;
+
+  constructor(private readonly deps: ServiceDeps) {}
+
+  /** RunSSE: replays the backlog, then follows the stream; the returned function detaches. */
+  subscribe(requestId: string, sink: StreamSink): () => void {
+    const { actor } = this.entry(requestId);
+    const { backlog, end } = actor.getSnapshot().context;
+    for (const message of backlog) sink.frame(message);
+    if (end) {
+      sink.end(end);
+      return () => {};
+    }
+    const subscriptions = [
+      actor.on("frame", (e) => sink.frame(e.message)),
+      actor.on("heartbeat", () => sink.heartbeat()),
+      actor.on("end", (e) => sink.end(e.end)),
+    ];
+    actor.send({ type: "SUBSCRIBE" });
+    return () => {
+      for (const s of subscriptions) s.unsubscribe();
+      if (actor.getSnapshot().status === "active") actor.send({ type: "UNSUBSCRIBE" });
+    };
+  }
+
+  /** BidiAppend: admission happens in the RequestStream; only a run_request may open a new request_id. */
+  append(requestId: string, seqno: bigint, message: AgentClientMessage): void {
+    if (this.closing) throw new ConnectError("byok-gateway is shutting down", "unavailable");
+    const existing = this.streams.get(requestId);
+    if (!existing && message.message.case !== "runRequest") {
+      throw new ConnectError(`unknown request_id ${JSON.stringify(requestId)}: the first message of a request must be a run_request`, "invalid_argument");
+    }
+    const { actor } = existing ?? this.entry(requestId);
+    if (actor.getSnapshot().context.held.size >= MAX_HELD_APPENDS) {
+      throw new ConnectError(`request ${requestId} has ${MAX_HELD_APPENDS} appends waiting for a missing append_seqno`, "resource_exhausted");
+    }
+    actor.send({ type: "APPEND", seqno, message });
+  }
+
+  /** SIGTERM: stop taking runs, end every live run as canceled, wait for their EndStreams. */
+  async close(timeoutMs = 5_000): Promise<void> {
+    this.closing = true;
+    const ended: Promise<void>[] = [];
+    for (const [requestId, entry] of this.streams) {
+      if (entry.run && !entry.run.finished) {
+        entry.run.actor.send({ type: "CANCEL", reason: "byok-gateway is shutting down" });
+        ended.push(entry.run.ended);
+      } else if (!entry.actor.getSnapshot().context.end) {
+        this.endWithoutRun(requestId, { ok: false, error: new ConnectError("byok-gateway is shutting down", "canceled") });
+      }
+    }
+    await Promise.race([Promise.all(ended), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    for (const entry of this.streams.values()) entry.actor.stop();
+    this.streams.clear();
+  }
+
+  private entry(requestId: string): StreamEntry {
+    const existing = this.streams.get(requestId);
+    if (existing) return existing;
+    const actor = createActor(
+      requestStreamMachine.provide({
+        actions: {
+          deliver: (_, { message }) => this.deliver(requestId, message),
+          abandon: () => this.abandon(requestId),
+        },
+      }),
+      { input: { requestId } },
+    );
+    const entry: StreamEntry = { actor, run: undefined };
+    this.streams.set(requestId, entry);
+    actor.subscribe({ complete: () => this.streams.get(requestId) === entry && this.streams.delete(requestId) });
+    actor.start();
+    return entry;
+  }
+
+  private deliver(requestId: string, message: AgentClientMessage): void {
+    const m = message.message;
+    if (m.case === "runRequest") return this.startRun(requestId, m.value);
+    const event = toRunEvent(message);
+    const run = this.streams.get(requestId)?.run;
+    if (!event) return;
+    if (!run || run.finished) {
+      this.deps.log.info("client message after its run ended dropped", { request_id: requestId, kind: m.case });
+      return;
+    }
+    run.actor.send(event);
+  }
+
+  private startRun(requestId: string, request: AgentRunRequest): void {
+    const entry = this.streams.get(requestId)!;
+    if (entry.run && !entry.run.finished) {
+      this.deps.log.warn("second run_request on a live request ignored", { request_id: requestId });
+      return;
+    }
+    let session: RunSession;
+    try {
+      session = new RunSession({ ...this.deps, isCurrent: () => this.liveRuns.get(session.conversationId) === handle }, requestId, request);
+    } catch (e) {
+      const error = e instanceof RunSetupError ? new ConnectError(e.message, e.code) : new ConnectError(String(e), "internal");
+      this.deps.log.error("run_request refused", { request_id: requestId, error: error.message });
+      return this.endWithoutRun(requestId, { ok: false, error });
+    }
+    let resolveEnded!: () => void;
+    const handle: RunHandle = { session, actor: undefined as never, finished: false, ended: new Promise((r) => (resolveEnded = r)) };
+    const previous = this.liveRuns.get(session.conversationId);
+    this.liveRuns.set(session.conversationId, handle);
+    if (previous && !previous.finished) previous.actor.send({ type: "CANCEL", reason: "superseded by a newer run of this conversation" });
+    const machine = buildRunMachine(session, {
+      emit: (message) => !handle.finished && entry.actor.send({ type: "OUTPUT", message }),
+      finish: (end) => {
+        if (handle.finished) return;
+        handle.finished = true;
+        this.finishRun(entry, handle, end);
+        resolveEnded();
+      },
+    });
+    handle.actor = createActor(machine, { input: { requestId, conversationId: session.conversationId } });
+    entry.run = handle;
+    this.deps.log.info("run started", { request_id: requestId, conversation_id: session.conversationId });
+    handle.actor.start();
+  }
+
+  private finishRun(entry: StreamEntry, handle: RunHandle, end: RunEnd): void {
+    const { session } = handle;
+    const fields = { request_id: session.requestId, conversation_id: session.conversationId };
+    if (end.kind === "failed") this.deps.log.error("run failed", { ...fields, code: end.code, cause: end.cause, error: end.message });
+    else this.deps.log.info(`run ${end.kind}`, fields);
+    if (this.liveRuns.get(session.conversationId) === handle) this.liveRuns.delete(session.conversationId);
+    const status = end.kind;
+    void this.deps.store
+      .finishRun(session.requestId, { status, ...(end.kind === "failed" ? { error: end.message } : {}), usage: session.usage })
+      .catch((e: unknown) => this.deps.log.error("run terminal commit failed", { ...fields, error: String(e) }));
+    entry.actor.send({ type: "END", end: endStreamFor(end) });
+  }
+
+  private endWithoutRun(requestId: string, end: EndStream): void {
+    this.streams.get(requestId)?.actor.send({ type: "END", end });
+  }
+
+  /** The last subscriber left and did not come back within the grace: cancel (seed 001). */
+  private abandon(requestId: string): void {
+    const run = this.streams.get(requestId)?.run;
+    if (run && !run.finished) run.actor.send({ type: "CANCEL", reason: "RunSSE subscriber gone" });
+    else this.endWithoutRun(requestId, { ok: false, error: new ConnectError("RunSSE subscriber gone", "canceled") });
+  }
+}
+
+function toRunEvent(message: AgentClientMessage): RunEvent | undefined {
+  const m = message.message;
+  switch (m.case) {
+    case "execClientMessage":
+      return { type: "CLIENT_EXEC", id: m.value.id, message: m.value.message };
+    case "execClientControlMessage": {
+      const c = m.value.message;
+      if (c.case === "streamClose") return { type: "CLIENT_STREAM_CLOSE", id: c.value.id };
+      if (c.case === "throw") return { type: "CLIENT_THROW", id: c.value.id, error: c.value.error };
+      return undefined; // exec heartbeat: liveness only
+    }
+    case "kvClientMessage": {
+      const k = m.value.message;
+      if (k.case === "setBlobResult") {
+        const error = k.value.error;
+        return { type: "KV_SET_RESULT", id: m.value.id, ...(error ? { error: error.message || "unspecified error" } : {}) };
+      }
+      if (k.case === "getBlobResult") return { type: "KV_GET_RESULT", id: m.value.id, data: k.value.blobData };
+      return undefined;
+    }
+    case "conversationAction":
+      return m.value.action.case === "cancelAction" ? { type: "CANCEL", reason: m.value.action.value.reason || "canceled by the client" } : undefined;
+    default:
+      return undefined; // client_heartbeat, prewarm, interaction responses: nothing to route in this slice
+  }
+}

@@ -1,0 +1,142 @@
+// The gateway's YAML config (ARCHITECTURE.md "External contract"; JSON is valid YAML). Validation happens once at
+// load so a bad file fails the start with a message naming the file and the offending path. Key values never
+// appear in any message (invariant 8): we format issues ourselves and never echo YAML source snippets.
+import { readFileSync } from "node:fs";
+import { parse as parseYaml, YAMLParseError } from "yaml";
+import { z } from "zod";
+
+export type ProviderKind = "openai-chat" | "openai-responses" | "anthropic";
+
+export interface ModelConfig {
+  /** Matches the client's `requested_model.model_id`. */
+  id: string;
+  provider: ProviderKind;
+  /** No trailing slash; OpenAI base URLs include `/v1`, Anthropic's do not. */
+  baseUrl: string;
+  apiKey: string;
+  model: string;
+  contextWindow?: number;
+  maxOutputTokens?: number;
+}
+
+export interface AepConfig {
+  port: number;
+  host?: string;
+  token?: string;
+  workdir?: string;
+}
+
+export interface GatewayConfig {
+  models: ModelConfig[];
+  aep?: AepConfig;
+  workers?: Record<string, unknown>;
+}
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+const nonEmpty = z.string().min(1, "must not be empty");
+const positiveInt = z.number().int("expected an integer").positive("expected a positive integer");
+
+const httpUrl = z
+  .string()
+  .refine(isHttpUrl, "expected an http(s) URL")
+  .transform((url) => url.replace(/\/$/, ""));
+
+const modelSchema = z
+  .strictObject({
+    id: nonEmpty,
+    provider: z.enum(["openai-chat", "openai-responses", "anthropic"]),
+    baseUrl: httpUrl,
+    apiKey: nonEmpty.optional(),
+    apiKeyEnv: nonEmpty.optional(),
+    model: nonEmpty,
+    contextWindow: positiveInt.optional(),
+    maxOutputTokens: positiveInt.optional(),
+  })
+  .superRefine((m, ctx) => {
+    if ((m.apiKey === undefined) === (m.apiKeyEnv === undefined)) {
+      ctx.addIssue({ code: "custom", message: "exactly one of apiKey or apiKeyEnv is required" });
+    }
+  });
+
+const configSchema = z.strictObject({
+  models: z
+    .array(modelSchema)
+    .default([])
+    .superRefine((models, ctx) => {
+      const seen = new Set<string>();
+      models.forEach((m, i) => {
+        if (seen.has(m.id)) ctx.addIssue({ code: "custom", path: [i, "id"], message: `duplicate model id "${m.id}"` });
+        seen.add(m.id);
+      });
+    }),
+  aep: z
+    .strictObject({
+      port: z.number().int("expected an integer").min(0).max(65535),
+      host: nonEmpty.optional(),
+      token: nonEmpty.optional(),
+      workdir: nonEmpty.optional(),
+    })
+    .optional(),
+  // Accepted and kept for the AEP workers (seed 004); validated by their owner when it lands.
+  workers: z.record(z.string(), z.unknown()).optional(),
+});
+
+export function loadConfig(path?: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  if (path === undefined) return { models: [] };
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ConfigError(`${path}: cannot read config file (${(err as NodeJS.ErrnoException).code ?? "unknown error"})`);
+  }
+  return parseConfig(text, path, env);
+}
+
+export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const raw = parseYamlQuietly(text, source) ?? {};
+  const result = configSchema.safeParse(raw);
+  if (!result.success) {
+    throw new ConfigError(result.error.issues.map((issue) => `${source}: ${formatPath(issue.path)}: ${issue.message}`).join("\n"));
+  }
+  const problems: string[] = [];
+  const models = result.data.models.map((m, i): ModelConfig => {
+    const { apiKeyEnv, apiKey, ...rest } = m;
+    if (apiKey !== undefined) return { ...rest, apiKey };
+    const fromEnv = env[apiKeyEnv!];
+    if (fromEnv === undefined || fromEnv === "") {
+      problems.push(`${source}: models[${i}].apiKeyEnv: environment variable ${apiKeyEnv} is not set`);
+    }
+    return { ...rest, apiKey: fromEnv ?? "" };
+  });
+  if (problems.length > 0) throw new ConfigError(problems.join("\n"));
+  return { ...result.data, models };
+}
+
+// yaml's own messages quote the offending source line, which may hold a key; keep only the position.
+function parseYamlQuietly(text: string, source: string): unknown {
+  try {
+    return parseYaml(text);
+  } catch (err) {
+    if (!(err instanceof YAMLParseError)) throw err;
+    const at = err.linePos?.[0];
+    const where = at === undefined ? "" : ` at line ${at.line}, column ${at.col}`;
+    throw new ConfigError(`${source}: invalid YAML${where} (${err.code})`);
+  }
+}
+
+function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  if (path.length === 0) return "(top level)";
+  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join("");
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,55 @@
+// Assembles the gateway: store, prompt assets, the agent service and the HTTP listener (ARCHITECTURE "External
+// contract"). close() is the SIGTERM path: stop accepting, end live runs as canceled, close the store.
+import { createServer } from "node:http";
+import { mkdir } from "node:fs/promises";
+import { readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { loadPromptAssets } from "../prompt/assets.js";
+import { createProviderAdapter } from "../providers/index.js";
+import { openStore } from "../store/index.js";
+import { createApp } from "../transport/app.js";
+import { AgentService } from "./agent-service.js";
+import type { GatewayConfig } from "./config.js";
+import type { Logger } from "./log.js";
+
+export interface GatewayOptions {
+  host: string;
+  port: number;
+  dataDir: string;
+  config: GatewayConfig;
+  upstream: string;
+  log: Logger;
+}
+
+export interface Gateway {
+  url: string;
+  close(): Promise<void>;
+}
+
+const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+
+export async function startGateway(o: GatewayOptions): Promise<Gateway> {
+  const assets = loadPromptAssets(); // a broken asset stops start-up with a clear message
+  await mkdir(o.dataDir, { recursive: true });
+  const store = await openStore({ dataDir: o.dataDir });
+  const service = new AgentService({ store, assets, models: o.config.models, log: o.log, adapterFor: createProviderAdapter });
+  const server = createServer(createApp({ service, upstream: o.upstream, log: o.log, version: VERSION }).callback());
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(o.port, o.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = o.host.includes(":") ? `[${o.host}]` : o.host;
+  o.log.info("gateway started", { host: o.host, port, data_dir: o.dataDir, models: o.config.models.map((m) => m.id) });
+  return {
+    url: `http://${host}:${port}`,
+    async close() {
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      await service.close();
+      server.closeAllConnections();
+      await stopped;
+      await store.close();
+      o.log.info("gateway stopped");
+    },
+  };
+}

@@ -1,0 +1,63 @@
+// Structured logging: one JSON object per line on stderr (stdout belongs to the CLI's own output). The redaction
+// guard is the last line of defence for invariant 8 — credentials never reach a log line.
+export interface Logger {
+  info(msg: string, fields?: object): void;
+  warn(msg: string, fields?: object): void;
+  error(msg: string, fields?: object): void;
+}
+
+type Level = "info" | "warn" | "error";
+
+// Matches authorization, proxy-authorization, api_key, apiKey, api-key, x-api-key, cookie, set-cookie.
+const credentialKey = /authorization|api[-_]?key|^(set-)?cookie$/i;
+
+export function createJsonLogger(out: { write(line: string): unknown } = process.stderr, now: () => Date = () => new Date()): Logger {
+  const emit = (level: Level, msg: string, fields?: object) => {
+    const record = { time: now().toISOString(), level, msg, ...redact(fields) };
+    out.write(`${JSON.stringify(record, jsonSafe)}\n`);
+  };
+  return {
+    info: (msg, fields) => emit("info", msg, fields),
+    warn: (msg, fields) => emit("warn", msg, fields),
+    error: (msg, fields) => emit("error", msg, fields),
+  };
+}
+
+/** A copy of `fields` without credential-named keys, at any depth. */
+function redact(fields: object | undefined): Record<string, unknown> {
+  return (fields === undefined ? {} : redactValue(fields, new Set())) as Record<string, unknown>;
+}
+
+function redactValue(value: unknown, ancestors: Set<object>): unknown {
+  // Only plain objects and arrays are walked; Date, Buffer, URL and Error keep their own JSON rendering.
+  if (typeof value !== "object" || value === null || !(Array.isArray(value) || isPlainObject(value))) return value;
+  if (ancestors.has(value)) return "[circular]";
+  ancestors.add(value);
+  let out: unknown;
+  if (Array.isArray(value)) {
+    out = value.map((v) => redactValue(v, ancestors));
+  } else {
+    const kept: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) {
+      if (!credentialKey.test(key)) kept[key] = redactValue(v, ancestors);
+    }
+    out = kept;
+  }
+  ancestors.delete(value);
+  return out;
+}
+
+function isPlainObject(value: object): boolean {
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+// JSON.stringify renders Error as {} and throws on bigint; both occur in our fields (causes, int64 protobuf ids).
+function jsonSafe(_key: string, value: unknown): unknown {
+  if (typeof value === "bigint") return value.toString();
+  if (value instanceof Error) {
+    const code = (value as NodeJS.ErrnoException).code;
+    return code === undefined ? { name: value.name, message: value.message } : { name: value.name, message: value.message, code };
+  }
+  return value;
+}

@@ -1,0 +1,218 @@
+// The side effects of one run, supplied to the machines with .provide(): provider calls, durable commits and the
+// checkpoint graph. It decides nothing about lifecycles — the machines do — it only does what they ask, in order.
+import type { AgentRunRequest, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
+import type { PreparedRun } from "../machines/run.js";
+import type { AssistantTurn } from "../machines/model-call.js";
+import type { CheckpointKind, CheckpointPlan } from "../machines/checkpoint.js";
+import type { CommitResultInput, CommitResultOutput } from "../machines/tool-round.js";
+import type { PromptAssets, ModeAssets } from "../prompt/assets.js";
+import { projectHistory, type CanonicalMessage } from "../providers/messages.js";
+import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
+import { addUsage } from "../providers/usage.js";
+import { CheckpointBuilder, type CheckpointSnapshot } from "../transport/cursor/checkpoint-builder.js";
+import { frames } from "../transport/cursor/frames.js";
+import type { Store } from "../store/index.js";
+import type { ModelConfig } from "./config.js";
+import type { Logger } from "./log.js";
+import { resolveModel, type ResolvedModel } from "./models.js";
+import { appendRuntimeMessage, loadHistory, modeAssets, readRunRequest, type RunRequestFacts } from "./run-setup.js";
+
+export interface RunDeps {
+  store: Store;
+  assets: PromptAssets;
+  models: readonly ModelConfig[];
+  log: Logger;
+  adapterFor(endpoint: ProviderEndpoint): ProviderAdapter;
+  /** False once a newer run of the same conversation took over (its late commits must not move the head). */
+  isCurrent(): boolean;
+}
+
+type Assistant = Extract<CanonicalMessage, { role: "assistant" }>;
+type ToolResult = Extract<CanonicalMessage, { role: "tool" }>;
+
+export class RunSession {
+  readonly facts: RunRequestFacts;
+  private model!: ResolvedModel;
+  private mode!: ModeAssets;
+  private adapter!: ProviderAdapter;
+  private builder!: CheckpointBuilder;
+  private history: CanonicalMessage[] = [];
+  private assistant: { message: Assistant; turn: AssistantTurn } | undefined;
+  private results: Array<{ message: ToolResult; toolCall: ToolCall }> = [];
+  private lastUsage: Usage | undefined;
+  private totalUsage: Usage = {};
+  private pendingCommit: { snapshots: CheckpointSnapshot[]; messages: CanonicalMessage[] } | undefined;
+  private roundCounter = 0;
+
+  constructor(
+    private readonly deps: RunDeps,
+    readonly requestId: string,
+    private readonly request: AgentRunRequest,
+  ) {
+    this.facts = readRunRequest(request);
+  }
+
+  get conversationId(): string {
+    return this.facts.conversationId;
+  }
+
+  async findMissingBlobs(): Promise<Uint8Array[]> {
+    return this.deps.store.missingBlobs(this.facts.state.rootPromptMessagesJson);
+  }
+
+  async prepare(fetched: Array<{ blobId: Uint8Array; data: Uint8Array }>): Promise<PreparedRun> {
+    const { store } = this.deps;
+    this.model = resolveModel(this.deps.models, this.request.requestedModel);
+    this.mode = modeAssets(this.deps.assets, this.facts.userMessage);
+    this.adapter = this.deps.adapterFor(this.model.endpoint);
+    if (fetched.length) await store.putBlobs(fetched.map((f) => ({ id: f.blobId, data: f.data })));
+    this.history = await loadHistory(store, this.facts.state);
+    await store.createRun({ runId: this.requestId, conversationId: this.conversationId, model: this.model.model });
+    this.builder = new CheckpointBuilder(this.facts.state, { role: "system", content: this.mode.systemPrompt }, this.facts.userMessage, this.requestId);
+    const runtime = await appendRuntimeMessage(store, this.facts, this.requestId, this.mode, new Date());
+    this.history.push(runtime);
+    this.builder.addRoot(runtime);
+    const env = this.facts.requestContext?.env;
+    return {
+      toolNames: this.mode.tools.map((t) => t.name),
+      toolContext: { conversationId: this.conversationId, ...(env?.terminalsFolder ? { terminalsFolder: env.terminalsFolder } : {}) },
+    };
+  }
+
+  /** The replayable request for the next call: the same history always projects to the same request (003 §16.3). */
+  modelRequest(): ModelRequest {
+    return {
+      model: this.model.model,
+      system: this.mode.systemPrompt,
+      tools: this.mode.tools,
+      messages: projectHistory(this.history),
+      ...(this.model.maxOutputTokens ? { maxOutputTokens: this.model.maxOutputTokens } : {}),
+    };
+  }
+
+  /** The provider pass; provider_call_index is persisted before the HTTP request (003 §27). */
+  async *stream(callIndex: number, signal: AbortSignal): AsyncIterable<ModelEvent> {
+    const request = this.modelRequest();
+    await this.deps.store.setProviderCallIndex(this.requestId, callIndex);
+    this.deps.log.info("provider call started", { request_id: this.requestId, conversation_id: this.conversationId, call_index: callIndex, model: request.model, message_count: request.messages.length });
+    yield* this.adapter.stream(request, signal);
+  }
+
+  recordModelCall(turn: AssistantTurn | undefined, usage: Usage | undefined): void {
+    if (usage) {
+      this.lastUsage = usage;
+      this.totalUsage = addUsage(this.totalUsage, usage);
+    }
+    if (!turn) return;
+    const toolRoundId = turn.toolCalls.length ? `${this.requestId}:round-${this.roundCounter++}` : undefined;
+    const message: Assistant = {
+      role: "assistant",
+      text: turn.text,
+      ...(turn.thinking !== undefined ? { thinking: turn.thinking } : {}),
+      ...(turn.replay ? { replay: turn.replay } : {}),
+      ...(toolRoundId ? { toolRoundId } : {}),
+      toolCalls: turn.toolCalls,
+    };
+    this.assistant = { message, turn };
+    this.results = [];
+  }
+
+  /** One tool result, committed durably in completion order before the UI sees it completed (003 §26.10). */
+  async commitResult(input: CommitResultInput): Promise<CommitResultOutput> {
+    const { invocation, completion } = input;
+    const toolCall = completion.toolCall;
+    toolCall.toolCallId = invocation.callId;
+    toolCall.startedAtMs = BigInt(input.startedAtMs);
+    toolCall.completedAtMs = BigInt(Date.now());
+    const message: ToolResult = {
+      role: "tool",
+      toolCallId: invocation.callId,
+      toolName: invocation.name,
+      content: completion.content,
+      isError: completion.isError,
+      ...(this.assistant?.message.toolRoundId ? { toolRoundId: this.assistant.message.toolRoundId } : {}),
+    };
+    await this.appendMessages([message]);
+    this.results.push({ message, toolCall });
+    return { callIndex: input.callIndex, toolCall };
+  }
+
+  async buildCheckpoint(kind: CheckpointKind): Promise<CheckpointPlan> {
+    const assistant = this.assistant;
+    if (!assistant) throw new Error(`${kind} checkpoint without a model response`);
+    const b = this.builder;
+    if (kind === "staged") {
+      this.addResponseSteps(assistant.turn);
+      await this.appendMessages([assistant.message]);
+      return this.plan([this.snapshot([JSON.stringify(assistant.message)])], [], (s) => [frames.checkpoint(s[0]!.state)]);
+    }
+    if (kind === "settled") {
+      const messages = [assistant.message, ...this.results.map((r) => r.message)];
+      for (const m of messages) b.addRoot(m);
+      for (const r of this.results) b.addToolStep(r.toolCall);
+      this.history.push(...messages);
+      return this.plan([this.snapshot([])], [], (s) => [frames.checkpoint(s[0]!.state)]);
+    }
+    // Final: turn_ended, then the transitional staged checkpoint, the settled one and its repeat (003 §21, §26.4).
+    this.addResponseSteps(assistant.turn);
+    const staged = this.snapshot([JSON.stringify(assistant.message)]);
+    b.addRoot(assistant.message);
+    this.history.push(assistant.message);
+    const settled = this.snapshot([]);
+    return this.plan([staged, settled], [assistant.message], ([s, t]) => [
+      frames.turnEnded(this.totalUsage),
+      frames.checkpoint(s!.state),
+      frames.checkpoint(t!.state),
+      frames.checkpoint(t!.state),
+    ]);
+  }
+
+  /** Children before the head, in one transaction; a superseded run may not move the head (003 §13.3, §16.1). */
+  async commitCheckpoint(): Promise<void> {
+    const pending = this.pendingCommit;
+    if (!pending) throw new Error("no checkpoint to commit");
+    this.pendingCommit = undefined;
+    if (!this.deps.isCurrent()) throw new Error("a newer run of this conversation took over");
+    if (pending.messages.length) await this.appendMessages(pending.messages);
+    const { snapshots } = pending;
+    await this.deps.store.commitCheckpoint({
+      conversationId: this.conversationId,
+      checkpointId: snapshots[snapshots.length - 1]!.stateBlob.id,
+      blobs: snapshots.flatMap((s) => [...s.sets, s.stateBlob]),
+      edges: snapshots.flatMap((s) => s.edges),
+    });
+  }
+
+  get usage(): Usage {
+    return this.totalUsage;
+  }
+
+  private addResponseSteps(turn: AssistantTurn): void {
+    if (turn.thinking !== undefined) this.builder.addThinkingStep(turn.thinking, turn.thinkingDurationMs ?? 0);
+    if (turn.text) this.builder.addAssistantStep(turn.text);
+  }
+
+  private snapshot(pending: string[]): CheckpointSnapshot {
+    const used = (this.lastUsage?.inputTokens ?? 0) + (this.lastUsage?.outputTokens ?? 0);
+    const max = this.facts.state.tokenDetails?.maxTokens || this.model.contextWindow || 0;
+    return this.builder.snapshot({ pending, usedTokens: used, maxTokens: max });
+  }
+
+  private plan(snapshots: CheckpointSnapshot[], messages: CanonicalMessage[], publish: (s: CheckpointSnapshot[]) => CheckpointPlan["publish"]): CheckpointPlan {
+    this.pendingCommit = { snapshots, messages };
+    return { sets: snapshots.flatMap((s) => s.sets).map(({ id, data }) => ({ id, data })), publish: publish(snapshots) };
+  }
+
+  private async appendMessages(messages: CanonicalMessage[]): Promise<void> {
+    await this.deps.store.appendMessages(
+      this.conversationId,
+      this.requestId,
+      messages.map((m) => ({
+        role: m.role,
+        origin: m.role === "user" ? m.origin : m.role,
+        body: JSON.stringify(m),
+        ...((m.role === "assistant" || m.role === "tool") && m.toolRoundId ? { toolRoundId: m.toolRoundId } : {}),
+      })),
+    );
+  }
+}

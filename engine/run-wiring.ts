@@ -1,0 +1,67 @@
+// Supplies one run's side effects to the machine graph with .provide(): every machine reaches the world only
+// through these closures over the run's session and its RequestStream.
+import { fromCallback, fromPromise } from "xstate";
+import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
+import { checkpointMachine, type CheckpointKind } from "../machines/checkpoint.js";
+import { modelCallMachine, type ModelCallEvent, type ModelCallInput } from "../machines/model-call.js";
+import { pendingExecMachine } from "../machines/pending-exec.js";
+import { runMachine, type RunEnd } from "../machines/run.js";
+import { toolRoundMachine, type CommitResultInput } from "../machines/tool-round.js";
+import { frames } from "../transport/cursor/frames.js";
+import type { RunSession } from "./run-session.js";
+
+export interface RunOutputs {
+  emit(message: AgentServerMessage): void;
+  finish(end: RunEnd): void;
+}
+
+export function buildRunMachine(session: RunSession, out: RunOutputs) {
+  const emitFrame = (_: unknown, params: { message: AgentServerMessage }) => out.emit(params.message);
+  const checkpoint = checkpointMachine.provide({
+    actors: {
+      build: fromPromise(({ input }: { input: { kind: CheckpointKind } }) => session.buildCheckpoint(input.kind)),
+      commit: fromPromise(() => session.commitCheckpoint()),
+    },
+    actions: { emitFrame },
+  });
+  return runMachine.provide({
+    actors: {
+      findMissingBlobs: fromPromise(() => session.findMissingBlobs()),
+      prepare: fromPromise(({ input }: { input: { fetched: Array<{ blobId: Uint8Array; data: Uint8Array }> } }) => session.prepare(input.fetched)),
+      modelCall: modelCallMachine.provide({
+        actors: { providerStream: providerStream(session) },
+        actions: { emitFrame },
+      }),
+      toolRound: toolRoundMachine.provide({
+        actors: {
+          checkpoint,
+          pendingExec: pendingExecMachine.provide({ actions: { sendAbort: (_, { id }) => out.emit(frames.execAbort(id)) } }),
+          commitResult: fromPromise(({ input }: { input: CommitResultInput }) => session.commitResult(input)),
+        },
+        actions: { emitFrame },
+      }),
+      checkpoint,
+    },
+    actions: {
+      emitFrame,
+      recordModelCall: (_, { output }) => session.recordModelCall(output.ok ? output.assistant : undefined, output.usage),
+      finish: (_, { end }) => out.finish(end),
+    },
+  });
+}
+
+/** The provider pass as a callback actor: stopping the actor aborts the HTTP request, headers or body (003 §16.3). */
+function providerStream(session: RunSession) {
+  return fromCallback<ModelCallEvent, ModelCallInput>(({ sendBack, input }) => {
+    const abort = new AbortController();
+    void (async () => {
+      try {
+        for await (const event of session.stream(input.callIndex, abort.signal)) sendBack({ type: "MODEL", event });
+        sendBack({ type: "STREAM_END" });
+      } catch (e) {
+        sendBack({ type: "PROVIDER_ERROR", message: e instanceof Error ? e.message : String(e), aborted: abort.signal.aborted });
+      }
+    })();
+    return () => abort.abort();
+  });
+}

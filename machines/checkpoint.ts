@@ -1,0 +1,119 @@
+// Checkpoint: build the new blobs, SET them to the client, wait for every ACK in the new reference closure, commit
+// them to the store with the head switch, and only then publish (seed 003 §6, §19.1, §20.1, §13.3). A refused SET,
+// a missing ACK past the deadline or a failed commit ends here as `failed`; nothing referencing an unacknowledged
+// blob is ever published, and no retry under a fresh KV id is made.
+import { assign, enqueueActions, fromPromise, setup } from "xstate";
+import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
+import { frames } from "../transport/cursor/frames.js";
+
+export type CheckpointKind = "staged" | "settled" | "final";
+
+export interface CheckpointInput {
+  kind: CheckpointKind;
+  kvIdBase: number;
+}
+
+/** What the engine's builder produces: blobs the client lacks and the frames to publish once they are safe. */
+export interface CheckpointPlan {
+  sets: Array<{ id: Uint8Array; data: Uint8Array }>;
+  publish: AgentServerMessage[];
+}
+
+export interface CheckpointOutput {
+  ok: boolean;
+  error?: string;
+  nextKvId: number;
+}
+
+export type CheckpointEvent = { type: "KV_SET_RESULT"; id: number; error?: string };
+
+interface CheckpointContext {
+  kind: CheckpointKind;
+  nextKvId: number;
+  plan: CheckpointPlan | undefined;
+  awaiting: readonly number[];
+  error: string | undefined;
+}
+
+const checkpointSetup = setup({
+  types: {
+    context: {} as CheckpointContext,
+    input: {} as CheckpointInput,
+    output: {} as CheckpointOutput,
+    events: {} as CheckpointEvent,
+  },
+  actors: {
+    build: fromPromise<CheckpointPlan, { kind: CheckpointKind }>(async () => ({ sets: [], publish: [] })),
+    commit: fromPromise<void, { kind: CheckpointKind }>(async () => {}),
+  },
+  actions: {
+    emitFrame: (_, _params: { message: AgentServerMessage }) => {},
+    acknowledge: assign({
+      awaiting: ({ context, event }) => context.awaiting.filter((id) => id !== event.id),
+    }),
+    fail: assign({ error: (_, params: { error: string }) => params.error }),
+  },
+  guards: {
+    allAcknowledged: ({ context }) => context.awaiting.length === 0,
+    isRefusal: ({ context, event }) => context.awaiting.includes(event.id) && event.error !== undefined,
+    isAwaited: ({ context, event }) => context.awaiting.includes(event.id),
+  },
+  delays: {
+    /** How long the client may take to acknowledge a blob SET (seed 003 §20.1: a configured deadline). */
+    kvAckDeadline: 30_000,
+  },
+});
+
+const sendSets = checkpointSetup.createAction(
+  enqueueActions(({ context, enqueue }) => {
+    const sets = context.plan?.sets ?? [];
+    sets.forEach((blob, i) => enqueue({ type: "emitFrame", params: { message: frames.kvSet(context.nextKvId + i, blob.id, blob.data) } }));
+    enqueue.assign({ awaiting: sets.map((_, i) => context.nextKvId + i), nextKvId: context.nextKvId + sets.length });
+  }),
+);
+
+const publish = checkpointSetup.createAction(
+  enqueueActions(({ context, enqueue }) => {
+    for (const message of context.plan?.publish ?? []) enqueue({ type: "emitFrame", params: { message } });
+  }),
+);
+
+export const checkpointMachine = checkpointSetup.createMachine({
+  id: "checkpoint",
+  context: ({ input }) => ({ kind: input.kind, nextKvId: input.kvIdBase, plan: undefined, awaiting: [], error: undefined }),
+  initial: "building",
+  states: {
+    building: {
+      invoke: {
+        src: "build",
+        input: ({ context }) => ({ kind: context.kind }),
+        onDone: { target: "setting", actions: assign({ plan: ({ event }) => event.output }) },
+        onError: { target: "failed", actions: { type: "fail", params: ({ event }) => ({ error: `checkpoint build failed: ${String(event.error)}` }) } },
+      },
+    },
+    setting: {
+      entry: sendSets,
+      always: { guard: "allAcknowledged", target: "committing" },
+      on: {
+        KV_SET_RESULT: [
+          { guard: "isRefusal", target: "failed", actions: { type: "fail", params: ({ event }) => ({ error: `client refused blob SET ${event.id}: ${event.error}` }) } },
+          { guard: "isAwaited", actions: "acknowledge" },
+        ],
+      },
+      after: {
+        kvAckDeadline: { target: "failed", actions: { type: "fail", params: ({ context }) => ({ error: `blob SET not acknowledged in time (kv ids ${context.awaiting.join(", ")})` }) } },
+      },
+    },
+    committing: {
+      invoke: {
+        src: "commit",
+        input: ({ context }) => ({ kind: context.kind }),
+        onDone: "published",
+        onError: { target: "failed", actions: { type: "fail", params: ({ event }) => ({ error: `checkpoint commit failed: ${String(event.error)}` }) } },
+      },
+    },
+    published: { type: "final", entry: publish },
+    failed: { type: "final" },
+  },
+  output: ({ context }) => ({ ok: context.error === undefined, ...(context.error ? { error: context.error } : {}), nextKvId: context.nextKvId }),
+});

@@ -1,0 +1,257 @@
+// ModelCall: one provider pass (seed 003 §16.2, §16.3, §18, §21, §28). Consumes the unified ModelEvent stream,
+// projects it live to the client (text, thinking, placeholder tool cards, edit streaming) and enforces the strict
+// contract: one usage at most, every block closed, done(stop | toolUse) only; length, errors and anything out of
+// contract fail the call, with an open thinking segment closed at its real elapsed time first.
+import { enqueueActions, fromCallback, setup } from "xstate";
+import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
+import type { CanonicalToolCall } from "../providers/messages.js";
+import type { ModelEvent, ReplayState, Usage } from "../providers/types.js";
+import { frames } from "../transport/cursor/frames.js";
+import { toolDriver } from "../transport/cursor/tools/registry.js";
+import type { ArgsStreamer, ToolInvocation } from "../transport/cursor/tools/types.js";
+
+export interface ModelCallInput {
+  callIndex: number;
+  modelCallId: string;
+  /** Tool names offered in this run's manifest; anything else is a protocol error. */
+  toolNames: readonly string[];
+}
+
+interface OpenToolCall {
+  id: string;
+  name: string;
+  argsText: string;
+  ended: boolean;
+  streamer: ArgsStreamer | undefined;
+}
+
+type Failure = { kind: "provider" | "protocol"; message: string };
+
+interface ModelCallContext extends ModelCallInput {
+  text: string;
+  thinking: string | undefined;
+  thinkingStartedAt: number | undefined;
+  thinkingMs: number;
+  textOpen: boolean;
+  tools: ReadonlyMap<number, OpenToolCall>;
+  usage: Usage | undefined;
+  replay: ReplayState | undefined;
+  doneReason: "stop" | "toolUse" | undefined;
+  failure: Failure | undefined;
+}
+
+export interface AssistantTurn {
+  text: string;
+  thinking?: string;
+  thinkingDurationMs?: number;
+  replay?: ReplayState;
+  toolCalls: CanonicalToolCall[];
+}
+
+export type ModelCallOutput =
+  | { ok: true; reason: "stop" | "toolUse"; assistant: AssistantTurn; invocations: ToolInvocation[]; usage: Usage | undefined }
+  | { ok: false; failure: Failure; usage: Usage | undefined };
+
+export type ModelCallEvent =
+  | { type: "MODEL"; event: ModelEvent }
+  | { type: "PROVIDER_ERROR"; message: string; aborted: boolean }
+  | { type: "STREAM_END" };
+
+const modelCallSetup = setup({
+  types: {
+    context: {} as ModelCallContext,
+    input: {} as ModelCallInput,
+    output: {} as ModelCallOutput,
+    events: {} as ModelCallEvent,
+  },
+  actors: {
+    /** Streams the provider for this call (supplied by the engine); its cleanup aborts the HTTP request. */
+    providerStream: fromCallback<ModelCallEvent, ModelCallInput>(() => () => {}),
+  },
+  actions: {
+    emitFrame: (_, _params: { message: AgentServerMessage }) => {},
+  },
+  guards: {
+    failed: ({ context }) => context.failure !== undefined,
+    finished: ({ context }) => context.doneReason !== undefined,
+  },
+});
+
+const onModelEvent = modelCallSetup.createAction(
+  enqueueActions(({ context, event, enqueue }) => {
+    if (event.type !== "MODEL") return;
+    enqueue.assign(applyModelEvent(context, event.event, (message) => enqueue({ type: "emitFrame", params: { message } })));
+  }),
+);
+
+const failProvider = modelCallSetup.createAction(
+  enqueueActions(({ event, enqueue }) => {
+    const message = event.type === "PROVIDER_ERROR" ? event.message : "provider stream ended without done";
+    enqueue.assign({ failure: { kind: "provider", message } });
+  }),
+);
+
+/** A failing pass still closes its open thinking segment with the real elapsed time (003 §28). */
+const closeThinking = modelCallSetup.createAction(
+  enqueueActions(({ context, enqueue }) => {
+    if (context.thinkingStartedAt === undefined) return;
+    enqueue({ type: "emitFrame", params: { message: frames.thinkingCompleted(Date.now() - context.thinkingStartedAt) } });
+    enqueue.assign({ thinkingStartedAt: undefined });
+  }),
+);
+
+export const modelCallMachine = modelCallSetup.createMachine({
+  id: "modelCall",
+  context: ({ input }) => ({
+    ...input,
+    text: "",
+    thinking: undefined,
+    thinkingStartedAt: undefined,
+    thinkingMs: 0,
+    textOpen: false,
+    tools: new Map(),
+    usage: undefined,
+    replay: undefined,
+    doneReason: undefined,
+    failure: undefined,
+  }),
+  initial: "streaming",
+  states: {
+    streaming: {
+      invoke: { src: "providerStream", input: ({ context }) => ({ callIndex: context.callIndex, modelCallId: context.modelCallId, toolNames: context.toolNames }) },
+      on: {
+        MODEL: { actions: onModelEvent },
+        PROVIDER_ERROR: { actions: failProvider },
+        STREAM_END: { actions: failProvider },
+      },
+      always: [
+        { guard: "failed", target: "failed", actions: closeThinking },
+        { guard: "finished", target: "done" },
+      ],
+    },
+    done: { type: "final" },
+    failed: { type: "final" },
+  },
+  output: ({ context }) => outputOf(context),
+});
+
+type Patch = Partial<ModelCallContext>;
+
+/** Pure core of the pass: the next context for one ModelEvent, plus the frames it makes visible. */
+export function applyModelEvent(ctx: ModelCallContext, ev: ModelEvent, emitFrame: (m: AgentServerMessage) => void): Patch {
+  const fail = (kind: Failure["kind"], message: string): Patch => ({ failure: { kind, message } });
+  switch (ev.type) {
+    case "start":
+      return {};
+    case "text_start":
+      return ctx.textOpen ? fail("provider", "text block started twice") : { textOpen: true };
+    case "text_delta":
+      if (!ctx.textOpen) return fail("provider", "text delta outside a text block");
+      emitFrame(frames.textDelta(ev.delta));
+      return { text: ctx.text + ev.delta };
+    case "text_end":
+      return ctx.textOpen ? { textOpen: false } : fail("provider", "text block ended without start");
+    case "thinking_start":
+      return ctx.thinkingStartedAt !== undefined ? fail("provider", "thinking started while already thinking") : { thinkingStartedAt: Date.now(), thinking: ctx.thinking ?? "" };
+    case "thinking_delta":
+      if (ctx.thinkingStartedAt === undefined) return fail("provider", "thinking delta outside a thinking block");
+      emitFrame(frames.thinkingDelta(ev.delta));
+      return { thinking: (ctx.thinking ?? "") + ev.delta };
+    case "thinking_end":
+      if (ctx.thinkingStartedAt === undefined) return fail("provider", "thinking ended without start");
+    {
+      const elapsed = Math.max(1, Date.now() - ctx.thinkingStartedAt);
+      emitFrame(frames.thinkingCompleted(elapsed));
+      return { thinkingStartedAt: undefined, thinkingMs: ctx.thinkingMs + elapsed };
+    }
+    case "toolcall_start":
+      return startToolCall(ctx, ev, emitFrame);
+    case "toolcall_delta":
+      return toolCallDelta(ctx, ev, emitFrame);
+    case "toolcall_end":
+      return endToolCall(ctx, ev);
+    case "usage":
+      if (ctx.usage) return fail("provider", "a second usage event in one model call");
+      if (ev.usage.outputTokens !== undefined) emitFrame(frames.tokenDelta(ev.usage.outputTokens));
+      return { usage: ev.usage };
+    case "done":
+      return finish(ctx, ev);
+  }
+}
+
+function startToolCall(ctx: ModelCallContext, ev: Extract<ModelEvent, { type: "toolcall_start" }>, emitFrame: (m: AgentServerMessage) => void): Patch {
+  const driver = ctx.toolNames.includes(ev.name) ? toolDriver(ev.name) : undefined;
+  if (!driver) return { failure: { kind: "protocol", message: `model called unknown tool ${JSON.stringify(ev.name)}` } };
+  if (ctx.tools.has(ev.index)) return { failure: { kind: "provider", message: `tool call index ${ev.index} started twice` } };
+  emitFrame(frames.partialToolCall(ev.id, ctx.modelCallId, driver.placeholder(ev.id)));
+  const tools = new Map(ctx.tools);
+  tools.set(ev.index, { id: ev.id, name: ev.name, argsText: "", ended: false, streamer: driver.argsStreamer?.(ev.id) });
+  return { tools };
+}
+
+function toolCallDelta(ctx: ModelCallContext, ev: Extract<ModelEvent, { type: "toolcall_delta" }>, emitFrame: (m: AgentServerMessage) => void): Patch {
+  const open = ctx.tools.get(ev.index);
+  if (!open || open.ended) return { failure: { kind: "provider", message: `arguments for tool call index ${ev.index} outside its block` } };
+  const driver = toolDriver(open.name)!;
+  emitFrame(frames.partialToolCall(open.id, ctx.modelCallId, driver.placeholder(open.id), ev.delta));
+  for (const out of open.streamer?.push(ev.delta) ?? []) {
+    emitFrame(out.kind === "delta" ? frames.toolCallDelta(open.id, ctx.modelCallId, out.delta) : frames.partialToolCall(open.id, ctx.modelCallId, out.toolCall));
+  }
+  const tools = new Map(ctx.tools);
+  tools.set(ev.index, { ...open, argsText: open.argsText + ev.delta });
+  return { tools };
+}
+
+function endToolCall(ctx: ModelCallContext, ev: Extract<ModelEvent, { type: "toolcall_end" }>): Patch {
+  const open = ctx.tools.get(ev.index);
+  if (!open || open.ended) return { failure: { kind: "provider", message: `tool call index ${ev.index} ended without start` } };
+  let args: unknown;
+  try {
+    args = JSON.parse(ev.argumentsJson);
+  } catch {
+    return { failure: { kind: "provider", message: `tool call ${open.name} arguments are not valid JSON` } };
+  }
+  if (typeof args !== "object" || args === null || Array.isArray(args)) {
+    return { failure: { kind: "provider", message: `tool call ${open.name} arguments are not a JSON object` } };
+  }
+  const tools = new Map(ctx.tools);
+  // Canonical argument text: re-serialised once so every later request replays identical bytes (003 §17.1).
+  tools.set(ev.index, { ...open, argsText: JSON.stringify(args), ended: true });
+  return { tools };
+}
+
+function finish(ctx: ModelCallContext, ev: Extract<ModelEvent, { type: "done" }>): Patch {
+  const fail = (message: string): Patch => ({ failure: { kind: "provider", message } });
+  if (ev.reason === "length") return fail("the model stopped at its output limit (finish reason length)");
+  if (ctx.textOpen || ctx.thinkingStartedAt !== undefined) return fail("provider finished with an unclosed text or thinking block");
+  if ([...ctx.tools.values()].some((t) => !t.ended)) return fail("provider finished with an unclosed tool call");
+  if (ev.reason === "toolUse" && ctx.tools.size === 0) return fail("provider finished for tool use without any tool call");
+  if (ev.reason === "stop" && ctx.tools.size > 0) return fail("provider finished with stop but produced tool calls");
+  return { doneReason: ev.reason, ...(ev.replay ? { replay: ev.replay } : {}) };
+}
+
+function outputOf(ctx: ModelCallContext): ModelCallOutput {
+  if (ctx.failure || !ctx.doneReason) {
+    return { ok: false, failure: ctx.failure ?? { kind: "provider", message: "model call ended without done" }, usage: ctx.usage };
+  }
+  const ordered = [...ctx.tools.entries()].sort(([a], [b]) => a - b);
+  const toolCalls = ordered.map(([index, t]) => ({ id: t.id, name: t.name, argumentsJson: t.argsText, index }));
+  return {
+    ok: true,
+    reason: ctx.doneReason,
+    usage: ctx.usage,
+    assistant: {
+      text: ctx.text,
+      ...(ctx.thinking !== undefined ? { thinking: ctx.thinking, thinkingDurationMs: ctx.thinkingMs } : {}),
+      ...(ctx.replay ? { replay: ctx.replay } : {}),
+      toolCalls,
+    },
+    invocations: toolCalls.map((c) => ({
+      callId: c.id,
+      modelCallId: ctx.modelCallId,
+      name: c.name,
+      argumentsJson: c.argumentsJson,
+      args: JSON.parse(c.argumentsJson) as Record<string, unknown>,
+    })),
+  };
+}

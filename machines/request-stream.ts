@@ -1,0 +1,165 @@
+// RequestStream: one per request_id (seeds 001 §4, 000 §1, 003 §2, §26.5). Admits BidiAppend messages in
+// append_seqno order (duplicates dropped, gaps wait), keeps the outbound backlog so a reconnecting RunSSE subscriber
+// gets the whole stream again, sends a heartbeat after 5 s of silence (never stored), asks for the run to be
+// abandoned when no subscriber came back within the reconnect grace, and keeps a terminal stream for 30 s.
+import { assign, emit, enqueueActions, setup } from "xstate";
+import type { AgentClientMessage, AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
+import type { EndStream } from "../transport/connect/end-stream.js";
+
+/** A gap larger than this many held messages is refused rather than buffered without bound. */
+export const MAX_HELD_APPENDS = 1024;
+
+export interface RequestStreamContext {
+  requestId: string;
+  nextSeqno: bigint;
+  held: ReadonlyMap<bigint, AgentClientMessage>;
+  backlog: readonly AgentServerMessage[];
+  end: EndStream | undefined;
+  subscribers: number;
+}
+
+export type RequestStreamEvent =
+  | { type: "APPEND"; seqno: bigint; message: AgentClientMessage }
+  | { type: "OUTPUT"; message: AgentServerMessage }
+  | { type: "END"; end: EndStream }
+  | { type: "SUBSCRIBE" }
+  | { type: "UNSUBSCRIBE" };
+
+export type RequestStreamEmitted =
+  | { type: "frame"; message: AgentServerMessage }
+  | { type: "heartbeat" }
+  | { type: "end"; end: EndStream };
+
+/** Which held messages become deliverable after admitting `seqno` (seed 001: < next dropped, > next waits). */
+export function admit(
+  ctx: Pick<RequestStreamContext, "nextSeqno" | "held">,
+  seqno: bigint,
+  message: AgentClientMessage,
+): { deliver: AgentClientMessage[]; nextSeqno: bigint; held: Map<bigint, AgentClientMessage> } {
+  const held = new Map(ctx.held);
+  if (seqno <= 0n) return { deliver: [message], nextSeqno: ctx.nextSeqno, held }; // unsequenced: bypasses ordering
+  if (seqno < ctx.nextSeqno || held.has(seqno)) return { deliver: [], nextSeqno: ctx.nextSeqno, held };
+  held.set(seqno, message);
+  const deliver: AgentClientMessage[] = [];
+  let next = ctx.nextSeqno;
+  while (held.has(next)) {
+    deliver.push(held.get(next)!);
+    held.delete(next);
+    next += 1n;
+  }
+  return { deliver, nextSeqno: next, held };
+}
+
+const isRunRequest = (m: AgentClientMessage) => m.message.case === "runRequest";
+
+const requestStreamSetup = setup({
+  types: {
+    context: {} as RequestStreamContext,
+    events: {} as RequestStreamEvent,
+    emitted: {} as RequestStreamEmitted,
+    input: {} as { requestId: string },
+  },
+  actions: {
+    /** Hands an admitted client message to the run side (supplied by the engine). */
+    deliver: (_, _params: { message: AgentClientMessage }) => {},
+    /** No subscriber came back within the grace: the run must be canceled (supplied by the engine). */
+    abandon: () => {},
+    heartbeat: emit({ type: "heartbeat" } as const),
+    subscribe: assign({ subscribers: ({ context }) => context.subscribers + 1 }),
+    unsubscribe: assign({ subscribers: ({ context }) => Math.max(0, context.subscribers - 1) }),
+    resetForReuse: assign({ nextSeqno: 1n, held: () => new Map(), backlog: [], end: undefined }),
+  },
+  guards: {
+    hasSubscribers: ({ context }) => context.subscribers > 0,
+    noSubscribers: ({ context }) => context.subscribers === 0,
+    /** Cursor reuses an ended request_id by starting again at append_seqno 1 with a new run_request (seed 001). */
+    restartsRequest: ({ event }) => event.type === "APPEND" && event.seqno === 1n && isRunRequest(event.message),
+  },
+  delays: {
+    heartbeatAfter: 5_000,
+    reconnectGrace: 30_000,
+    retention: 30_000,
+  },
+});
+
+const admitAppend = requestStreamSetup.createAction(
+  enqueueActions(({ context, event, enqueue }) => {
+    if (event.type !== "APPEND") return;
+    const { deliver, nextSeqno, held } = admit(context, event.seqno, event.message);
+    enqueue.assign({ nextSeqno, held });
+    for (const message of deliver) enqueue({ type: "deliver", params: { message } });
+  }),
+);
+
+const record = requestStreamSetup.createAction(
+  enqueueActions(({ context, event, enqueue }) => {
+    if (event.type !== "OUTPUT") return;
+    enqueue.assign({ backlog: [...context.backlog, event.message] });
+    enqueue.emit({ type: "frame", message: event.message });
+  }),
+);
+
+const recordEnd = requestStreamSetup.createAction(
+  enqueueActions(({ event, enqueue }) => {
+    if (event.type !== "END") return;
+    enqueue.assign({ end: event.end });
+    enqueue.emit({ type: "end", end: event.end });
+  }),
+);
+
+export const requestStreamMachine = requestStreamSetup.createMachine({
+  id: "requestStream",
+  context: ({ input }) => ({
+    requestId: input.requestId,
+    nextSeqno: 1n,
+    held: new Map(),
+    backlog: [],
+    end: undefined,
+    subscribers: 0,
+  }),
+  initial: "open",
+  states: {
+    open: {
+      type: "parallel",
+      on: {
+        APPEND: { actions: admitAppend },
+        END: { target: "terminal", actions: recordEnd },
+        SUBSCRIBE: { actions: "subscribe" },
+        UNSUBSCRIBE: { actions: "unsubscribe" },
+      },
+      states: {
+        link: {
+          initial: "detached",
+          states: {
+            detached: {
+              always: { guard: "hasSubscribers", target: "attached" },
+              after: { reconnectGrace: { target: "abandoned", actions: "abandon" } },
+            },
+            attached: { always: { guard: "noSubscribers", target: "detached" } },
+            /** The run was asked to cancel; its END moves the stream to terminal. */
+            abandoned: {},
+          },
+        },
+        output: {
+          initial: "quiet",
+          states: {
+            quiet: {
+              on: { OUTPUT: { target: "quiet", reenter: true, actions: record } },
+              // Emitting with nobody listening is harmless, so the timer simply re-arms.
+              after: { heartbeatAfter: { target: "quiet", reenter: true, actions: "heartbeat" } },
+            },
+          },
+        },
+      },
+    },
+    terminal: {
+      on: {
+        APPEND: { guard: "restartsRequest", target: "open", actions: ["resetForReuse", admitAppend] },
+        SUBSCRIBE: { actions: "subscribe" },
+        UNSUBSCRIBE: { actions: "unsubscribe" },
+      },
+      after: { retention: "gone" },
+    },
+    gone: { type: "final" },
+  },
+});

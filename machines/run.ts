@@ -1,0 +1,273 @@
+// Run: one agent run for one request_id (seed 003 §16.1, §19, §21, §22, §26.4–26.7). Loads the history (fetching
+// blobs the store lacks from the client), then alternates ModelCall and ToolRound until the provider is done(stop),
+// publishes the final checkpoint sequence and ends in exactly one of `succeeded`, `failed` or `canceled`.
+import { assign, enqueueActions, fromPromise, sendTo, setup } from "xstate";
+import { createHash } from "node:crypto";
+import type { AgentServerMessage, ExecClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
+import { frames } from "../transport/cursor/frames.js";
+import type { ToolContext } from "../transport/cursor/tools/types.js";
+import { checkpointMachine } from "./checkpoint.js";
+import { modelCallMachine, type ModelCallOutput } from "./model-call.js";
+import { toolRoundMachine } from "./tool-round.js";
+
+export interface RunInput {
+  requestId: string;
+  conversationId: string;
+}
+
+/** What the run ended as; the engine turns it into the EndStream and the terminal store commit. */
+export type RunEnd =
+  | { kind: "succeeded" }
+  | { kind: "failed"; code: "unavailable" | "invalid_argument" | "failed_precondition" | "internal"; message: string; cause: "provider" | "protocol" | "checkpoint" | "setup" }
+  | { kind: "canceled"; reason: string };
+
+export interface PreparedRun {
+  toolNames: string[];
+  toolContext: ToolContext;
+}
+
+export type RunEvent =
+  | { type: "CLIENT_EXEC"; id: number; message: ExecClientMessage["message"] }
+  | { type: "CLIENT_STREAM_CLOSE"; id: number }
+  | { type: "CLIENT_THROW"; id: number; error: string }
+  | { type: "KV_SET_RESULT"; id: number; error?: string }
+  | { type: "KV_GET_RESULT"; id: number; data: Uint8Array | undefined }
+  | { type: "CANCEL"; reason: string };
+
+interface RunContext extends RunInput {
+  callIndex: number;
+  nextExecId: number;
+  nextKvId: number;
+  prepared: PreparedRun | undefined;
+  lastCall: Extract<ModelCallOutput, { ok: true }> | undefined;
+  gets: ReadonlyArray<{ id: number; blobId: Uint8Array; data?: Uint8Array }>;
+  end: RunEnd | undefined;
+}
+
+const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
+const sha256 = (b: Uint8Array) => createHash("sha256").update(b).digest();
+
+const runSetup = setup({
+  types: {
+    context: {} as RunContext,
+    input: {} as RunInput,
+    events: {} as RunEvent,
+  },
+  actors: {
+    /** Which history blobs the store lacks (they must come from the client with get_blob_args). */
+    findMissingBlobs: fromPromise<Uint8Array[], void>(async () => []),
+    /** Resolves model and mode, rebuilds history, appends the runtime message exactly once. */
+    prepare: fromPromise<PreparedRun, { fetched: Array<{ blobId: Uint8Array; data: Uint8Array }> }>(async () => {
+      throw new Error("prepare must be supplied by the engine");
+    }),
+    modelCall: modelCallMachine,
+    toolRound: toolRoundMachine,
+    checkpoint: checkpointMachine,
+  },
+  actions: {
+    emitFrame: (_, _params: { message: AgentServerMessage }) => {},
+    /** Hands a finished model call (response + usage) to the engine's history (supplied by the engine). */
+    recordModelCall: (_, _params: { output: ModelCallOutput }) => {},
+    /** Terminal commit + EndStream, exactly once (supplied by the engine). */
+    finish: (_, _params: { end: RunEnd }) => {},
+    end: assign({ end: (_, params: { end: RunEnd }) => params.end }),
+    recordGet: assign({
+      gets: ({ context, event }) =>
+        event.type === "KV_GET_RESULT" ? context.gets.map((g) => (g.id === event.id && event.data ? { ...g, data: event.data } : g)) : context.gets,
+    }),
+    forwardToRound: sendTo("toolRound", ({ event }) => event),
+    forwardToCheckpoint: enqueueActions(({ event, enqueue, system }) => {
+      const checkpoint = system.get("checkpoint");
+      if (checkpoint && event.type === "KV_SET_RESULT") enqueue.sendTo(checkpoint, event);
+    }),
+    /** Outside a tool round only late tails of finished execs are legal (003 §26.7). */
+    checkLateExec: enqueueActions(({ context, event, enqueue }) => {
+      if (!("id" in event) || event.type === "KV_SET_RESULT" || event.type === "KV_GET_RESULT") return;
+      if (event.id < context.nextExecId) return;
+      enqueue.assign({ end: { kind: "failed", code: "invalid_argument", cause: "protocol", message: `protocol error: exec message for unknown exec id ${event.id}` } });
+    }),
+  },
+  guards: {
+    ended: ({ context }) => context.end !== undefined,
+    badGet: ({ context, event }) => {
+      if (event.type !== "KV_GET_RESULT") return false;
+      const g = context.gets.find((x) => x.id === event.id);
+      return !g || !event.data || hex(sha256(event.data)) !== hex(g.blobId);
+    },
+    allFetched: ({ context }) => context.gets.every((g) => g.data !== undefined),
+  },
+  delays: { kvGetDeadline: 30_000 },
+});
+
+const sendGets = runSetup.createAction(
+  enqueueActions(({ context, enqueue }) => {
+    for (const g of context.gets) enqueue({ type: "emitFrame", params: { message: frames.kvGet(g.id, g.blobId) } });
+  }),
+);
+
+export const runMachine = runSetup.createMachine({
+  id: "run",
+  context: ({ input }) => ({
+    ...input,
+    callIndex: 0,
+    nextExecId: 1,
+    nextKvId: 0,
+    prepared: undefined,
+    lastCall: undefined,
+    gets: [],
+    end: undefined,
+  }),
+  initial: "resolving",
+  on: {
+    CANCEL: { target: ".canceled", actions: { type: "end", params: ({ event }) => ({ end: { kind: "canceled", reason: event.reason } }) } },
+    KV_SET_RESULT: { actions: "forwardToCheckpoint" },
+    CLIENT_EXEC: { actions: "checkLateExec" },
+    CLIENT_STREAM_CLOSE: { actions: "checkLateExec" },
+    CLIENT_THROW: { actions: "checkLateExec" },
+  },
+  always: { guard: "ended", target: ".failed" },
+  states: {
+    resolving: {
+      invoke: {
+        src: "findMissingBlobs",
+        onDone: [
+          { guard: ({ event }) => event.output.length === 0, target: "preparing" },
+          {
+            target: "fetchingBlobs",
+            actions: assign(({ context, event }) => ({
+              gets: event.output.map((blobId, i) => ({ id: context.nextKvId + i, blobId })),
+              nextKvId: context.nextKvId + event.output.length,
+            })),
+          },
+        ],
+        onError: { actions: { type: "end", params: ({ event }) => ({ end: setupFailure(event.error) }) } },
+      },
+    },
+    fetchingBlobs: {
+      entry: sendGets,
+      on: {
+        KV_GET_RESULT: [
+          { guard: "badGet", actions: { type: "end", params: ({ event }) => ({ end: { kind: "failed", code: "invalid_argument", cause: "protocol", message: `protocol error: get_blob_result ${event.id} is missing or does not match its blob id` } }) } },
+          { actions: "recordGet" },
+        ],
+      },
+      always: { guard: "allFetched", target: "preparing" },
+      after: { kvGetDeadline: { actions: { type: "end", params: { end: { kind: "failed", code: "invalid_argument", cause: "protocol", message: "protocol error: get_blob_args not answered in time" } } } } },
+    },
+    preparing: {
+      invoke: {
+        src: "prepare",
+        input: ({ context }) => ({ fetched: context.gets.map((g) => ({ blobId: g.blobId, data: g.data! })) }),
+        onDone: { target: "calling", actions: assign({ prepared: ({ event }) => event.output }) },
+        onError: { actions: { type: "end", params: ({ event }) => ({ end: setupFailure(event.error) }) } },
+      },
+    },
+    calling: {
+      invoke: {
+        id: "modelCall",
+        src: "modelCall",
+        input: ({ context }) => ({
+          callIndex: context.callIndex,
+          modelCallId: `${context.requestId}:${context.callIndex}`,
+          toolNames: context.prepared!.toolNames,
+        }),
+        onDone: [
+          {
+            guard: ({ event }) => !event.output.ok,
+            actions: [
+              { type: "recordModelCall", params: ({ event }) => ({ output: event.output }) },
+              { type: "end", params: ({ event }) => ({ end: modelFailure(event.output) }) },
+            ],
+          },
+          {
+            guard: ({ event }) => event.output.ok && event.output.reason === "toolUse",
+            target: "toolRound",
+            actions: [
+              { type: "recordModelCall", params: ({ event }) => ({ output: event.output }) },
+              assign({ lastCall: ({ event }) => event.output as Extract<ModelCallOutput, { ok: true }> }),
+            ],
+          },
+          {
+            target: "finalizing",
+            actions: [
+              { type: "recordModelCall", params: ({ event }) => ({ output: event.output }) },
+              assign({ lastCall: ({ event }) => event.output as Extract<ModelCallOutput, { ok: true }> }),
+            ],
+          },
+        ],
+      },
+    },
+    toolRound: {
+      invoke: {
+        id: "toolRound",
+        src: "toolRound",
+        input: ({ context }) => ({
+          modelCallId: `${context.requestId}:${context.callIndex}`,
+          calls: context.lastCall!.invocations,
+          ctx: context.prepared!.toolContext,
+          execIdBase: context.nextExecId,
+          kvIdBase: context.nextKvId,
+        }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output.outcome.kind === "ok",
+            target: "calling",
+            actions: assign(({ context, event }) => ({ nextExecId: event.output.nextExecId, nextKvId: event.output.nextKvId, callIndex: context.callIndex + 1 })),
+          },
+          {
+            guard: ({ event }) => event.output.outcome.kind === "canceled",
+            target: "canceled",
+            actions: assign({ nextExecId: ({ event }) => event.output.nextExecId }),
+          },
+          {
+            actions: [
+              assign({ nextExecId: ({ event }) => event.output.nextExecId }),
+              { type: "end", params: ({ event }) => ({ end: roundFailure(event.output.outcome) }) },
+            ],
+          },
+        ],
+      },
+      on: {
+        // The round aborts its running execs before it ends; the run follows its outcome (003 §26.4).
+        CANCEL: { actions: ["forwardToRound", { type: "end", params: ({ event }) => ({ end: { kind: "canceled", reason: event.reason } }) }] },
+        CLIENT_EXEC: { actions: "forwardToRound" },
+        CLIENT_STREAM_CLOSE: { actions: "forwardToRound" },
+        CLIENT_THROW: { actions: "forwardToRound" },
+      },
+    },
+    finalizing: {
+      invoke: {
+        src: "checkpoint",
+        systemId: "checkpoint",
+        input: ({ context }) => ({ kind: "final" as const, kvIdBase: context.nextKvId }),
+        onDone: [
+          { guard: ({ event }) => event.output.ok, target: "succeeded", actions: { type: "end", params: { end: { kind: "succeeded" } } } },
+          { actions: { type: "end", params: ({ event }) => ({ end: { kind: "failed", code: "unavailable", cause: "checkpoint", message: event.output.error ?? "final checkpoint failed" } }) } },
+        ],
+      },
+    },
+    succeeded: { type: "final", entry: { type: "finish", params: ({ context }) => ({ end: context.end! }) } },
+    failed: { type: "final", entry: { type: "finish", params: ({ context }) => ({ end: context.end! }) } },
+    canceled: { type: "final", entry: { type: "finish", params: ({ context }) => ({ end: context.end! }) } },
+  },
+});
+
+function modelFailure(output: ModelCallOutput): RunEnd {
+  if (output.ok) return { kind: "failed", code: "internal", cause: "provider", message: "unexpected model output" };
+  return output.failure.kind === "protocol"
+    ? { kind: "failed", code: "invalid_argument", cause: "protocol", message: `protocol error: ${output.failure.message}` }
+    : { kind: "failed", code: "unavailable", cause: "provider", message: output.failure.message };
+}
+
+function roundFailure(outcome: { kind: string; message?: string }): RunEnd {
+  return outcome.kind === "protocol"
+    ? { kind: "failed", code: "invalid_argument", cause: "protocol", message: `protocol error: ${outcome.message}` }
+    : { kind: "failed", code: "unavailable", cause: "checkpoint", message: outcome.message ?? "tool round failed" };
+}
+
+/** Errors thrown by the engine's setup steps carry their own Connect code (see engine/run-errors). */
+function setupFailure(error: unknown): RunEnd {
+  const e = error as { code?: string; message?: string };
+  const code = e.code === "invalid_argument" || e.code === "failed_precondition" ? e.code : "internal";
+  return { kind: "failed", code, cause: code === "invalid_argument" ? "protocol" : "setup", message: e.message ?? String(error) };
+}

@@ -1,0 +1,101 @@
+// The HTTP edge every endpoint adapter shares: POST a JSON body, wait for headers, hand back the SSE body.
+// One AbortSignal covers both the header wait and the body read (seed 003 §16.3), and no error message ever
+// carries the API key (ARCHITECTURE invariant 8).
+import { ProviderError } from "./types.js";
+
+export interface EventStreamRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  /** The credential sent in `headers`; it is redacted from every error message. */
+  secret: string;
+}
+
+/** Longest slice of a provider's error body quoted in an error message. */
+const MAX_QUOTED_ERROR = 500;
+
+/** POSTs the request and returns the event-stream body, or throws ProviderError (never returns a failed response). */
+export async function openEventStream(
+  request: EventStreamRequest,
+  signal: AbortSignal,
+  fetchImpl: typeof fetch = fetch,
+): Promise<ReadableStream<Uint8Array>> {
+  const response = await fetchImpl(request.url, {
+    method: "POST",
+    headers: request.headers,
+    body: request.body,
+    signal,
+  });
+  const target = `POST ${describeUrl(request.url)}`;
+  if (!response.ok) {
+    const message = `HTTP ${response.status} from ${target}: ${providerErrorText(await response.text())}`;
+    throw new ProviderError(redact(message, request.secret), "error", response.status);
+  }
+  // Some gateways answer 200 with a JSON error instead of a stream; say so instead of reporting a bare EOF.
+  if ((response.headers.get("content-type") ?? "").includes("application/json")) {
+    const message = `expected text/event-stream from ${target}, got JSON: ${providerErrorText(await response.text())}`;
+    throw new ProviderError(redact(message, request.secret), "error");
+  }
+  if (response.body === null) {
+    throw new ProviderError(`empty response body from ${target}`, "error");
+  }
+  return response.body;
+}
+
+/**
+ * Normalises anything thrown while calling or reading a provider into a ProviderError: cancellation wins
+ * (reason "aborted"), our own ProviderErrors keep their reason and status, the rest become reason "error".
+ */
+export function toProviderError(error: unknown, signal: AbortSignal, secret: string): ProviderError {
+  if (error instanceof ProviderError) {
+    const message = redact(error.message, secret);
+    return message === error.message ? error : new ProviderError(message, error.reason, error.status);
+  }
+  if (signal.aborted) return new ProviderError("provider request aborted", "aborted");
+  return new ProviderError(redact(`provider request failed: ${describeFailure(error)}`, secret), "error");
+}
+
+export function redact(text: string, secret: string): string {
+  return secret === "" ? text : text.split(secret).join("[redacted]");
+}
+
+/** The provider's own error message when the body is the usual `{error: {message}}` JSON, else the raw text. */
+function providerErrorText(body: string): string {
+  const trimmed = body.trim();
+  try {
+    const parsed: unknown = JSON.parse(trimmed);
+    const message = errorMessageOf(parsed);
+    if (message !== undefined) return quote(message);
+  } catch {
+    // Not JSON (an HTML error page, plain text): quote it as it is.
+  }
+  return trimmed === "" ? "(empty body)" : quote(trimmed);
+}
+
+function errorMessageOf(value: unknown): string | undefined {
+  if (!isRecord(value)) return undefined;
+  const error = value.error;
+  if (typeof error === "string") return error;
+  if (isRecord(error) && typeof error.message === "string") return error.message;
+  return typeof value.message === "string" ? value.message : undefined;
+}
+
+function describeFailure(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  // undici reports network failures as "fetch failed" with the useful part (ECONNREFUSED, ...) in `cause`.
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+  return `${error.message}${cause}`;
+}
+
+function describeUrl(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.origin}${parsed.pathname}`;
+}
+
+function quote(text: string): string {
+  return text.length > MAX_QUOTED_ERROR ? `${text.slice(0, MAX_QUOTED_ERROR)}…` : text;
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

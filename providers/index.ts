@@ -1,0 +1,13 @@
+// Picks the endpoint adapter for a configured model. The loop only ever sees ProviderAdapter (seed 003 §16.2).
+import { createOpenAIChatAdapter } from "./openai-chat.js";
+import { ProviderError, type ProviderAdapter, type ProviderEndpoint } from "./types.js";
+
+export function createProviderAdapter(endpoint: ProviderEndpoint): ProviderAdapter {
+  switch (endpoint.kind) {
+    case "openai-chat":
+      return createOpenAIChatAdapter(endpoint);
+    case "openai-responses":
+    case "anthropic":
+      throw new ProviderError(`provider kind "${endpoint.kind}" is not supported yet`, "error");
+  }
+}

@@ -1,0 +1,60 @@
+// Canonical conversation history and its provider-neutral projection (seed 003 §17, §26.8, §26.9).
+// Canonical messages are append-only; a tool round is stored as one assistant batch followed by its results in
+// completion order. Only complete rounds are ever projected, so no provider sees a dangling tool call.
+import type { ModelMessage, ModelToolCall, ReplayState } from "./types.js";
+
+export interface CanonicalToolCall extends ModelToolCall {
+  /** The provider's original position of the call within its response. */
+  index: number;
+}
+
+export type CanonicalMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string; origin: "user" | "runtime"; eventId?: string }
+  | {
+      role: "assistant";
+      text: string;
+      thinking?: string;
+      replay?: ReplayState;
+      toolRoundId?: string;
+      toolCalls: CanonicalToolCall[];
+    }
+  | { role: "tool"; toolCallId: string; toolName: string; content: string; isError: boolean; toolRoundId?: string };
+
+/** Projects canonical history to the model's view: system dropped (it comes from the run's PromptSpec), incomplete
+ * tool rounds dropped, calls restored to provider order, results kept in completion order. */
+export function projectHistory(history: readonly CanonicalMessage[]): ModelMessage[] {
+  const out: ModelMessage[] = [];
+  for (let i = 0; i < history.length; i++) {
+    const m = history[i]!;
+    if (m.role === "system") continue;
+    if (m.role === "user") {
+      out.push({ role: "user", content: m.content });
+      continue;
+    }
+    if (m.role === "tool") continue; // emitted together with its assistant batch below
+    const results = followingResults(history, i + 1);
+    const wanted = new Set(m.toolCalls.map((c) => c.id));
+    const complete = results.filter((r) => wanted.has(r.toolCallId));
+    if (complete.length !== wanted.size) continue; // unsettled round: never projected (003 §26.4)
+    out.push({
+      role: "assistant",
+      text: m.text,
+      ...(m.thinking !== undefined ? { thinking: m.thinking } : {}),
+      ...(m.replay !== undefined ? { replay: m.replay } : {}),
+      toolCalls: [...m.toolCalls].sort((a, b) => a.index - b.index).map(({ id, name, argumentsJson }) => ({ id, name, argumentsJson })),
+    });
+    for (const r of complete) out.push({ role: "tool", toolCallId: r.toolCallId, content: r.content });
+  }
+  return out;
+}
+
+function followingResults(history: readonly CanonicalMessage[], from: number) {
+  const results: Array<Extract<CanonicalMessage, { role: "tool" }>> = [];
+  for (let j = from; j < history.length; j++) {
+    const next = history[j]!;
+    if (next.role !== "tool") break;
+    results.push(next);
+  }
+  return results;
+}

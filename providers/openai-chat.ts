@@ -1,0 +1,132 @@
+// OpenAI Chat Completions adapter (also OpenAI-compatible endpoints: DeepSeek, xAI, Z.ai, OpenRouter, Groq):
+// projects a ModelRequest onto `POST {baseUrl}/chat/completions` and turns the SSE chunks into ModelEvents
+// under the strict contract of seed 003 §16.3. Endpoint quirks stay in this file and openai-chat-stream.ts.
+import { openEventStream, toProviderError } from "./http.js";
+import { ChatStreamDecoder } from "./openai-chat-stream.js";
+import { readEventStream } from "./sse.js";
+import type {
+  ModelEvent,
+  ModelMessage,
+  ModelRequest,
+  ModelToolCall,
+  ProviderAdapter,
+  ProviderEndpoint,
+  ToolDefinition,
+} from "./types.js";
+
+export type ChatMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string }
+  | { role: "assistant"; content: string | null; reasoning_content?: string; tool_calls?: ChatToolCall[] }
+  | { role: "tool"; tool_call_id: string; content: string };
+
+export interface ChatToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+export interface ChatTool {
+  type: "function";
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+export interface ChatCompletionRequest {
+  model: string;
+  messages: ChatMessage[];
+  tools?: ChatTool[];
+  max_completion_tokens?: number;
+  stream: true;
+  stream_options: { include_usage: true };
+}
+
+export function createOpenAIChatAdapter(endpoint: ProviderEndpoint, fetchImpl: typeof fetch = fetch): ProviderAdapter {
+  return { stream: (request, signal) => streamChatCompletion(endpoint, request, signal, fetchImpl) };
+}
+
+/**
+ * The request body for one call. Every object is built with a fixed key order and tool parameters keep the
+ * order they were authored in, so the same ModelRequest always serialises to the same bytes (seed 003 §17.1).
+ */
+export function projectChatRequest(request: ModelRequest): ChatCompletionRequest {
+  return {
+    model: request.model,
+    messages: [{ role: "system", content: request.system }, ...request.messages.map(projectMessage)],
+    ...(request.tools.length > 0 ? { tools: request.tools.map(projectTool) } : {}),
+    ...(request.maxOutputTokens === undefined ? {} : { max_completion_tokens: request.maxOutputTokens }),
+    stream: true,
+    stream_options: { include_usage: true },
+  };
+}
+
+async function* streamChatCompletion(
+  endpoint: ProviderEndpoint,
+  request: ModelRequest,
+  signal: AbortSignal,
+  fetchImpl: typeof fetch,
+): AsyncGenerator<ModelEvent> {
+  try {
+    const body = await openEventStream(
+      {
+        url: `${endpoint.baseUrl.replace(/\/+$/, "")}/chat/completions`,
+        headers: {
+          authorization: `Bearer ${endpoint.apiKey}`,
+          "content-type": "application/json",
+          accept: "text/event-stream",
+        },
+        body: JSON.stringify(projectChatRequest(request)),
+        secret: endpoint.apiKey,
+      },
+      signal,
+      fetchImpl,
+    );
+    const decoder = new ChatStreamDecoder();
+    for await (const message of readEventStream(body)) {
+      // Events already buffered from one network read must not outlive a cancellation.
+      signal.throwIfAborted();
+      yield* decoder.accept(message.data);
+      if (decoder.complete) return;
+    }
+    decoder.endOfStream();
+  } catch (error) {
+    throw toProviderError(error, signal, endpoint.apiKey);
+  }
+}
+
+function projectMessage(message: ModelMessage): ChatMessage {
+  switch (message.role) {
+    case "user":
+      return { role: "user", content: message.content };
+    case "tool":
+      // ToolResult content is already the one canonical string (seed 003 §26.8).
+      return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
+    case "assistant":
+      return projectAssistant(message);
+  }
+}
+
+/**
+ * reasoning_content is replayed only from this endpoint's own replay state and only when it holds text:
+ * never from displayable thinking, never from another endpoint, never as an empty substitute (seed 003 §26.9).
+ */
+function projectAssistant(message: Extract<ModelMessage, { role: "assistant" }>): ChatMessage {
+  const reasoning = message.replay?.provider === "openai-chat" ? message.replay.reasoningContent : undefined;
+  return {
+    role: "assistant",
+    content: message.text === "" ? null : message.text,
+    ...(reasoning === undefined || reasoning === "" ? {} : { reasoning_content: reasoning }),
+    // An empty tool_calls array is rejected by the API; a text-only answer has no such key at all.
+    ...(message.toolCalls.length > 0 ? { tool_calls: message.toolCalls.map(projectToolCall) } : {}),
+  };
+}
+
+function projectToolCall(call: ModelToolCall): ChatToolCall {
+  return { id: call.id, type: "function", function: { name: call.name, arguments: call.argumentsJson } };
+}
+
+function projectTool(tool: ToolDefinition): ChatTool {
+  return {
+    type: "function",
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  };
+}

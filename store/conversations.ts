@@ -1,0 +1,47 @@
+import type { Knex } from "knex";
+import { type BlobEdge, type BlobPut, insertBlobs, insertEdges, verifyBlobs } from "./blobs.js";
+import { toBuffer, toBytes } from "./db.js";
+
+export interface CheckpointCommit {
+  conversationId: string;
+  checkpointId: Uint8Array;
+  blobs: BlobPut[];
+  edges: BlobEdge[];
+}
+
+export interface ConversationHead {
+  checkpointId: Uint8Array;
+  revision: number;
+}
+
+/**
+ * 003 §13.3: children first, head last, all in one immediate transaction — a crash leaves at most unreachable
+ * blobs, never a head pointing at a missing object (the foreign keys reject that and roll everything back).
+ */
+export async function commitCheckpoint(db: Knex, c: CheckpointCommit): Promise<{ revision: number }> {
+  verifyBlobs(c.blobs);
+  const now = Date.now();
+  return db.transaction(async (trx) => {
+    await insertBlobs(trx, c.blobs, now);
+    await insertEdges(trx, c.edges);
+    const checkpointId = toBuffer(c.checkpointId);
+    const [head]: Array<{ revision: number }> = await trx("conversation_heads")
+      .insert({ conversation_id: c.conversationId, checkpoint_id: checkpointId, revision: 1, updated_at: now })
+      .onConflict("conversation_id")
+      .merge({
+        checkpoint_id: checkpointId,
+        revision: trx.raw("?? + 1", ["conversation_heads.revision"]),
+        updated_at: now,
+      })
+      .returning("revision");
+    return { revision: head.revision };
+  });
+}
+
+export async function getHead(db: Knex, conversationId: string): Promise<ConversationHead | undefined> {
+  const row: { checkpoint_id: Buffer; revision: number } | undefined = await db("conversation_heads")
+    .select("checkpoint_id", "revision")
+    .where("conversation_id", conversationId)
+    .first();
+  return row && { checkpointId: toBytes(row.checkpoint_id), revision: row.revision };
+}

@@ -1,0 +1,77 @@
+import { mkdir } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import * as blobs from "./blobs.js";
+import type { BlobPut } from "./blobs.js";
+import * as conversations from "./conversations.js";
+import type { CheckpointCommit, ConversationHead } from "./conversations.js";
+import { openDb } from "./db.js";
+import * as messages from "./messages.js";
+import type { NewMessage, StoredMessage } from "./messages.js";
+import * as runs from "./runs.js";
+import type { NewRun, RunOutcome, RunRecord } from "./runs.js";
+
+export { BlobIntegrityError, BlobKinds, EdgeKinds, blobId } from "./blobs.js";
+export type { BlobEdge, BlobKind, BlobPut } from "./blobs.js";
+export type { CheckpointCommit, ConversationHead } from "./conversations.js";
+export type { MessageOrigin, NewMessage, StoredMessage } from "./messages.js";
+export type { NewRun, RunOutcome, RunRecord, RunStatus, RunUsage, TerminalRunStatus } from "./runs.js";
+
+/** The database file inside a data dir. */
+export const DB_FILENAME = "byok.sqlite3";
+
+export interface Store {
+  close(): Promise<void>;
+  putBlobs(blobs: BlobPut[]): Promise<void>;
+  getBlob(id: Uint8Array): Promise<Uint8Array | undefined>;
+  /** The subset of `ids` the store does not hold, in the given order. */
+  missingBlobs(ids: Uint8Array[]): Promise<Uint8Array[]>;
+  /** Blobs, edges and the head switch (revision + 1) in one immediate transaction (003 §13.3). */
+  commitCheckpoint(c: CheckpointCommit): Promise<{ revision: number }>;
+  getHead(conversationId: string): Promise<ConversationHead | undefined>;
+  /** Appends in order in one immediate transaction; returns the assigned seqs. */
+  appendMessages(conversationId: string, runId: string, msgs: NewMessage[]): Promise<number[]>;
+  /** Exactly-once runtime message (003 §23.2); a repeat returns the stored body with appended=false. */
+  appendRuntimeMessageOnce(
+    conversationId: string,
+    runId: string,
+    eventId: string,
+    body: string,
+  ): Promise<{ body: string; appended: boolean }>;
+  loadMessages(conversationId: string): Promise<StoredMessage[]>;
+  /** A reused runId (request_id reuse) resets the row to running. */
+  createRun(r: NewRun): Promise<void>;
+  /** Persist before the provider HTTP call (003 §27); throws when the run is unknown or terminal. */
+  setProviderCallIndex(runId: string, index: number): Promise<void>;
+  /** Only the first terminal commit counts: true when this call made it, false when the run already ended. */
+  finishRun(runId: string, outcome: RunOutcome): Promise<boolean>;
+  getRun(runId: string): Promise<RunRecord | undefined>;
+}
+
+export type StoreLocation = { dataDir: string } | { filename: string };
+
+export interface StoreOptions {
+  /** Receives every SQL statement sent, BEGIN/COMMIT included (diagnostics; never logs bound values). */
+  onQuery?: (sql: string) => void;
+}
+
+/** Opens (creating the directory and file if needed) and migrates the SQLite store. */
+export async function openStore(opts: StoreLocation & StoreOptions): Promise<Store> {
+  const filename = "dataDir" in opts ? join(opts.dataDir, DB_FILENAME) : opts.filename;
+  await mkdir(dirname(filename), { recursive: true });
+  const db = await openDb(filename, { onQuery: opts.onQuery });
+  return {
+    close: () => db.destroy(),
+    putBlobs: (b) => blobs.putBlobs(db, b),
+    getBlob: (id) => blobs.getBlob(db, id),
+    missingBlobs: (ids) => blobs.missingBlobs(db, ids),
+    commitCheckpoint: (c) => conversations.commitCheckpoint(db, c),
+    getHead: (id) => conversations.getHead(db, id),
+    appendMessages: (c, r, m) => messages.appendMessages(db, c, r, m),
+    appendRuntimeMessageOnce: (c, r, e, b) => messages.appendRuntimeMessageOnce(db, c, r, e, b),
+    loadMessages: (c) => messages.loadMessages(db, c),
+    createRun: (r) => runs.createRun(db, r),
+    setProviderCallIndex: (r, i) => runs.setProviderCallIndex(db, r, i),
+    finishRun: (r, o) => runs.finishRun(db, r, o),
+    getRun: (r) => runs.getRun(db, r),
+  };
+}

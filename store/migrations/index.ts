@@ -1,0 +1,16 @@
+import type { Knex } from "knex";
+import * as initial from "./0001_initial.js";
+
+// Migrations are imported statically so that running them depends on neither the cwd nor file extensions.
+// Append new ones at the end; a name, once shipped, never changes (it is recorded in knex_migrations).
+const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Knex.Migration]> = [["0001_initial", initial]];
+
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => MIGRATIONS.map(([name]) => name),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => {
+    const found = MIGRATIONS.find(([n]) => n === name);
+    if (!found) throw new Error(`unknown migration ${name}; known: ${MIGRATIONS.map(([n]) => n).join(", ")}`);
+    return found[1];
+  },
+};

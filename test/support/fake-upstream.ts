@@ -1,0 +1,87 @@
+// A stand-in for Cursor's real backend (the relay target): records every request and answers scripted responses.
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { readBody, sleep, waitUntil } from "./util.js";
+
+export interface UpstreamRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export interface UpstreamResponse {
+  status?: number;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+  /** Written one after another, each after its delay; lets relay tests check that streaming is not buffered. */
+  chunks?: Array<{ data: string | Uint8Array; delayMs?: number }>;
+}
+
+export interface FakeUpstream {
+  url: string;
+  requests: UpstreamRequest[];
+  /** Answers the next request; when the queue is empty the default answer is used. */
+  enqueue(...responses: UpstreamResponse[]): void;
+  setDefault(response: UpstreamResponse): void;
+  waitForRequests(count: number, timeoutMs?: number): Promise<UpstreamRequest[]>;
+  close(): Promise<void>;
+}
+
+export async function startFakeUpstream(): Promise<FakeUpstream> {
+  const requests: UpstreamRequest[] = [];
+  const queue: UpstreamResponse[] = [];
+  const sockets = new Set<Socket>();
+  // Loud by default: a relay test that forgot to script the upstream sees which request was not expected.
+  let fallback: (req: UpstreamRequest) => UpstreamResponse = (req) => ({
+    status: 599,
+    headers: { "content-type": "text/plain" },
+    body: `fake-upstream: nothing scripted for ${req.method} ${req.url}`,
+  });
+
+  const server = createServer(async (req, res) => {
+    const recorded: UpstreamRequest = {
+      method: req.method ?? "",
+      url: req.url ?? "",
+      headers: req.headers,
+      body: await readBody(req),
+    };
+    requests.push(recorded);
+    const answer = queue.shift() ?? fallback(recorded);
+    res.writeHead(answer.status ?? 200, answer.headers ?? {});
+    if (answer.chunks) {
+      res.flushHeaders();
+      for (const chunk of answer.chunks) {
+        if (chunk.delayMs) await sleep(chunk.delayMs);
+        if (res.destroyed) return;
+        res.write(chunk.data);
+      }
+    }
+    res.end(answer.body ?? "");
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    enqueue: (...responses) => void queue.push(...responses),
+    setDefault: (response) => {
+      fallback = () => response;
+    },
+    waitForRequests: (count, timeoutMs = 10_000) =>
+      waitUntil(() => requests.length >= count, timeoutMs, () => `fake-upstream: expected ${count} requests, got ${requests.length}`).then(
+        () => requests.slice(0, count),
+      ),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,30 @@
+// The Koa app: the two agent routes served locally, the gateway's own /__byok/ routes, and everything else relayed
+// to the upstream untouched (seed 003 §31). No body parser runs ahead of the relay.
+import Koa from "koa";
+import Router from "@koa/router";
+import type { AgentService } from "../engine/agent-service.js";
+import type { Logger } from "../engine/log.js";
+import { bidiAppendHandler } from "./bidi-append.js";
+import { createRelay } from "./relay.js";
+import { runSseHandler } from "./run-sse.js";
+
+export const RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE";
+export const BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend";
+
+export function createApp(opts: { service: AgentService; upstream: string; log: Logger; version: string }): Koa {
+  const app = new Koa();
+  const router = new Router();
+  router.get("/__byok/health", (ctx) => {
+    ctx.body = { status: "ok", name: "byok-gateway", version: opts.version };
+  });
+  router.all("/__byok/{*rest}", (ctx) => {
+    ctx.status = 404;
+    ctx.body = { code: "not_found", message: `no gateway route ${ctx.method} ${ctx.path}` };
+  });
+  router.post(RUN_SSE_PATH, runSseHandler(opts.service));
+  router.post(BIDI_APPEND_PATH, bidiAppendHandler(opts.service));
+  router.all("/{*rest}", createRelay({ upstream: opts.upstream, log: opts.log }));
+  app.use(router.routes());
+  app.on("error", (err: Error) => opts.log.error("http error", { error: err.message }));
+  return app;
+}

@@ -1,0 +1,58 @@
+// Builders for the AgentServerMessage branches the engine emits (seed 000 §15–§20, 003 §18, §21). Machines call
+// these so the wire shapes live in one place.
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import {
+  AgentServerMessageSchema,
+  InteractionUpdateSchema,
+  ThinkingStyle,
+  type AgentServerMessage,
+  type ConversationStateStructure,
+  type ExecServerMessage,
+  type ToolCall,
+  type ToolCallDelta,
+} from "../../proto/gen/agent/v1/agent_pb.js";
+import type { Usage } from "../../providers/types.js";
+
+type Update = NonNullable<MessageInitShape<typeof InteractionUpdateSchema>["message"]>;
+
+function update(message: Update): AgentServerMessage {
+  return create(AgentServerMessageSchema, { message: { case: "interactionUpdate", value: { message } } });
+}
+
+export const frames = {
+  textDelta: (text: string) => update({ case: "textDelta", value: { text } }),
+  thinkingDelta: (text: string) => update({ case: "thinkingDelta", value: { text, thinkingStyle: ThinkingStyle.DEFAULT } }),
+  thinkingCompleted: (durationMs: number) =>
+    update({ case: "thinkingCompleted", value: { thinkingDurationMs: Math.min(Math.max(1, Math.round(durationMs)), 2 ** 31 - 1) } }),
+  tokenDelta: (tokens: number) => update({ case: "tokenDelta", value: { tokens } }),
+  heartbeat: () => update({ case: "heartbeat", value: {} }),
+  partialToolCall: (callId: string, modelCallId: string, toolCall: ToolCall, argsTextDelta = "") =>
+    update({ case: "partialToolCall", value: { callId, modelCallId, toolCall, argsTextDelta } }),
+  toolCallStarted: (callId: string, modelCallId: string, toolCall: ToolCall) =>
+    update({ case: "toolCallStarted", value: { callId, modelCallId, toolCall } }),
+  toolCallDelta: (callId: string, modelCallId: string, toolCallDelta: ToolCallDelta) =>
+    update({ case: "toolCallDelta", value: { callId, modelCallId, toolCallDelta } }),
+  toolCallCompleted: (callId: string, modelCallId: string, toolCall: ToolCall) =>
+    update({ case: "toolCallCompleted", value: { callId, modelCallId, toolCall } }),
+  turnEnded: (u: Usage) =>
+    update({
+      case: "turnEnded",
+      value: {
+        ...(u.inputTokens !== undefined ? { inputTokens: BigInt(u.inputTokens) } : {}),
+        ...(u.outputTokens !== undefined ? { outputTokens: BigInt(u.outputTokens) } : {}),
+        ...(u.cacheReadTokens !== undefined ? { cacheReadTokens: BigInt(u.cacheReadTokens) } : {}),
+        ...(u.cacheWriteTokens !== undefined ? { cacheWriteTokens: BigInt(u.cacheWriteTokens) } : {}),
+        ...(u.reasoningTokens !== undefined ? { reasoningTokens: BigInt(u.reasoningTokens) } : {}),
+      },
+    }),
+  exec: (id: number, execId: string, message: ExecServerMessage["message"]) =>
+    create(AgentServerMessageSchema, { message: { case: "execServerMessage", value: { id, execId, message } } }),
+  execAbort: (id: number) =>
+    create(AgentServerMessageSchema, { message: { case: "execServerControlMessage", value: { message: { case: "abort", value: { id } } } } }),
+  kvSet: (id: number, blobId: Uint8Array, blobData: Uint8Array) =>
+    create(AgentServerMessageSchema, { message: { case: "kvServerMessage", value: { id, message: { case: "setBlobArgs", value: { blobId, blobData } } } } }),
+  kvGet: (id: number, blobId: Uint8Array) =>
+    create(AgentServerMessageSchema, { message: { case: "kvServerMessage", value: { id, message: { case: "getBlobArgs", value: { blobId } } } } }),
+  checkpoint: (state: ConversationStateStructure) =>
+    create(AgentServerMessageSchema, { message: { case: "conversationCheckpointUpdate", value: state } }),
+};

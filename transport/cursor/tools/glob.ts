@@ -1,0 +1,118 @@
+// Glob: the card is glob_tool_call but the Exec is a grep (seed 003 §26.13): grep_args with glob = glob_pattern,
+// path = target_directory, output_mode "files_with_matches" and an empty pattern; grep_result is converted into
+// GlobToolResult for the card.
+import { create } from "@bufbuild/protobuf";
+import {
+  GlobToolArgsSchema,
+  GlobToolResultSchema,
+  GlobToolSuccessSchema,
+  GrepArgsSchema,
+} from "../../../proto/gen/agent/v1/agent_pb.js";
+import type {
+  GlobToolArgs,
+  GlobToolResult,
+  GlobToolSuccess,
+  GrepSuccess,
+  GrepUnionResult,
+} from "../../../proto/gen/agent/v1/agent_pb.js";
+import { optionalString, parseOrInvalid, requiredString } from "./args.js";
+import { globText } from "./result-text.js";
+import type { DriverStep, ToolDriver } from "./types.js";
+import { completed, toolCall, unexpectedMessage } from "./wire.js";
+
+const NAME = "Glob";
+
+type GlobState = { args: GlobToolArgs };
+
+function parseArgs(args: Record<string, unknown>): GlobToolArgs {
+  return create(GlobToolArgsSchema, {
+    globPattern: requiredString(args, "glob_pattern"),
+    targetDirectory: optionalString(args, "target_directory"),
+  });
+}
+
+function card(callId: string, args?: GlobToolArgs, result?: GlobToolResult) {
+  return toolCall(callId, { case: "globToolCall", value: { args, result } });
+}
+
+interface FileList {
+  files: string[];
+  total: number;
+  clientTruncated: boolean;
+  ripgrepTruncated: boolean;
+}
+
+function truncation(r: { clientTruncated: boolean; ripgrepTruncated: boolean }) {
+  return { clientTruncated: r.clientTruncated, ripgrepTruncated: r.ripgrepTruncated };
+}
+
+/** files_with_matches is asked for; a count or content answer still names files, so take those names. */
+function filesOf(union: GrepUnionResult): FileList {
+  const r = union.result;
+  switch (r.case) {
+    case "files":
+      return { ...truncation(r.value), files: r.value.files, total: r.value.totalFiles };
+    case "count":
+      return { ...truncation(r.value), files: r.value.counts.map((c) => c.file), total: r.value.totalFiles };
+    case "content": {
+      const files = r.value.matches.map((m) => m.file);
+      return { ...truncation(r.value), files, total: files.length };
+    }
+    case undefined:
+      return { files: [], total: 0, clientTruncated: false, ripgrepTruncated: false };
+  }
+}
+
+export function globSuccessFromGrep(args: GlobToolArgs, success: GrepSuccess): GlobToolSuccess {
+  const lists = Object.keys(success.workspaceResults)
+    .sort()
+    .map((root) => filesOf(success.workspaceResults[root]));
+  const files = lists.flatMap((l) => l.files);
+  return create(GlobToolSuccessSchema, {
+    pattern: args.globPattern,
+    path: success.path || (args.targetDirectory ?? ""),
+    files,
+    totalFiles: Math.max(files.length, lists.reduce((n, l) => n + l.total, 0)),
+    clientTruncated: lists.some((l) => l.clientTruncated),
+    ripgrepTruncated: lists.some((l) => l.ripgrepTruncated),
+  });
+}
+
+export const globDriver: ToolDriver<GlobState> = {
+  name: NAME,
+  placeholder: (callId) => card(callId),
+  started(call) {
+    const parsed = parseOrInvalid(NAME, () => parseArgs(call.args));
+    return "invalid" in parsed ? parsed : { toolCall: card(call.callId, parsed.ok) };
+  },
+  begin(call): DriverStep<GlobState> {
+    const parsed = parseOrInvalid(NAME, () => parseArgs(call.args));
+    if ("invalid" in parsed) return { kind: "protocol_error", message: parsed.invalid };
+    const args = parsed.ok;
+    const request = create(GrepArgsSchema, {
+      pattern: "",
+      glob: args.globPattern,
+      path: args.targetDirectory,
+      outputMode: "files_with_matches",
+      toolCallId: call.callId,
+    });
+    return { kind: "exec", request: { case: "grepArgs", value: request }, state: { args } };
+  },
+  onExecMessage(call, state, message) {
+    if (message.case !== "grepResult") return unexpectedMessage(NAME, "grepResult", message, state);
+    const r = message.value.result;
+    switch (r.case) {
+      case "success": {
+        const success = globSuccessFromGrep(state.args, r.value);
+        const result = create(GlobToolResultSchema, { result: { case: "success", value: success } });
+        return completed(state, globText(success), false, card(call.callId, state.args, result));
+      }
+      case "error": {
+        const result = create(GlobToolResultSchema, { result: { case: "error", value: { error: r.value.error } } });
+        return completed(state, `Glob failed: ${r.value.error}`, true, card(call.callId, state.args, result));
+      }
+      case undefined:
+        return { kind: "protocol_error", message: `${NAME}: grep_result has no result branch set` };
+    }
+  },
+};

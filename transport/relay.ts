@@ -1,0 +1,95 @@
+// Relay of every non-agent route to the real Cursor backend (seed 003 §31). Cursor sends model lists, auth,
+// metadata and more to whatever backend it is pointed at, so anything we do not serve ourselves must reach the
+// upstream unchanged: streamed both ways, bytes untouched (no decompression), upstream statuses passed through.
+// Only a failure to reach the upstream is answered locally, so a 404 the client sees is always the upstream's.
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { performance } from "node:perf_hooks";
+import { pipeline } from "node:stream";
+import type { Context } from "koa";
+import type { Logger } from "../engine/log.js";
+
+// RFC 9110 §7.6.1 connection-specific headers, plus `proxy-*` and HTTP/2's `http2-settings`.
+const hopByHop = new Set(["connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "http2-settings"]);
+
+export function createRelay(opts: { upstream: string; log: Logger }): (ctx: Context) => Promise<void> {
+  const upstream = new URL(opts.upstream);
+  if (upstream.protocol !== "http:" && upstream.protocol !== "https:") {
+    throw new Error(`upstream must be an http(s) URL, got ${upstream.protocol}`);
+  }
+  const basePath = upstream.pathname.replace(/\/$/, "");
+  const send = upstream.protocol === "https:" ? httpsRequest : httpRequest;
+  const { log } = opts;
+
+  return (ctx) =>
+    new Promise<void>((resolve) => {
+      const { req, res } = ctx;
+      const started = performance.now();
+      const fields = () => ({ method: req.method, path: ctx.path, durationMs: Math.round(performance.now() - started) });
+      let responded = false;
+      ctx.respond = false;
+
+      const upstreamReq = send({
+        protocol: upstream.protocol,
+        hostname: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: basePath + ctx.originalUrl,
+        headers: [...endToEndHeaders(req.rawHeaders), "host", upstream.host],
+      });
+
+      upstreamReq.once("response", (upstreamRes: IncomingMessage) => {
+        responded = true;
+        log.info("relay", { ...fields(), status: upstreamRes.statusCode });
+        res.writeHead(upstreamRes.statusCode!, upstreamRes.statusMessage, endToEndHeaders(upstreamRes.rawHeaders));
+        res.flushHeaders();
+        pipeline(upstreamRes, res, (err) => {
+          if (err) log.warn("relay response interrupted", { ...fields(), error: err });
+          resolve();
+        });
+      });
+
+      // Every failure before the response head lands here, including a client abort (the request pipeline and
+      // the close handler below destroy upstreamReq); after the head, the response pipeline reports instead.
+      upstreamReq.on("error", (err) => {
+        if (responded) return;
+        if (res.destroyed) {
+          log.warn("relay canceled by client", { ...fields(), error: err });
+        } else {
+          log.error("relay upstream unreachable", { ...fields(), error: err });
+          answerUnreachable(res, err);
+        }
+        resolve();
+      });
+
+      pipeline(req, upstreamReq, () => {});
+
+      // A client that leaves before the upstream answers must not keep the upstream call alive.
+      res.once("close", () => {
+        if (!res.writableFinished) upstreamReq.destroy();
+      });
+    });
+}
+
+/** Flat raw header list (name, value, ...) without hop-by-hop headers, HTTP/2 pseudo-headers or Host. */
+function endToEndHeaders(raw: string[]): string[] {
+  const named = new Set<string>();
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.toLowerCase() === "connection") {
+      for (const token of raw[i + 1]!.split(",")) named.add(token.trim().toLowerCase());
+    }
+  }
+  const kept: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    const drop = hopByHop.has(name) || name.startsWith("proxy-") || name.startsWith(":") || name === "host" || named.has(name);
+    if (!drop) kept.push(raw[i]!, raw[i + 1]!);
+  }
+  return kept;
+}
+
+function answerUnreachable(res: ServerResponse, err: Error): void {
+  const body = JSON.stringify({ code: "unavailable", message: `upstream unreachable: ${err.message}` });
+  res.writeHead(502, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+  res.end(body);
+}
