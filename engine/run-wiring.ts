@@ -15,19 +15,28 @@ export interface RunOutputs {
   finish(end: RunEnd): void;
 }
 
+/** Store and driver errors can embed SQL with bound values: only their cause may reach a client-visible message. */
+function concise<T>(work: () => Promise<T>): Promise<T> {
+  return work().catch((e: unknown) => {
+    const message = e instanceof Error ? e.message : String(e);
+    const sqlite = message.indexOf("SQLITE_");
+    throw sqlite >= 0 ? new Error(`store error: ${message.slice(sqlite)}`) : e;
+  });
+}
+
 export function buildRunMachine(session: RunSession, out: RunOutputs) {
   const emitFrame = (_: unknown, params: { message: AgentServerMessage }) => out.emit(params.message);
   const checkpoint = checkpointMachine.provide({
     actors: {
-      build: fromPromise(({ input }: { input: { kind: CheckpointKind } }) => session.buildCheckpoint(input.kind)),
-      commit: fromPromise(() => session.commitCheckpoint()),
+      build: fromPromise(({ input }: { input: { kind: CheckpointKind } }) => concise(() => session.buildCheckpoint(input.kind))),
+      commit: fromPromise(() => concise(() => session.commitCheckpoint())),
     },
     actions: { emitFrame },
   });
   return runMachine.provide({
     actors: {
-      findMissingBlobs: fromPromise(() => session.findMissingBlobs()),
-      prepare: fromPromise(({ input }: { input: { fetched: Array<{ blobId: Uint8Array; data: Uint8Array }> } }) => session.prepare(input.fetched)),
+      findMissingBlobs: fromPromise(() => concise(() => session.findMissingBlobs())),
+      prepare: fromPromise(({ input }: { input: { fetched: Array<{ blobId: Uint8Array; data: Uint8Array }> } }) => concise(() => session.prepare(input.fetched))),
       modelCall: modelCallMachine.provide({
         actors: { providerStream: providerStream(session) },
         actions: { emitFrame },
@@ -36,7 +45,7 @@ export function buildRunMachine(session: RunSession, out: RunOutputs) {
         actors: {
           checkpoint,
           pendingExec: pendingExecMachine.provide({ actions: { sendAbort: (_, { id }) => out.emit(frames.execAbort(id)) } }),
-          commitResult: fromPromise(({ input }: { input: CommitResultInput }) => session.commitResult(input)),
+          commitResult: fromPromise(({ input }: { input: CommitResultInput }) => concise(() => session.commitResult(input))),
         },
         actions: { emitFrame },
       }),

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { killAllGateways, startGatewayProcess } from "../support/gateway-process.js";
@@ -7,10 +7,12 @@ import { killAllGateways, startGatewayProcess } from "../support/gateway-process
 const announcing = "test/support-selftest/fixtures/announcing-server.ts";
 
 describe("gateway child process harness", () => {
+  let dataDir: string;
+  beforeEach(async () => (dataDir = await mkdtemp(join(tmpdir(), "byok-selftest-"))));
+  afterEach(() => rm(dataDir, { recursive: true, force: true }));
   after(killAllGateways);
 
   it("starts the entry with serve flags, waits for the listening line and passes config and env", async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), "byok-selftest-"));
     const gw = await startGatewayProcess({
       entry: announcing,
       dataDir,
@@ -29,7 +31,6 @@ describe("gateway child process harness", () => {
   });
 
   it("reports an early exit with the child's stderr", async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), "byok-selftest-"));
     const started = startGatewayProcess({ entry: "test/support-selftest/fixtures/failing-server.ts", dataDir, config: "models: [" });
     const err = await started.then(() => undefined, (e: Error) => e);
     expect(err?.message).to.match(/exited early with code 3/);
@@ -37,7 +38,6 @@ describe("gateway child process harness", () => {
   });
 
   it("SIGKILLs and throws when the child ignores the stop signal", async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), "byok-selftest-"));
     const gw = await startGatewayProcess({ entry: announcing, dataDir, config: {}, env: { IGNORE_SIGTERM: "1" } });
     const err = await gw.stop("SIGTERM", 300).then(() => undefined, (e: Error) => e);
     expect(err?.message).to.match(/did not exit within 300 ms of SIGTERM/);
@@ -45,7 +45,6 @@ describe("gateway child process harness", () => {
   });
 
   it("killAllGateways ends every child still running", async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), "byok-selftest-"));
     const gw = await startGatewayProcess({ entry: announcing, dataDir, config: {} });
     await killAllGateways();
     expect(() => process.kill(gw.pid, 0)).to.throw();

@@ -4,15 +4,18 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { posix } from "node:path";
 import {
+  type DeleteResult,
   DeleteResultSchema,
   type ExecClientMessage,
   type ExecServerMessage,
   type GrepArgs,
+  type GrepResult,
   GrepResultSchema,
   type GrepUnionResult,
   GrepUnionResultSchema,
   type LsDirectoryTreeNode,
   LsDirectoryTreeNodeSchema,
+  type LsResult,
   LsResultSchema,
   type ReadResult,
   ReadResultSchema,
@@ -21,9 +24,6 @@ import {
   type WriteArgs,
   type WriteResult,
   WriteResultSchema,
-  type DeleteResult,
-  type GrepResult,
-  type LsResult,
 } from "../../proto/gen/agent/v1/agent_pb.js";
 
 export interface Workspace {
