@@ -1,0 +1,335 @@
+// How runs end, on the wire (seed 003 §22, §26.2–26.7; ARCHITECTURE invariants 1, 2, 8): provider failures end
+// with `unavailable` + aiserver.v1.ErrorDetails and nothing that looks like success; cancel and supersession end
+// `canceled` after aborting what runs; SIGTERM ends live runs as canceled and exits 0; credentials never leak.
+// The real gateway runs as a child process; only Cursor, the provider and the upstream are fakes.
+import { expect } from "chai";
+import { randomUUID } from "node:crypto";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ErrorDetails_Error } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
+import { createWorkspace } from "../support/client-workspace.js";
+import { CursorClient, type RunHandle } from "../support/cursor-client.js";
+import { type FakeOpenAI, startFakeOpenAI } from "../support/fake-openai.js";
+import { type GatewayProcess, killAllGateways, startGatewayProcess } from "../support/gateway-process.js";
+import { assertEndStreamInvariants, type RunEnd, textDeltas } from "../support/observed-frames.js";
+import { sharedFixture, sleep, waitUntil } from "../support/util.js";
+
+const MODEL_ID = "byok-e2e-endings";
+const API_KEY = "sk-e2e-endings-9c41f2d07b6a";
+const CLIENT_KEY = "sk-e2e-client-key-3e8a51c6";
+/** Nothing listens there: a run that tried to relay would fail loudly instead of reaching the real backend. */
+const DEAD_UPSTREAM = "http://127.0.0.1:9";
+
+/** What a successful text-only run ends with (seed 003 §21, §26.4): final blobs SET, turn_ended, staged, settled ×2. */
+const finalTail = (sets: number): string[] => [...Array<string>(sets).fill("kv_set"), "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok"];
+
+describe("e2e: how runs end", function () {
+  this.timeout(10_000);
+
+  let fake: FakeOpenAI;
+  let proxy: ConnectionWatch;
+  let dataDir: string;
+  let gw: GatewayProcess;
+  let client: CursorClient;
+
+  before(async () => {
+    fake = await startFakeOpenAI();
+    proxy = await watchConnections(Number(new URL(fake.baseUrl).port));
+    dataDir = await mkdtemp(join(tmpdir(), "byok-e2e-endings-"));
+    gw = await startGatewayProcess({
+      dataDir,
+      config: { models: [{ id: MODEL_ID, provider: "openai-chat", baseUrl: `${proxy.url}/v1`, apiKey: API_KEY, model: "gpt-e2e" }] },
+      upstream: DEAD_UPSTREAM,
+    });
+    client = new CursorClient(gw.url, {
+      workspace: createWorkspace({ "README.md": "# demo\n" }),
+      shell: (command) => (command === "tail -f server.log" ? [{ stdout: "listening on :8080\n", never: true }] : [{ stderr: `no script for ${command}\n`, exit: 127 }]),
+    });
+  });
+
+  after(async () => {
+    await killAllGateways();
+    await proxy?.close();
+    await fake?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  afterEach(function () {
+    expect(client.violations(), "client-side wire violations").to.deep.equal([]);
+    expect(fake.pending(), "every scripted provider turn was consumed").to.equal(0);
+    // Invariant 8: no key reaches a log line, whatever the test did.
+    if (this.currentTest?.state === "failed") return;
+    for (const key of [API_KEY, CLIENT_KEY]) expect(gw.stderrLines().join("\n")).not.to.include(key);
+  });
+
+  const conversation = (): string => `conv-endings-${randomUUID()}`;
+
+  it("provider HTTP 500 before the stream: unavailable EndStream with PROVIDER_ERROR details, and nothing else", async () => {
+    // The provider echoes the key in its error body; the gateway must redact it before it reaches the client.
+    fake.enqueue({ status: 500, body: JSON.stringify({ error: { message: `internal failure while serving key ${API_KEY}`, type: "server_error" } }) });
+    const run = client.startRun({ conversationId: conversation(), modelId: MODEL_ID, text: "hello" });
+    const end = failed(await run.done);
+
+    expect(run.kinds()).to.deep.equal(["end:unavailable"]);
+    expect(end.code).to.equal("unavailable");
+    expect(end.message).to.include("HTTP 500");
+    const details = end.errorDetails;
+    expect(details, "aiserver.v1.ErrorDetails attached").to.not.equal(undefined);
+    expect(details!.error).to.equal(ErrorDetails_Error.PROVIDER_ERROR);
+    expect(details!.details?.title).to.equal("Server Error");
+    expect(details!.details?.isRetryable).to.equal(true);
+    expect(details!.details?.detail).to.include("HTTP 500").and.include("internal failure");
+    expect(details!.isExpected).to.equal(false);
+    for (const text of [end.message, details!.details?.detail ?? "", details!.details?.additionalInfo?.toString() ?? ""]) {
+      expect(text).not.to.include(API_KEY);
+    }
+    expect(textDeltas(run.frames)).to.deep.equal([]);
+    assertEndStreamInvariants(run.frames);
+  });
+
+  it("bare EOF mid-stream: the partial text was shown, the run fails, and the next run never sees it", async () => {
+    const conversationId = conversation();
+    // A completed first run gives the client a checkpoint to come back with.
+    fake.enqueue({ text: "First answer.", usage: { prompt_tokens: 40, completion_tokens: 3 } });
+    const first = client.startRun({ conversationId, modelId: MODEL_ID, text: "first question" });
+    expect(await first.done).to.deep.equal({ ok: true });
+    const checkpoint = first.lastCheckpoint();
+    expect(checkpoint).to.not.equal(undefined);
+
+    fake.enqueue({ bareEof: true, text: "Half-done answ" });
+    const broken = client.startRun({ conversationId, modelId: MODEL_ID, text: "second question", checkpoint });
+    const end = failed(await broken.done);
+    expect(broken.kinds()).to.deep.equal(["text_delta", "end:unavailable"]);
+    expect(textDeltas(broken.frames)).to.deep.equal(["Half-done answ"]);
+    expect(end.errorDetails?.error).to.equal(ErrorDetails_Error.PROVIDER_ERROR);
+    expect(broken.checkpoints, "a failed run publishes no checkpoint").to.deep.equal([]);
+    assertEndStreamInvariants(broken.frames);
+
+    // The client retries with the last checkpoint it had: the first run's.
+    fake.enqueue({ text: "Second answer." });
+    const retry = client.startRun({ conversationId, modelId: MODEL_ID, text: "second question, again", checkpoint });
+    expect(await retry.done).to.deep.equal({ ok: true });
+    assertEndStreamInvariants(retry.frames);
+
+    const [firstRequest, brokenRequest, retryRequest] = fake.requests.slice(-3).map((r) => r.body as ChatBody);
+    const retryText = JSON.stringify(retryRequest!.messages);
+    expect(retryText).not.to.include("Half-done");
+    expect(retryText).not.to.include("second question\\n"); // the failed run's own user message is not history either
+    // Prefix-stable on top of the first run: its request, its answer, then this run's one user message.
+    expect(retryRequest!.messages.slice(0, firstRequest!.messages.length + 1)).to.deep.equal([
+      ...firstRequest!.messages,
+      { role: "assistant", content: "First answer." },
+    ]);
+    expect(retryRequest!.messages.length).to.equal(firstRequest!.messages.length + 2);
+    expect(retryRequest!.messages.at(-1)!.role).to.equal("user");
+    expect(brokenRequest!.messages.length).to.equal(firstRequest!.messages.length + 2);
+  });
+
+  it("finish_reason length fails the run as unavailable, with no turn_ended and no checkpoint", async () => {
+    fake.enqueue({ text: "This answer was cut", finish: "length", usage: { prompt_tokens: 30, completion_tokens: 8 } });
+    const run = client.startRun({ conversationId: conversation(), modelId: MODEL_ID, text: "write a long essay" });
+    const end = failed(await run.done);
+
+    expect(run.kinds()).to.deep.equal(["text_delta", "token_delta", "end:unavailable"]);
+    expect(end.message).to.match(/length/);
+    expect(end.errorDetails?.error).to.equal(ErrorDetails_Error.PROVIDER_ERROR);
+    expect(end.errorDetails?.details?.isRetryable).to.equal(true);
+    assertEndStreamInvariants(run.frames);
+  });
+
+  it("reasoning then EOF: thinking_completed is sent before the error EndStream", async () => {
+    // A real DeepSeek recording, cut after the role chunk and two reasoning chunks (no finish, no [DONE]).
+    const recorded = await readFile(sharedFixture("providers/openai-compatible/deepseek-reasoner-reasoning-content-then-text.sse"), "utf8");
+    const events = recorded.split("\n\n").filter((e) => e.startsWith("data: "));
+    const cut = join(dataDir, "reasoning-then-eof.sse");
+    await writeFile(cut, `${events.slice(0, 3).join("\n\n")}\n\n`);
+    fake.enqueue({ fixture: cut });
+    const run = client.startRun({ conversationId: conversation(), modelId: MODEL_ID, text: "think first" });
+    const end = failed(await run.done);
+
+    expect(run.kinds()).to.deep.equal(["thinking_delta", "thinking_delta", "thinking_completed", "end:unavailable"]);
+    expect(end.errorDetails?.error).to.equal(ErrorDetails_Error.PROVIDER_ERROR);
+    assertEndStreamInvariants(run.frames);
+  });
+
+  it("cancel during a never-ending Shell: one abort for that exec, then canceled, no turn_ended, no later checkpoint", async () => {
+    fake.enqueue({ toolCalls: [{ id: "call_tail", name: "Shell", args: { command: "tail -f server.log" } }] });
+    const run = client.startRun({ conversationId: conversation(), modelId: MODEL_ID, text: "watch the log" });
+    await run.waitForFrame("tool_call_delta"); // the shell's stdout reached the UI: it is running
+    const checkpointsBeforeCancel = run.checkpoints.length;
+    const framesBeforeCancel = run.frames.length;
+    await run.cancel("user pressed stop");
+    const end = failed(await run.done);
+
+    expect(end.code).to.equal("canceled");
+    const exec = run.execLog.find((e) => e.case === "shellStreamArgs");
+    expect(exec, "the shell was sent to the client").to.not.equal(undefined);
+    expect(run.aborts).to.deep.equal([exec!.id]);
+    expect(run.kinds().slice(framesBeforeCancel)).to.deep.equal(["abort", "end:canceled"]);
+    expect(run.checkpoints.length).to.equal(checkpointsBeforeCancel);
+    expect(run.kinds()).to.deep.equal([
+      "partial_tool_call", "partial_tool_call", "token_delta",
+      ...run.kinds().slice(3, run.kinds().indexOf("checkpoint")).map(() => "kv_set"),
+      "checkpoint", "tool_call_started", "exec:shell_stream_args", "tool_call_delta", "abort", "end:canceled",
+    ]);
+    assertEndStreamInvariants(run.frames);
+  });
+
+  it("a new run_request of the same conversation cancels the one waiting on a hanging provider", async () => {
+    const conversationId = conversation();
+    fake.enqueue({ hang: true });
+    const old = client.startRun({ conversationId, modelId: MODEL_ID, text: "slow question" });
+    const [hanging] = (await fake.waitForRequests(fake.requests.length + 1 - (fake.requests.length > 0 ? 0 : 0))).slice(-1);
+    expect(hanging).to.not.equal(undefined);
+    await old.waitForFrame("text_delta");
+    const oldConnection = proxy.lastActive();
+
+    fake.enqueue({ text: "Fresh answer." });
+    const fresh = client.startRun({ conversationId, modelId: MODEL_ID, text: "never mind, quick question" });
+    const [oldEnd, freshEnd] = await Promise.all([old.done, fresh.done]);
+
+    expect(failed(oldEnd).code).to.equal("canceled");
+    expect(old.kinds()).to.deep.equal(["text_delta", "end:canceled"]);
+    expect(old.checkpoints).to.deep.equal([]);
+    expect(freshEnd).to.deep.equal({ ok: true });
+    expect(fresh.kinds()).to.deep.equal(["text_delta", "token_delta", ...finalTail(fresh.kvLog.length)]);
+    expect(textDeltas(fresh.frames)).to.deep.equal(["Fresh answer."]);
+    assertEndStreamInvariants(old.frames);
+    assertEndStreamInvariants(fresh.frames);
+    // The gateway dropped the old provider request instead of leaving it to stream into nowhere.
+    await waitUntil(() => oldConnection.closed, 2_000, () => "the old provider connection is still open");
+  });
+
+  it("an unconfigured model without credentials ends failed_precondition naming the model", async () => {
+    const run = client.startRun({ conversationId: conversation(), modelId: "nobody-configured-this", text: "hi" });
+    const end = failed(await run.done);
+
+    expect(run.kinds()).to.deep.equal(["end:failed_precondition"]);
+    expect(end.message).to.include("nobody-configured-this");
+    assertEndStreamInvariants(run.frames);
+  });
+
+  it("an unconfigured model with requested_model credentials runs against that endpoint with that key", async () => {
+    const before = fake.requests.length;
+    fake.enqueue({ text: "Served with your key." });
+    const run = client.startRun({
+      conversationId: conversation(),
+      modelId: "client-brought-model",
+      text: "hi",
+      credentials: { apiKey: CLIENT_KEY, baseUrl: fake.baseUrl },
+    });
+    expect(await run.done).to.deep.equal({ ok: true });
+    expect(run.kinds()).to.deep.equal(["text_delta", "token_delta", ...finalTail(run.kvLog.length)]);
+    assertEndStreamInvariants(run.frames);
+
+    const [request] = fake.requests.slice(before);
+    expect(request!.url).to.equal("/v1/chat/completions");
+    expect(request!.headers.authorization).to.equal(`Bearer ${CLIENT_KEY}`);
+    expect((request!.body as ChatBody).model).to.equal("client-brought-model");
+  });
+});
+
+describe("e2e: SIGTERM while a run waits on its provider", function () {
+  this.timeout(10_000);
+
+  let fake: FakeOpenAI;
+  let dataDir: string;
+
+  before(async () => {
+    fake = await startFakeOpenAI();
+    dataDir = await mkdtemp(join(tmpdir(), "byok-e2e-sigterm-"));
+  });
+  after(async () => {
+    await killAllGateways();
+    await fake?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("ends the live run canceled and exits 0", async () => {
+    const gw = await startGatewayProcess({
+      dataDir,
+      config: { models: [{ id: MODEL_ID, provider: "openai-chat", baseUrl: fake.baseUrl, apiKey: API_KEY, model: "gpt-e2e" }] },
+      upstream: DEAD_UPSTREAM,
+    });
+    const client = new CursorClient(gw.url);
+    fake.enqueue({ hang: true });
+    const run = client.startRun({ conversationId: `conv-sigterm-${randomUUID()}`, modelId: MODEL_ID, text: "slow question" });
+    await run.waitForFrame("text_delta");
+
+    const [status, end] = await Promise.all([gw.stop("SIGTERM"), run.done]);
+    expect(status).to.deep.equal({ code: 0, signal: null });
+    expect(failed(end).code).to.equal("canceled");
+    expect(run.kinds()).to.deep.equal(["text_delta", "end:canceled"]);
+    assertEndStreamInvariants(run.frames);
+    expect(client.violations()).to.deep.equal([]);
+    expect(gw.stderrLines().join("\n")).not.to.include(API_KEY);
+  });
+});
+
+interface ChatBody {
+  model: string;
+  messages: Array<{ role: string; content: unknown }>;
+}
+
+function failed(end: RunEnd): Extract<RunEnd, { ok: false }> {
+  if (end.ok) throw new Error("expected the run to fail, it succeeded");
+  return end;
+}
+
+interface WatchedConnection {
+  lastClientDataAt: number;
+  closed: boolean;
+}
+
+interface ConnectionWatch {
+  url: string;
+  /** The connection that most recently carried bytes from the gateway (the request in flight). */
+  lastActive(): WatchedConnection;
+  close(): Promise<void>;
+}
+
+/**
+ * A TCP pass-through in front of the fake provider so a test can see when the gateway closes its provider
+ * connection (the fake does not report socket closes).
+ */
+async function watchConnections(targetPort: number): Promise<ConnectionWatch> {
+  const connections: WatchedConnection[] = [];
+  const sockets = new Set<Socket>();
+  let tick = 0;
+  const server: Server = createServer((downstream) => {
+    const watched: WatchedConnection = { lastClientDataAt: 0, closed: false };
+    connections.push(watched);
+    const upstream = new (downstream.constructor as typeof Socket)();
+    upstream.connect(targetPort, "127.0.0.1");
+    for (const s of [downstream, upstream]) sockets.add(s);
+    downstream.on("data", (chunk: Buffer) => {
+      watched.lastClientDataAt = ++tick;
+      upstream.write(chunk);
+    });
+    upstream.on("data", (chunk: Buffer) => downstream.write(chunk));
+    const closeBoth = (): void => {
+      watched.closed = true;
+      downstream.destroy();
+      upstream.destroy();
+    };
+    downstream.on("close", closeBoth);
+    upstream.on("close", closeBoth);
+    downstream.on("error", closeBoth);
+    upstream.on("error", closeBoth);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    lastActive: () => connections.reduce((a, b) => (b.lastClientDataAt > a.lastClientDataAt ? b : a)),
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await sleep(0);
+    },
+  };
+}
+
+export type { RunHandle };
