@@ -3,7 +3,7 @@
 // events; a newer run of a conversation cancels the older one, whose late events then reach a stopped actor.
 import { createActor, type Actor } from "xstate";
 import type { AgentClientMessage, AgentRunRequest, AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
-import { MAX_HELD_APPENDS, requestStreamMachine } from "../machines/request-stream.js";
+import { MAX_BACKLOG_FRAMES, MAX_HELD_APPENDS, requestStreamMachine } from "../machines/request-stream.js";
 import { runMachine, type RunEnd, type RunEvent } from "../machines/run.js";
 import type { EndStream } from "../transport/connect/end-stream.js";
 import { ConnectError } from "../transport/connect/errors.js";
@@ -144,7 +144,14 @@ export class AgentService {
     this.liveRuns.set(session.conversationId, handle);
     if (previous && !previous.finished) previous.actor.send({ type: "CANCEL", reason: "superseded by a newer run of this conversation" });
     const machine = buildRunMachine(session, {
-      emit: (message) => !handle.finished && entry.actor.send({ type: "OUTPUT", message }),
+      emit: (message) => {
+        if (handle.finished) return;
+        if (entry.actor.getSnapshot().context.backlog.length >= MAX_BACKLOG_FRAMES) {
+          handle.actor.send({ type: "FAIL", message: `the run exceeded ${MAX_BACKLOG_FRAMES} stream frames` });
+          return;
+        }
+        entry.actor.send({ type: "OUTPUT", message });
+      },
       finish: (end) => {
         if (handle.finished) return;
         handle.finished = true;

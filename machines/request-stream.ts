@@ -8,6 +8,8 @@ import type { EndStream } from "../transport/connect/end-stream.js";
 
 /** A gap larger than this many held messages is refused rather than buffered without bound. */
 export const MAX_HELD_APPENDS = 1024;
+/** Frames kept for replay; a run that would exceed it is failed by the engine (a captured long turn had ~3,200). */
+export const MAX_BACKLOG_FRAMES = 100_000;
 
 export interface RequestStreamContext {
   requestId: string;

@@ -18,7 +18,12 @@ export interface RunInput {
 /** What the run ended as; the engine turns it into the EndStream and the terminal store commit. */
 export type RunEnd =
   | { kind: "succeeded" }
-  | { kind: "failed"; code: "unavailable" | "invalid_argument" | "failed_precondition" | "internal"; message: string; cause: "provider" | "protocol" | "checkpoint" | "setup" }
+  | {
+      kind: "failed";
+      code: "unavailable" | "invalid_argument" | "failed_precondition" | "internal" | "resource_exhausted";
+      message: string;
+      cause: "provider" | "protocol" | "checkpoint" | "setup" | "limit";
+    }
   | { kind: "canceled"; reason: string };
 
 export interface PreparedRun {
@@ -32,7 +37,9 @@ export type RunEvent =
   | { type: "CLIENT_THROW"; id: number; error: string }
   | { type: "KV_SET_RESULT"; id: number; error?: string }
   | { type: "KV_GET_RESULT"; id: number; data: Uint8Array | undefined }
-  | { type: "CANCEL"; reason: string };
+  | { type: "CANCEL"; reason: string }
+  /** The engine cannot carry the run any further (e.g. its stream hit the backlog bound). */
+  | { type: "FAIL"; message: string };
 
 interface RunContext extends RunInput {
   callIndex: number;
@@ -41,6 +48,8 @@ interface RunContext extends RunInput {
   prepared: PreparedRun | undefined;
   lastCall: Extract<ModelCallOutput, { ok: true }> | undefined;
   gets: ReadonlyArray<{ id: number; blobId: Uint8Array; data?: Uint8Array }>;
+  /** A cancel or failure that arrived during a tool round, applied once the round has aborted its execs. */
+  interruption: RunEnd | undefined;
   end: RunEnd | undefined;
 }
 
@@ -76,6 +85,9 @@ const runSetup = setup({
         event.type === "KV_GET_RESULT" ? context.gets.map((g) => (g.id === event.id && event.data ? { ...g, data: event.data } : g)) : context.gets,
     }),
     forwardToRound: sendTo("toolRound", ({ event }) => event),
+    /** The round aborts its running execs before it ends; the run then takes the recorded interruption. */
+    cancelRound: sendTo("toolRound", { type: "CANCEL" }),
+    interrupt: assign({ interruption: (_, params: { end: RunEnd }) => params.end }),
     forwardToCheckpoint: enqueueActions(({ event, enqueue, system }) => {
       const checkpoint = system.get("checkpoint");
       if (checkpoint && event.type === "KV_SET_RESULT") enqueue.sendTo(checkpoint, event);
@@ -88,7 +100,8 @@ const runSetup = setup({
     }),
   },
   guards: {
-    ended: ({ context }) => context.end !== undefined,
+    endedFailed: ({ context }) => context.end?.kind === "failed",
+    endedCanceled: ({ context }) => context.end?.kind === "canceled",
     badGet: ({ context, event }) => {
       if (event.type !== "KV_GET_RESULT") return false;
       const g = context.gets.find((x) => x.id === event.id);
@@ -115,17 +128,22 @@ export const runMachine = runSetup.createMachine({
     prepared: undefined,
     lastCall: undefined,
     gets: [],
+    interruption: undefined,
     end: undefined,
   }),
   initial: "resolving",
   on: {
-    CANCEL: { target: ".canceled", actions: { type: "end", params: ({ event }) => ({ end: { kind: "canceled", reason: event.reason } }) } },
+    CANCEL: { actions: { type: "end", params: ({ event }) => ({ end: canceled(event.reason) }) } },
+    FAIL: { actions: { type: "end", params: ({ event }) => ({ end: limitFailure(event.message) }) } },
     KV_SET_RESULT: { actions: "forwardToCheckpoint" },
     CLIENT_EXEC: { actions: "checkLateExec" },
     CLIENT_STREAM_CLOSE: { actions: "checkLateExec" },
     CLIENT_THROW: { actions: "checkLateExec" },
   },
-  always: { guard: "ended", target: ".failed" },
+  always: [
+    { guard: "endedFailed", target: ".failed" },
+    { guard: "endedCanceled", target: ".canceled" },
+  ],
   states: {
     resolving: {
       invoke: {
@@ -216,8 +234,10 @@ export const runMachine = runSetup.createMachine({
           },
           {
             guard: ({ event }) => event.output.outcome.kind === "canceled",
-            target: "canceled",
-            actions: assign({ nextExecId: ({ event }) => event.output.nextExecId }),
+            actions: [
+              assign({ nextExecId: ({ event }) => event.output.nextExecId }),
+              { type: "end", params: ({ context }) => ({ end: context.interruption ?? canceled("canceled") }) },
+            ],
           },
           {
             actions: [
@@ -229,7 +249,8 @@ export const runMachine = runSetup.createMachine({
       },
       on: {
         // The round aborts its running execs before it ends; the run follows its outcome (003 §26.4).
-        CANCEL: { actions: ["forwardToRound", { type: "end", params: ({ event }) => ({ end: { kind: "canceled", reason: event.reason } }) }] },
+        CANCEL: { actions: [{ type: "interrupt", params: ({ event }) => ({ end: canceled(event.reason) }) }, "cancelRound"] },
+        FAIL: { actions: [{ type: "interrupt", params: ({ event }) => ({ end: limitFailure(event.message) }) }, "cancelRound"] },
         CLIENT_EXEC: { actions: "forwardToRound" },
         CLIENT_STREAM_CLOSE: { actions: "forwardToRound" },
         CLIENT_THROW: { actions: "forwardToRound" },
@@ -251,6 +272,9 @@ export const runMachine = runSetup.createMachine({
     canceled: { type: "final", entry: { type: "finish", params: ({ context }) => ({ end: context.end! }) } },
   },
 });
+
+const canceled = (reason: string): RunEnd => ({ kind: "canceled", reason });
+const limitFailure = (message: string): RunEnd => ({ kind: "failed", code: "resource_exhausted", cause: "limit", message });
 
 function modelFailure(output: ModelCallOutput): RunEnd {
   if (output.ok) return { kind: "failed", code: "internal", cause: "provider", message: "unexpected model output" };

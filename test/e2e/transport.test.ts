@@ -1,29 +1,115 @@
+// Wire-level transport behaviour of the real gateway process (seed 000 §1–§2, seed 001, 003 §2, §26.2, §31):
+// BidiAppend ordering and de-duplication, RunSSE attach order, reconnect replay, malformed appends, the gateway's
+// own /__byok/ routes, the relay to the upstream, and RunSSE frame compression.
+import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
 import { expect } from "chai";
+import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
+import { request, type IncomingHttpHeaders } from "node:http";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import {
+  type AgentClientMessage,
+  AgentClientMessageSchema,
+  AgentServerMessageSchema,
+} from "../../proto/gen/agent/v1/agent_pb.js";
+import { BidiAppendRequestSchema } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
+import type { ClientMessageInit } from "../support/client-responder.js";
 import { createWorkspace } from "../support/client-workspace.js";
-import { CursorClient } from "../support/cursor-client.js";
-import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.js";
+import { bidiAppendPath } from "../support/connect-wire.js";
+import { type AppendRecord, CursorClient, type HeldAppend, type RunHandle } from "../support/cursor-client.js";
+import { startFakeOpenAI, type FakeOpenAI, type StreamedTurn } from "../support/fake-openai.js";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.js";
 import { killAllGateways, startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
-import { assertEndStreamInvariants } from "../support/observed-frames.js";
+import { assertEndStreamInvariants, type ObservedFrame } from "../support/observed-frames.js";
+import { sleep, waitUntil } from "../support/util.js";
 
 const MODEL = "byok-e2e";
 
-describe("explore", () => {
+const TEXT_ONLY = ["text_delta", "token_delta", ...repeat("kv_set", 6), "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok"];
+/** A Read round up to the Exec the client must answer. */
+const READ_UNTIL_EXEC = ["partial_tool_call", "partial_tool_call", "token_delta", ...repeat("kv_set", 4), "checkpoint", "tool_call_started", "exec:read_args"];
+const READ_AFTER_EXEC = [
+  "tool_call_completed", ...repeat("kv_set", 4), "checkpoint",
+  "text_delta", "token_delta", ...repeat("kv_set", 3), "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok",
+];
+const READ_ROUND_TRIP = [...READ_UNTIL_EXEC, ...READ_AFTER_EXEC];
+const SHELL_ROUND_TRIP = [
+  "partial_tool_call", "partial_tool_call", "token_delta", ...repeat("kv_set", 4), "checkpoint",
+  "tool_call_started", "exec:shell_stream_args", "tool_call_delta", ...READ_AFTER_EXEC,
+];
+
+function repeat(kind: string, times: number): string[] {
+  return Array.from({ length: times }, () => kind);
+}
+
+const readTurn = (callId: string, path: string): StreamedTurn => ({ toolCalls: [{ id: callId, name: "Read", args: { path } }] });
+
+const clientMessage = (message: ClientMessageInit): AgentClientMessage => create(AgentClientMessageSchema, { message });
+
+const messageFrames = (frames: readonly ObservedFrame[], connection: number) =>
+  frames.filter((f): f is Extract<ObservedFrame, { kind: "message" }> => f.kind === "message" && f.connection === connection);
+const frameBytes = (f: Extract<ObservedFrame, { kind: "message" }>): string => Buffer.from(toBinary(AgentServerMessageSchema, f.message)).toString("hex");
+
+function expectClean(client: CursorClient, run: RunHandle): void {
+  assertEndStreamInvariants(run.frames);
+  expect(client.violations()).to.deep.equal([]);
+}
+
+interface RawResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** node:http on purpose: fetch hides hop-by-hop headers and decompresses bodies. */
+function httpCall(url: string, opts: { method: string; headers?: Record<string, string>; body?: Uint8Array[] }): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: opts.method, headers: opts.headers, agent: false }, (res) => {
+      const parts: Buffer[] = [];
+      res.on("data", (part: Buffer) => parts.push(part));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(parts) }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    for (const part of opts.body ?? []) req.write(part);
+    req.end();
+  });
+}
+
+function postAppend(baseUrl: string, body: Uint8Array | string, contentType = "application/proto"): Promise<RawResponse> {
+  return httpCall(new URL(bidiAppendPath, baseUrl).href, {
+    method: "POST",
+    headers: { "content-type": contentType, "connect-protocol-version": "1" },
+    body: [typeof body === "string" ? Buffer.from(body) : body],
+  });
+}
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe("e2e: transport (BidiAppend, RunSSE, relay)", function () {
+  this.timeout(10_000);
   let dataDir: string;
   let openai: FakeOpenAI;
   let upstream: FakeUpstream;
   let gw: GatewayProcess;
 
-  before(async () => {
+  before(async function () {
+    this.timeout(30_000);
     dataDir = await mkdtemp(join(tmpdir(), "byok-e2e-transport-"));
     openai = await startFakeOpenAI();
     upstream = await startFakeUpstream();
     gw = await startGatewayProcess({
       dataDir,
-      config: { models: [{ id: MODEL, provider: "openai-chat", baseUrl: openai.baseUrl, apiKey: "sk-e2e", model: "gpt-e2e" }] },
+      config: { models: [{ id: MODEL, provider: "openai-chat", baseUrl: openai.baseUrl, apiKey: "sk-e2e-transport", model: "gpt-e2e" }] },
       upstream: upstream.url,
     });
   });
@@ -34,27 +120,303 @@ describe("explore", () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it("read", async () => {
-    openai.enqueue({ toolCalls: [{ id: "call_r", name: "Read", args: { path: "a.txt" } }] }, { text: "done" });
-    const client = new CursorClient(gw.url, { workspace: createWorkspace({ "a.txt": "hello\n" }) });
-    const run = client.startRun({ conversationId: "x-1", modelId: MODEL, text: "read" });
-    console.log(await run.done);
-    console.log(run.kinds());
-    assertEndStreamInvariants(run.frames);
+  describe("BidiAppend ordering (seed 001, 003 §2)", () => {
+    it("holds appends after a missing append_seqno until it arrives, then processes them in order", async () => {
+      openai.enqueue(readTurn("call_ooo", "a.txt"), { text: "read it" });
+      let held: HeldAppend | undefined;
+      const client = new CursorClient(gw.url, {
+        workspace: createWorkspace({ "a.txt": "alpha\n" }),
+        // The read_result append is held back, so its stream_close (next seqno) reaches the gateway first.
+        hooks: { onExec: (_, { run }) => void (held = run.holdNextAppend()) },
+      });
+      const run = client.startRun({ conversationId: `transport-ooo-${randomUUID()}`, modelId: MODEL, text: "read a.txt" });
+
+      await run.waitForFrame("exec:read_args");
+      const resultSeqno = await held!.seqno();
+      await waitUntil(() => run.appends.some((a) => a.seqno === resultSeqno + 1n && a.response), 5_000, () => "stream_close was not ACKed");
+      const close = run.appends.find((a) => a.seqno === resultSeqno + 1n)!;
+      expect(close.message.message.case).to.equal("execClientControlMessage");
+      expect(close.response).to.deep.equal({ status: 200 });
+      // Processed out of order, the early stream_close would fail the run ("closed before its result").
+      await sleep(200);
+      expect(run.kinds()).to.deep.equal(READ_UNTIL_EXEC);
+
+      expect(await held!.release()).to.deep.equal({ status: 200 });
+      expect(await run.done).to.deep.equal({ ok: true });
+      expect(run.kinds()).to.deep.equal(READ_ROUND_TRIP);
+      const result = run.appends.find((a) => a.seqno === resultSeqno)!;
+      expect(result.sentAt).to.be.greaterThan(close.sentAt!);
+      const completed = run.frames.find((f) => f.kind === "message" && f.message.message.case === "interactionUpdate" && f.message.message.value.message.case === "toolCallCompleted")!;
+      expect(completed.at).to.be.greaterThan(result.sentAt!);
+      expectClean(client, run);
+    });
+
+    it("ACKs a duplicate append and ignores it: no second stdout delta, output reaches the model once", async () => {
+      openai.enqueue({ toolCalls: [{ id: "call_dup", name: "Shell", args: { command: "echo hello" } }] }, { text: "ran it" });
+      const requestsBefore = openai.requests.length;
+      // The exit comes late so the duplicate lands while the exec is still running.
+      const client = new CursorClient(gw.url, { shell: () => [{ stdout: "hello\n" }, { exit: 0, delayMs: 600 }] });
+      const run = client.startRun({ conversationId: `transport-dup-${randomUUID()}`, modelId: MODEL, text: "say hello" });
+
+      const isStdout = (a: AppendRecord) => {
+        const m = a.message.message;
+        return m.case === "execClientMessage" && m.value.message.case === "shellStream" && m.value.message.value.event.case === "stdout";
+      };
+      await waitUntil(() => run.appends.some((a) => isStdout(a) && a.response), 5_000, () => "stdout append was not ACKed");
+      const stdout = run.appends.find(isStdout)!;
+      expect(await run.resendAppend(stdout.seqno)).to.deep.equal({ status: 200 });
+      // A second run_request at seqno 1 on the live request is dropped by seqno, before the run ever sees it.
+      expect(await run.resendAppend(1n)).to.deep.equal({ status: 200 });
+
+      expect(await run.done).to.deep.equal({ ok: true });
+      expect(run.kinds()).to.deep.equal(SHELL_ROUND_TRIP);
+      expect(run.appends.filter(isStdout)).to.have.length(2); // it really was sent twice
+      const toolMessage = openai.requests[requestsBefore + 1]!.body.messages.at(-1);
+      expect(toolMessage).to.deep.equal({ role: "tool", tool_call_id: "call_dup", content: "Exit code: 0\n\nhello\n" });
+      expect(gw.stderrLines().filter((l) => l.includes(run.requestId) && l.includes("second run_request"))).to.deep.equal([]);
+      expectClean(client, run);
+    });
   });
-  it("text", async () => {
-    openai.enqueue({ text: "hi" });
-    const client = new CursorClient(gw.url);
-    const run = client.startRun({ conversationId: "x-2", modelId: MODEL, text: "hi" });
-    console.log(await run.done);
-    console.log(run.kinds(), run.frames.map((f) => f.kind === "message" && f.compressed));
+
+  describe("RunSSE attach order and reconnect (seed 000 §1, 001)", () => {
+    for (const runSseFirst of [false, true]) {
+      it(`runs to the end when ${runSseFirst ? "RunSSE opens before" : "the run_request append comes before"} the other`, async () => {
+        openai.enqueue({ text: `hello (runSseFirst ${runSseFirst})` });
+        const client = new CursorClient(gw.url);
+        const run = client.startRun({ conversationId: `transport-order-${runSseFirst}-${randomUUID()}`, modelId: MODEL, text: "hi", runSseFirst });
+        expect(await run.done).to.deep.equal({ ok: true });
+        expect(run.kinds()).to.deep.equal(TEXT_ONLY);
+        const firstFrameAt = run.frames[0]!.at;
+        const runRequestSentAt = run.appends[0]!.sentAt!;
+        if (runSseFirst) expect(runRequestSentAt).to.be.lessThan(firstFrameAt);
+        else expect(run.appends[0]!.response).to.deep.equal({ status: 200 });
+        expectClean(client, run);
+      });
+    }
+
+    it("replays the whole backlog to a reconnected RunSSE, then continues to the end", async () => {
+      openai.enqueue(readTurn("call_reconnect", "b.txt"), { text: "read b" });
+      let answer!: () => void;
+      const gate = new Promise<void>((resolve) => (answer = resolve));
+      const client = new CursorClient(gw.url, {
+        workspace: createWorkspace({ "b.txt": "beta\n" }),
+        hooks: { onExec: () => ({ holdUntil: gate }) },
+      });
+      const run = client.startRun({ conversationId: `transport-reconnect-${randomUUID()}`, modelId: MODEL, text: "read b.txt" });
+
+      await run.waitForFrame("exec:read_args");
+      const before = messageFrames(run.frames, 1);
+      run.disconnect();
+      await run.reconnect();
+      await waitUntil(() => messageFrames(run.frames, 2).length >= before.length, 5_000, () => "backlog was not replayed");
+      answer();
+
+      expect(await run.done).to.deep.equal({ ok: true });
+      expect(run.kinds()).to.deep.equal([...READ_UNTIL_EXEC, "disconnect", ...READ_ROUND_TRIP]);
+      const after = messageFrames(run.frames, 2);
+      expect(after.slice(0, before.length).map(frameBytes)).to.deep.equal(before.map(frameBytes));
+      expect(run.execLog).to.have.length(1); // the replayed Exec was recognised, not run twice
+      expectClean(client, run);
+    });
   });
-  it("shell", async () => {
-    openai.enqueue({ toolCalls: [{ id: "call_s", name: "Shell", args: { command: "echo hello" } }] }, { text: "done" });
-    const client = new CursorClient(gw.url, { shell: () => [{ stdout: "hello\n" }, { exit: 0, delayMs: 300 }] });
-    const run = client.startRun({ conversationId: "x-3", modelId: MODEL, text: "sh" });
-    console.log(await run.done);
-    console.log(run.kinds());
-    console.log(JSON.stringify(openai.requests[openai.requests.length - 1]!.body.messages.slice(-2)));
+
+  describe("malformed BidiAppend (seed 000 §2, 003 §26.2)", () => {
+    const someMessage = () => clientMessage({ case: "execClientMessage", value: { id: 1, message: { case: "readResult", value: {} } } });
+    const hexOf = (m: AgentClientMessage) => Buffer.from(toBinary(AgentClientMessageSchema, m)).toString("hex");
+    const appendBody = (fields: { data?: string; requestId?: string; seqno?: bigint }) =>
+      toBinary(
+        BidiAppendRequestSchema,
+        create(BidiAppendRequestSchema, {
+          data: fields.data ?? "",
+          requestId: fields.requestId === undefined ? undefined : { requestId: fields.requestId },
+          appendSeqno: fields.seqno ?? 1n,
+        }),
+      );
+    const runRequestHex = hexOf(clientMessage({ case: "runRequest", value: { conversationId: "transport-malformed", modelDetails: { modelId: MODEL } } }));
+
+    const cases: Array<{ name: string; body: () => Uint8Array; message: RegExp }> = [
+      { name: "data with non-hex characters", body: () => appendBody({ data: `zz${runRequestHex}`, requestId: randomUUID() }), message: /^BidiAppend data is not valid hex$/ },
+      { name: "odd-length hex data", body: () => appendBody({ data: runRequestHex.slice(0, -1), requestId: randomUUID() }), message: /^BidiAppend data is not valid hex$/ },
+      {
+        name: "truncated protobuf in data",
+        body: () => appendBody({ data: runRequestHex.slice(0, -2), requestId: randomUUID() }),
+        message: /^BidiAppend data is not a valid AgentClientMessage: premature EOF/,
+      },
+      { name: "a body that is not a BidiAppendRequest", body: () => Uint8Array.of(0x0f, 0x01, 0x02), message: /^BidiAppend body is not a valid BidiAppendRequest: / },
+      { name: "no request_id", body: () => appendBody({ data: runRequestHex }), message: /^BidiAppend carries no request_id$/ },
+      { name: "no data at all", body: () => appendBody({ requestId: randomUUID() }), message: /^BidiAppend carries no data$/ },
+      {
+        name: "an exec result for an unknown request_id",
+        body: () => appendBody({ data: hexOf(someMessage()), requestId: randomUUID(), seqno: 2n }),
+        message: /^unknown request_id ".+": the first message of a request must be a run_request$/,
+      },
+    ];
+
+    for (const c of cases) {
+      it(`answers ${c.name} with a Connect invalid_argument error`, async () => {
+        const res = await postAppend(gw.url, c.body());
+        expect(res.status).to.equal(400);
+        expect(res.headers["content-type"]).to.match(/^application\/json/);
+        const error = JSON.parse(res.body.toString("utf8")) as { code: string; message: string };
+        expect(error.code).to.equal("invalid_argument");
+        expect(error.message).to.match(c.message);
+      });
+    }
+
+    it("keeps serving runs after the malformed appends", async () => {
+      openai.enqueue({ text: "still here" });
+      const client = new CursorClient(gw.url);
+      const run = client.startRun({ conversationId: `transport-after-malformed-${randomUUID()}`, modelId: MODEL, text: "hi" });
+      expect(await run.done).to.deep.equal({ ok: true });
+      expect(run.kinds()).to.deep.equal(TEXT_ONLY);
+      expectClean(client, run);
+    });
+
+    it("accepts a JSON-encoded BidiAppend (content-type application/json) and routes its message", async () => {
+      openai.enqueue(readTurn("call_json", "c.txt"));
+      const client = new CursorClient(gw.url, { hooks: { onExec: () => ({ silent: true }) } });
+      const run = client.startRun({ conversationId: `transport-json-${randomUUID()}`, modelId: MODEL, text: "read c.txt" });
+      await run.waitForFrame("exec:read_args");
+      await run.appendsSettled();
+
+      const seqno = run.appends.reduce((max, a) => (a.seqno > max ? a.seqno : max), 0n) + 1n;
+      const cancel = clientMessage({ case: "conversationAction", value: { action: { case: "cancelAction", value: { reason: "canceled over JSON" } } } });
+      const json = toJsonString(
+        BidiAppendRequestSchema,
+        create(BidiAppendRequestSchema, { data: hexOf(cancel), requestId: { requestId: run.requestId }, appendSeqno: seqno }),
+      );
+      const res = await postAppend(gw.url, json, "application/json");
+      expect(res.status).to.equal(200);
+      expect(res.headers["content-type"]).to.match(/^application\/json/);
+      expect(JSON.parse(res.body.toString("utf8"))).to.deep.equal({});
+
+      expect(await run.done).to.deep.equal({ ok: false, code: "canceled", message: "canceled over JSON", errorDetails: undefined });
+      expect(run.kinds()).to.deep.equal([...READ_UNTIL_EXEC, "abort", "end:canceled"]);
+      expect(run.aborts).to.deep.equal([run.execLog[0]!.id]);
+      expectClean(client, run);
+    });
+  });
+
+  describe("gateway routes (ARCHITECTURE external contract)", () => {
+    it("GET /__byok/health answers 200 JSON with status ok", async () => {
+      const res = await fetch(`${gw.url}/__byok/health`);
+      expect(res.status).to.equal(200);
+      expect(res.headers.get("content-type")).to.match(/^application\/json/);
+      expect(await res.json()).to.include({ status: "ok", name: "byok-gateway" });
+      expect(upstream.requests.some((r) => r.url.startsWith("/__byok/"))).to.equal(false);
+    });
+
+    it("an unknown /__byok/ path answers 404 JSON and is not relayed", async () => {
+      const res = await fetch(`${gw.url}/__byok/x`, { method: "POST", body: "{}" });
+      expect(res.status).to.equal(404);
+      expect(res.headers.get("content-type")).to.match(/^application\/json/);
+      expect(await res.json()).to.deep.equal({ code: "not_found", message: "no gateway route POST /__byok/x" });
+      expect(upstream.requests.some((r) => r.url.startsWith("/__byok/"))).to.equal(false);
+    });
+  });
+
+  describe("relay to the upstream (seed 003 §31)", () => {
+    it("forwards method, path, query, end-to-end headers and body, and returns the upstream's answer untouched", async () => {
+      const answer = Uint8Array.from([0x0a, 0x03, 0x61, 0x62, 0x63, 0x00, 0xff]);
+      upstream.enqueue({ status: 207, headers: { "content-type": "application/proto", "x-upstream": "yes" }, body: answer });
+      const seen = upstream.requests.length;
+      const res = await httpCall(`${gw.url}/aiserver.v1.AiService/GetModels?x=1&y=two`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/proto",
+          authorization: "Bearer cursor-session-token",
+          "x-cursor-client-version": "3.16.17",
+          connection: "keep-alive, x-hop-named",
+          "keep-alive": "timeout=5",
+          "x-hop-named": "dropped because Connection names it",
+          te: "trailers",
+        },
+        body: [Buffer.from([1, 2, 3]), Buffer.from("rest of the body")], // chunked on the way in
+      });
+
+      expect(res.status).to.equal(207);
+      expect(res.headers["x-upstream"]).to.equal("yes");
+      expect(res.headers["content-type"]).to.equal("application/proto");
+      expect(new Uint8Array(res.body)).to.deep.equal(answer);
+
+      const [got] = (await upstream.waitForRequests(seen + 1)).slice(seen);
+      expect(got!.method).to.equal("POST");
+      expect(got!.url).to.equal("/aiserver.v1.AiService/GetModels?x=1&y=two");
+      expect(got!.body).to.deep.equal(Buffer.concat([Buffer.from([1, 2, 3]), Buffer.from("rest of the body")]));
+      expect(got!.headers).to.include({
+        host: new URL(upstream.url).host,
+        "content-type": "application/proto",
+        authorization: "Bearer cursor-session-token",
+        "x-cursor-client-version": "3.16.17",
+      });
+      for (const hop of ["keep-alive", "x-hop-named", "te"]) expect(got!.headers, hop).not.to.have.property(hop);
+    });
+
+    it("passes gzip-encoded bodies through byte for byte, both ways", async () => {
+      const responseBody = gzipSync(Buffer.from(JSON.stringify({ models: ["a", "b", "c"] })));
+      const requestBody = gzipSync(Buffer.from("request payload ".repeat(20)));
+      upstream.enqueue({ status: 200, headers: { "content-type": "application/json", "content-encoding": "gzip" }, body: responseBody });
+      const seen = upstream.requests.length;
+      const res = await httpCall(`${gw.url}/aiserver.v1.AiService/AvailableModels`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "content-encoding": "gzip", "accept-encoding": "gzip" },
+        body: [requestBody],
+      });
+      expect(res.status).to.equal(200);
+      expect(res.headers["content-encoding"]).to.equal("gzip");
+      expect(res.body).to.deep.equal(responseBody);
+      const [got] = (await upstream.waitForRequests(seen + 1)).slice(seen);
+      expect(got!.headers["content-encoding"]).to.equal("gzip");
+      expect(got!.body).to.deep.equal(requestBody);
+    });
+
+    it("answers 502 JSON unavailable when the upstream cannot be reached", async () => {
+      const unreachableDir = await mkdtemp(join(tmpdir(), "byok-e2e-unreachable-"));
+      const unreachable = await startGatewayProcess({
+        dataDir: unreachableDir,
+        config: { models: [] },
+        upstream: `http://127.0.0.1:${await closedPort()}`,
+      });
+      try {
+        const res = await httpCall(`${unreachable.url}/aiserver.v1.AiService/GetModels?x=1`, { method: "POST", body: [Buffer.from("x")] });
+        expect(res.status).to.equal(502);
+        expect(res.headers["content-type"]).to.match(/^application\/json/);
+        const body = JSON.parse(res.body.toString("utf8")) as { code: string; message: string };
+        expect(body.code).to.equal("unavailable");
+        expect(body.message).to.match(/^upstream unreachable: .*ECONNREFUSED/);
+        await waitUntil(() => unreachable.stderrLines().some((l) => l.includes("relay upstream unreachable")), 2_000, () => "no relay error log line");
+      } finally {
+        await unreachable.stop();
+        await rm(unreachableDir, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe("RunSSE compression (seed 000 §1.2)", () => {
+    const isLarge = (f: Extract<ObservedFrame, { kind: "message" }>) => toBinary(AgentServerMessageSchema, f.message).length >= 1024;
+
+    it("gzips exactly the frames of 1 KiB or more when the client accepts gzip", async () => {
+      openai.enqueue({ text: "compressed?" });
+      const client = new CursorClient(gw.url, { acceptGzip: true });
+      const run = client.startRun({ conversationId: `transport-gzip-${randomUUID()}`, modelId: MODEL, text: "hi" });
+      expect(await run.done).to.deep.equal({ ok: true });
+      expect(run.kinds()).to.deep.equal(TEXT_ONLY);
+      const messages = messageFrames(run.frames, 1);
+      expect(messages.filter((f) => f.compressed).length).to.be.greaterThan(0);
+      expect(messages.map((f) => f.compressed)).to.deep.equal(messages.map(isLarge));
+      expectClean(client, run);
+    });
+
+    it("sends every frame uncompressed when the client does not accept gzip", async () => {
+      openai.enqueue({ text: "plain" });
+      const client = new CursorClient(gw.url, { acceptGzip: false });
+      const run = client.startRun({ conversationId: `transport-plain-${randomUUID()}`, modelId: MODEL, text: "hi" });
+      expect(await run.done).to.deep.equal({ ok: true });
+      expect(run.kinds()).to.deep.equal(TEXT_ONLY);
+      const messages = messageFrames(run.frames, 1);
+      expect(messages.some(isLarge)).to.equal(true);
+      expect(messages.some((f) => f.compressed)).to.equal(false);
+      expectClean(client, run);
+    });
   });
 });
