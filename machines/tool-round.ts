@@ -162,6 +162,30 @@ const abortRunning = toolRoundSetup.createAction(
   }),
 );
 
+/** A state that publishes one checkpoint of the round, then moves on; a refused checkpoint ends the round. */
+function checkpointState(kind: "staged" | "settled", next: "running" | "ended") {
+  return toolRoundSetup.createStateConfig({
+    invoke: {
+      src: "checkpoint",
+      systemId: "checkpoint",
+      input: ({ context }) => ({ kind, kvIdBase: context.nextKvId }),
+      onDone: [
+        {
+          guard: { type: "checkpointRefused", params: ({ event }) => ({ output: event.output }) },
+          target: "ended",
+          actions: [
+            { type: "takeKvIds", params: ({ event }) => ({ nextKvId: event.output.nextKvId }) },
+            { type: "checkpointFailed", params: ({ event }) => ({ message: event.output.error ?? `${kind} checkpoint failed` }) },
+          ],
+        },
+        { target: next, actions: { type: "takeKvIds", params: ({ event }) => ({ nextKvId: event.output.nextKvId }) } },
+      ],
+    },
+    on: { CANCEL: { target: "ended", actions: "markCanceled" } },
+    always: { guard: "hasFailed", target: "ended" },
+  });
+}
+
 export const toolRoundMachine = toolRoundSetup.createMachine({
   id: "toolRound",
   context: ({ input }) => ({
@@ -180,23 +204,7 @@ export const toolRoundMachine = toolRoundSetup.createMachine({
   },
   initial: "staging",
   states: {
-    staging: {
-      invoke: {
-        src: "checkpoint",
-        systemId: "checkpoint",
-        input: ({ context }) => ({ kind: "staged" as const, kvIdBase: context.nextKvId }),
-        onDone: [
-          {
-            guard: { type: "checkpointRefused", params: ({ event }) => ({ output: event.output }) },
-            target: "ended",
-            actions: [{ type: "takeKvIds", params: ({ event }) => ({ nextKvId: event.output.nextKvId }) }, { type: "checkpointFailed", params: ({ event }) => ({ message: event.output.error ?? "staged checkpoint failed" }) }],
-          },
-          { target: "running", actions: { type: "takeKvIds", params: ({ event }) => ({ nextKvId: event.output.nextKvId }) } },
-        ],
-      },
-      on: { CANCEL: { target: "ended", actions: "markCanceled" } },
-      always: { guard: "hasFailed", target: "ended" },
-    },
+    staging: checkpointState("staged", "running"),
     running: {
       entry: runEffects,
       on: {
@@ -211,23 +219,7 @@ export const toolRoundMachine = toolRoundSetup.createMachine({
         { guard: "allCallsSettled", target: "settling" },
       ],
     },
-    settling: {
-      invoke: {
-        src: "checkpoint",
-        systemId: "checkpoint",
-        input: ({ context }) => ({ kind: "settled" as const, kvIdBase: context.nextKvId }),
-        onDone: [
-          {
-            guard: { type: "checkpointRefused", params: ({ event }) => ({ output: event.output }) },
-            target: "ended",
-            actions: [{ type: "takeKvIds", params: ({ event }) => ({ nextKvId: event.output.nextKvId }) }, { type: "checkpointFailed", params: ({ event }) => ({ message: event.output.error ?? "settled checkpoint failed" }) }],
-          },
-          { target: "ended", actions: { type: "takeKvIds", params: ({ event }) => ({ nextKvId: event.output.nextKvId }) } },
-        ],
-      },
-      on: { CANCEL: { target: "ended", actions: "markCanceled" } },
-      always: { guard: "hasFailed", target: "ended" },
-    },
+    settling: checkpointState("settled", "ended"),
     ended: { type: "final" },
   },
   output: ({ context }) => ({ outcome: context.outcome, nextExecId: context.nextExecId, nextKvId: context.nextKvId }),
