@@ -99,6 +99,13 @@ export class RunSession {
   }
 
   recordModelCall(turn: AssistantTurn | undefined, usage: Usage | undefined): void {
+    this.deps.log.info("provider call completed", {
+      request_id: this.requestId,
+      ok: turn !== undefined,
+      tool_count: turn?.toolCalls.length ?? 0,
+      input_tokens: usage?.inputTokens,
+      output_tokens: usage?.outputTokens,
+    });
     if (usage) {
       this.lastUsage = usage;
       this.totalUsage = addUsage(this.totalUsage, usage);

@@ -22,8 +22,13 @@ const CLIENT_KEY = "sk-e2e-client-key-3e8a51c6";
 /** Nothing listens there: a run that tried to relay would fail loudly instead of reaching the real backend. */
 const DEAD_UPSTREAM = "http://127.0.0.1:9";
 
-/** What a successful text-only run ends with (seed 003 §21, §26.4): final blobs SET, turn_ended, staged, settled ×2. */
-const finalTail = (sets: number): string[] => [...Array<string>(sets).fill("kv_set"), "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok"];
+const repeat = (kind: string, times: number): string[] => Array<string>(times).fill(kind);
+/**
+ * A conversation's first run answered with plain text (seed 003 §21, §26.4): the six new blobs (system and runtime
+ * user roots, user message, assistant root, assistant step, turn) SET and acknowledged, then turn_ended, the staged
+ * checkpoint, the settled one and its repeat, then EndStream {}.
+ */
+const firstTextRun = ["text_delta", "token_delta", ...repeat("kv_set", 6), "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok"];
 
 describe("e2e: how runs end", function () {
   this.timeout(10_000);
@@ -119,7 +124,6 @@ describe("e2e: how runs end", function () {
     expect(retryText).not.to.include("question B"); // the failed run's user message is not history either
     expect(retryText).to.include("question C");
     expect(JSON.stringify(brokenRequest!.messages)).to.include("question B");
-    console.log(JSON.stringify(retryRequest, null, 1).slice(0, 3000), first.kinds(), retry.kinds());
     // Prefix-stable on top of the first run: its request, its answer, then this run's one user message.
     expect(retryRequest!.messages.slice(0, firstRequest!.messages.length + 1)).to.deep.equal([
       ...firstRequest!.messages,
@@ -174,8 +178,8 @@ describe("e2e: how runs end", function () {
     expect(run.checkpoints.length).to.equal(checkpointsBeforeCancel);
     expect(run.kinds()).to.deep.equal([
       "partial_tool_call", "partial_tool_call", "token_delta",
-      ...run.kinds().slice(3, run.kinds().indexOf("checkpoint")).map(() => "kv_set"),
-      "checkpoint", "tool_call_started", "exec:shell_stream_args", "tool_call_delta", "abort", "end:canceled",
+      ...repeat("kv_set", 4), "checkpoint", // the staged checkpoint, published before the tool runs (003 §19.3)
+      "tool_call_started", "exec:shell_stream_args", "tool_call_delta", "abort", "end:canceled",
     ]);
     assertEndStreamInvariants(run.frames);
   });
@@ -188,6 +192,7 @@ describe("e2e: how runs end", function () {
     await fake.waitForRequests(requestsBefore + 1);
     await old.waitForFrame("text_delta");
     const oldConnection = proxy.lastActive();
+    expect(oldConnection.closed, "the hanging provider connection is open while the old run waits").to.equal(false);
 
     fake.enqueue({ text: "Fresh answer." });
     const fresh = client.startRun({ conversationId, modelId: MODEL_ID, text: "never mind, quick question" });
@@ -197,8 +202,12 @@ describe("e2e: how runs end", function () {
     expect(old.kinds()).to.deep.equal(["text_delta", "end:canceled"]);
     expect(old.checkpoints).to.deep.equal([]);
     expect(freshEnd).to.deep.equal({ ok: true });
-    expect(fresh.kinds()).to.deep.equal(["text_delta", "token_delta", ...finalTail(fresh.kvLog.length)]);
+    expect(fresh.kinds()).to.deep.equal(firstTextRun);
     expect(textDeltas(fresh.frames)).to.deep.equal(["Fresh answer."]);
+    // The new run's provider request knows nothing of the old run: system prompt and its own user message only.
+    const freshRequest = fake.requests.at(-1)!.body as ChatBody;
+    expect(freshRequest.messages.map((m) => m.role)).to.deep.equal(["system", "user"]);
+    expect(JSON.stringify(freshRequest.messages)).to.include("quick question").and.not.include("slow question");
     assertEndStreamInvariants(old.frames);
     assertEndStreamInvariants(fresh.frames);
     // The gateway dropped the old provider request instead of leaving it to stream into nowhere.
@@ -224,7 +233,7 @@ describe("e2e: how runs end", function () {
       credentials: { apiKey: CLIENT_KEY, baseUrl: fake.baseUrl },
     });
     expect(await run.done).to.deep.equal({ ok: true });
-    expect(run.kinds()).to.deep.equal(["text_delta", "token_delta", ...finalTail(run.kvLog.length)]);
+    expect(run.kinds()).to.deep.equal(firstTextRun);
     assertEndStreamInvariants(run.frames);
 
     const [request] = fake.requests.slice(before);

@@ -35,6 +35,7 @@ export class CheckpointBuilder {
   private readonly steps: Uint8Array[] = [];
   private readonly onClient = new Set<string>();
   private fresh: BlobPut[] = [];
+  private readonly freshIds = new Set<string>();
   private freshEdges: BlobEdge[] = [];
   private readonly userMessageId: Uint8Array;
 
@@ -99,12 +100,13 @@ export class CheckpointBuilder {
     const stateBlob = { id: blobId(data), data, kind: BlobKinds.Checkpoint };
     this.edge(stateBlob.id, turnId, EdgeKinds.CheckpointTurn, state.turns.length - 1);
     this.roots.forEach((root, i) => {
-      if (this.fresh.some((b) => hex(b.id) === hex(root))) this.edge(stateBlob.id, root, EdgeKinds.CheckpointRootPrompt, i);
+      if (this.freshIds.has(hex(root))) this.edge(stateBlob.id, root, EdgeKinds.CheckpointRootPrompt, i);
     });
 
     const sets = this.fresh;
     const edges = this.freshEdges;
     this.fresh = [];
+    this.freshIds.clear();
     this.freshEdges = [];
     for (const b of sets) this.onClient.add(hex(b.id));
     return { state, stateBlob, sets, edges };
@@ -117,7 +119,10 @@ export class CheckpointBuilder {
   private put(data: Uint8Array, kind: number): Uint8Array {
     const id = blobId(data);
     const key = hex(id);
-    if (!this.onClient.has(key) && !this.fresh.some((b) => hex(b.id) === key)) this.fresh.push({ id, data, kind });
+    if (!this.onClient.has(key) && !this.freshIds.has(key)) {
+      this.fresh.push({ id, data, kind });
+      this.freshIds.add(key);
+    }
     return id;
   }
 
