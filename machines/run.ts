@@ -108,6 +108,12 @@ const runSetup = setup({
       return !g || !event.data || hex(sha256(event.data)) !== hex(g.blobId);
     },
     allFetched: ({ context }) => context.gets.every((g) => g.data !== undefined),
+    nothingMissing: (_, params: { missing: Uint8Array[] }) => params.missing.length === 0,
+    callFailed: (_, params: { output: ModelCallOutput }) => !params.output.ok,
+    callWantsTools: (_, params: { output: ModelCallOutput }) => params.output.ok && params.output.reason === "toolUse",
+    roundSettled: (_, params: { outcome: { kind: string } }) => params.outcome.kind === "ok",
+    roundCanceled: (_, params: { outcome: { kind: string } }) => params.outcome.kind === "canceled",
+    checkpointPublished: (_, params: { ok: boolean }) => params.ok,
   },
   delays: { kvGetDeadline: 30_000 },
 });
@@ -149,7 +155,7 @@ export const runMachine = runSetup.createMachine({
       invoke: {
         src: "findMissingBlobs",
         onDone: [
-          { guard: ({ event }) => event.output.length === 0, target: "preparing" },
+          { guard: { type: "nothingMissing", params: ({ event }) => ({ missing: event.output }) }, target: "preparing" },
           {
             target: "fetchingBlobs",
             actions: assign(({ context, event }) => ({
@@ -191,14 +197,14 @@ export const runMachine = runSetup.createMachine({
         }),
         onDone: [
           {
-            guard: ({ event }) => !event.output.ok,
+            guard: { type: "callFailed", params: ({ event }) => ({ output: event.output }) },
             actions: [
               { type: "recordModelCall", params: ({ event }) => ({ output: event.output }) },
               { type: "end", params: ({ event }) => ({ end: modelFailure(event.output) }) },
             ],
           },
           {
-            guard: ({ event }) => event.output.ok && event.output.reason === "toolUse",
+            guard: { type: "callWantsTools", params: ({ event }) => ({ output: event.output }) },
             target: "toolRound",
             actions: [
               { type: "recordModelCall", params: ({ event }) => ({ output: event.output }) },
@@ -228,12 +234,12 @@ export const runMachine = runSetup.createMachine({
         }),
         onDone: [
           {
-            guard: ({ event }) => event.output.outcome.kind === "ok",
+            guard: { type: "roundSettled", params: ({ event }) => ({ outcome: event.output.outcome }) },
             target: "calling",
             actions: assign(({ context, event }) => ({ nextExecId: event.output.nextExecId, nextKvId: event.output.nextKvId, callIndex: context.callIndex + 1 })),
           },
           {
-            guard: ({ event }) => event.output.outcome.kind === "canceled",
+            guard: { type: "roundCanceled", params: ({ event }) => ({ outcome: event.output.outcome }) },
             actions: [
               assign({ nextExecId: ({ event }) => event.output.nextExecId }),
               { type: "end", params: ({ context }) => ({ end: context.interruption ?? canceled("canceled") }) },
@@ -262,7 +268,7 @@ export const runMachine = runSetup.createMachine({
         systemId: "checkpoint",
         input: ({ context }) => ({ kind: "final" as const, kvIdBase: context.nextKvId }),
         onDone: [
-          { guard: ({ event }) => event.output.ok, target: "succeeded", actions: { type: "end", params: { end: { kind: "succeeded" } } } },
+          { guard: { type: "checkpointPublished", params: ({ event }) => ({ ok: event.output.ok }) }, target: "succeeded", actions: { type: "end", params: { end: { kind: "succeeded" } } } },
           { actions: { type: "end", params: ({ event }) => ({ end: { kind: "failed", code: "unavailable", cause: "checkpoint", message: event.output.error ?? "final checkpoint failed" } }) } },
         ],
       },

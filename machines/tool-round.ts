@@ -163,7 +163,7 @@ const abortRunning = toolRoundSetup.createAction(
 );
 
 /** A state that publishes one checkpoint of the round, then moves on; a refused checkpoint ends the round. */
-function checkpointState(kind: "staged" | "settled", next: "running" | "ended") {
+function checkpointState(kind: "staged" | "settled", next: "running" | "settled") {
   return toolRoundSetup.createStateConfig({
     invoke: {
       src: "checkpoint",
@@ -172,7 +172,7 @@ function checkpointState(kind: "staged" | "settled", next: "running" | "ended") 
       onDone: [
         {
           guard: { type: "checkpointRefused", params: ({ event }) => ({ output: event.output }) },
-          target: "ended",
+          target: "failed",
           actions: [
             { type: "takeKvIds", params: ({ event }) => ({ nextKvId: event.output.nextKvId }) },
             { type: "checkpointFailed", params: ({ event }) => ({ message: event.output.error ?? `${kind} checkpoint failed` }) },
@@ -181,8 +181,8 @@ function checkpointState(kind: "staged" | "settled", next: "running" | "ended") 
         { target: next, actions: { type: "takeKvIds", params: ({ event }) => ({ nextKvId: event.output.nextKvId }) } },
       ],
     },
-    on: { CANCEL: { target: "ended", actions: "markCanceled" } },
-    always: { guard: "hasFailed", target: "ended" },
+    on: { CANCEL: { target: "canceled", actions: "markCanceled" } },
+    always: { guard: "hasFailed", target: "failed" },
   });
 }
 
@@ -212,15 +212,17 @@ export const toolRoundMachine = toolRoundSetup.createMachine({
         EXEC_FAILED: { actions: { type: "protocolError", params: ({ event }) => ({ message: event.message }) } },
         "xstate.done.actor.commit.*": { actions: settle },
         "xstate.error.actor.commit.*": { actions: { type: "checkpointFailed", params: ({ event }: { event: ToolRoundEvent }) => ({ message: `tool result commit failed: ${String((event as { error: unknown }).error)}` }) } },
-        CANCEL: { target: "ended", actions: [abortRunning, "markCanceled"] },
+        CANCEL: { target: "canceled", actions: [abortRunning, "markCanceled"] },
       },
       always: [
-        { guard: "hasFailed", target: "ended", actions: abortRunning },
+        { guard: "hasFailed", target: "failed", actions: abortRunning },
         { guard: "allCallsSettled", target: "settling" },
       ],
     },
-    settling: checkpointState("settled", "ended"),
-    ended: { type: "final" },
+    settling: checkpointState("settled", "settled"),
+    settled: { type: "final" },
+    failed: { type: "final" },
+    canceled: { type: "final" },
   },
   output: ({ context }) => ({ outcome: context.outcome, nextExecId: context.nextExecId, nextKvId: context.nextKvId }),
 });

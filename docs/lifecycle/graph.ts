@@ -56,9 +56,13 @@ function readEdges(node: AnyStateNode, machineId: string, out: Edge[]): Edge[] {
   return out;
 }
 
+/** Transitions declared on the machine itself apply in every state: drawn from one "any state" node. */
+const ANY = "any_state";
+const fromRoot = (machine: AnyStateMachine, edges: Edge[]) => edges.map((e) => (e.from === safeId(machine.root.id) ? { ...e, from: ANY } : e));
+
 export function toMermaid(machine: AnyStateMachine): string {
   const root = readNode(machine.root);
-  const edges = readEdges(machine.root, machine.id, []);
+  const edges = fromRoot(machine, readEdges(machine.root, machine.id, []));
   const lines = ["stateDiagram-v2"];
   const emit = (n: Node, depth: number) => {
     const pad = "  ".repeat(depth);
@@ -77,13 +81,14 @@ export function toMermaid(machine: AnyStateMachine): string {
   };
   if (root.initial) lines.push(`  [*] --> ${root.initial}`);
   for (const child of root.children) emit(child, 1);
+  if (edges.some((e) => e.from === ANY)) lines.push(`  state "any state" as ${ANY}`);
   for (const e of edges) lines.push(`  ${e.from} --> ${e.to} : ${e.label.replace(/:/g, " ")}`);
   return lines.join("\n") + "\n";
 }
 
 export function toDot(machine: AnyStateMachine): string {
   const root = readNode(machine.root);
-  const edges = readEdges(machine.root, machine.id, []);
+  const edges = fromRoot(machine, readEdges(machine.root, machine.id, []));
   const leafOf = new Map<string, string>();
   const lines = [
     `digraph ${safeId(machine.id)} {`,
@@ -107,6 +112,10 @@ export function toDot(machine: AnyStateMachine): string {
   lines.push('  __start [shape=point, label=""];');
   for (const child of root.children) emit(child, 1);
   if (root.initial) lines.push(`  __start -> ${leafOf.get(root.initial)};`);
+  if (edges.some((e) => e.from === ANY)) {
+    lines.push(`  ${ANY} [label="any state", shape=plaintext];`);
+    leafOf.set(ANY, ANY);
+  }
   const isCluster = (id: string) => leafOf.get(id) !== id;
   for (const e of edges) {
     const attrs = [`label="${e.label.replace(/"/g, "'")}"`];

@@ -85,39 +85,143 @@ describe("e2e: run-time protocol errors", function () {
     return { client, run };
   }
 
+  /** Both Reads of `twoReads` issued (exec ids 1 and 2), neither answered yet. */
   const UNTIL_TWO_EXECS = [
     ...repeat("partial_tool_call", 4), "token_delta", ...repeat("kv_set", 4), "checkpoint",
     "tool_call_started", "exec:read_args", "tool_call_started", "exec:read_args",
   ];
+  const TEXT_UNTIL_FINAL_SETS = ["text_delta", "token_delta", ...repeat("kv_set", 6)];
 
-  /** The shared ending of every case: error EndStream, no turn_ended, the error logged with the request_id. */
-  async function expectProtocolFailure(client: CursorClient, run: RunHandle, message: string): Promise<void> {
+  const execResult = (id: number) =>
+    create(AgentClientMessageSchema, { message: { case: "execClientMessage", value: { id, message: { case: "readResult", value: {} } } } });
+
+  /** The shared ending: error EndStream, no turn_ended or error text, the error logged with the request_id. */
+  async function expectFailure(client: CursorClient, run: RunHandle, code: string, message: string): Promise<LogRecord> {
     const end = await run.done;
-    expect(end).to.deep.equal({ ok: false, code: "invalid_argument", message, errorDetails: undefined });
-    expect(message.startsWith("protocol error")).to.equal(true);
+    if (end.ok) throw new Error(`expected the run to fail, it ended ok: ${JSON.stringify(run.kinds())}`);
+    expect({ code: end.code, message: end.message }).to.deep.equal({ code, message });
     assertEndStreamInvariants(run.frames);
     expect(client.violations()).to.deep.equal([]);
     const log = await runFailureLog(gw, run);
-    expect(log).to.include({ msg: "run failed", code: "invalid_argument", error: message });
+    expect(log).to.include({ msg: "run failed", code, error: message });
+    return log;
   }
 
-  for (const c of [
-    { name: "abort-check", plan: { silent: true } as ExecPlan },
-    { name: "wrong-oneof", plan: { result: { case: "writeResult", value: create(WriteResultSchema, { result: { case: "success", value: { path: "a.txt" } } }) } } as ExecPlan },
-    { name: "close-early", plan: { closeBeforeResult: true } as ExecPlan },
-    { name: "throw", plan: { throw: "boom" } as ExecPlan },
-  ]) {
-    it(`explore ${c.name}`, async () => {
-      const { run } = startTwoReads(c.plan, c.name);
-      if (c.name === "abort-check") {
-        await waitUntil(() => run.execLog.length === 2, 5000, () => "x");
-        await run.append(create(AgentClientMessageSchema, { message: { case: "execClientMessage", value: { id: 99, message: { case: "readResult", value: {} } } } }));
-      }
-      console.log(await run.done, run.kinds(), run.aborts);
-      await run.appendsSettled();
-      console.log(run.appends.map((a) => [a.seqno, a.message.message.case, (a.message.message.value as any)?.message?.case]));
-      void expectProtocolFailure;
+  describe("exec protocol errors (seed 003 §26.6, §26.7, §26.10)", () => {
+    it("a result for an exec id that was never issued fails the run and aborts the running execs", async () => {
+      const requestsBefore = openai.requests.length;
+      const { client, run } = startTwoReads({ silent: true }, "unknown-id");
+      await waitUntil(() => run.execLog.length === 2, 5_000, () => `both execs expected, saw ${JSON.stringify(run.kinds())}`);
+      expect(await run.append(execResult(99))).to.deep.equal({ status: 200 }); // the append itself is well-formed
+
+      await expectFailure(client, run, "invalid_argument", "protocol error: exec message for unknown exec id 99");
+      expect(run.kinds()).to.deep.equal([...UNTIL_TWO_EXECS, "abort", "abort", "end:invalid_argument"]);
+      expect(run.aborts).to.deep.equal([1, 2]);
+      expect(openai.requests.length - requestsBefore).to.equal(1); // the tool round never settled into a next call
     });
-  }
-  void blobClosure; void blobHex; void UNTIL_TWO_EXECS;
+
+    it("an exec message for an unknown id outside a tool round fails the run before any checkpoint", async () => {
+      openai.enqueue({ text: "all done" });
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let sets = 0;
+      const client = new CursorClient(gw.url, { hooks: { onKv: () => (++sets === 1 ? { holdUntil: gate } : undefined) } });
+      const run = client.startRun({ conversationId: `protocol-late-exec-${randomUUID()}`, modelId: MODEL, text: "hi" });
+      await waitUntil(() => run.kinds().length === TEXT_UNTIL_FINAL_SETS.length, 5_000, () => `final SETs expected, saw ${JSON.stringify(run.kinds())}`);
+      expect(await run.append(execResult(7))).to.deep.equal({ status: 200 });
+
+      await expectFailure(client, run, "invalid_argument", "protocol error: exec message for unknown exec id 7");
+      release();
+      expect(run.kinds()).to.deep.equal([...TEXT_UNTIL_FINAL_SETS, "end:invalid_argument"]);
+      expect(run.checkpoints).to.deep.equal([]);
+    });
+
+    it("a result whose oneof does not match the call (Read answered with write_result) fails the run", async () => {
+      const writeResult = create(WriteResultSchema, { result: { case: "success", value: { path: "a.txt", linesCreated: 1, fileSize: 6 } } });
+      const { client, run } = startTwoReads({ result: { case: "writeResult", value: writeResult } }, "wrong-oneof");
+
+      await expectFailure(client, run, "invalid_argument", "protocol error: Read: expected read_result but the client sent write_result");
+      // Exec 1 is aborted too: a wrong branch is not its result, so its PendingExec is still Running (§26.7, §26.10).
+      expect(run.kinds()).to.deep.equal([...UNTIL_TWO_EXECS, "abort", "abort", "end:invalid_argument"]);
+      expect(run.aborts).to.deep.equal([1, 2]);
+      expect(run.kinds()).not.to.include("tool_call_completed");
+    });
+
+    it("stream_close before the result fails the run and aborts the other running exec", async () => {
+      const { client, run } = startTwoReads({ closeBeforeResult: true }, "close-early");
+
+      await expectFailure(client, run, "invalid_argument", "protocol error: exec 1 stream closed before its result");
+      expect(run.kinds()).to.deep.equal([...UNTIL_TWO_EXECS, "abort", "end:invalid_argument"]);
+      expect(run.aborts).to.deep.equal([2]);
+      await run.appendsSettled(); // the late read_result after the close is ACKed and dropped
+      const late = run.appends.at(-1)!;
+      const m = late.message.message;
+      expect(m.case === "execClientMessage" && m.value.message.case).to.equal("readResult");
+      expect(late.response).to.deep.equal({ status: 200 });
+      expect(run.kinds()).not.to.include("tool_call_completed");
+    });
+
+    it("exec throw fails the run (it is not a tool result) and aborts the other running exec", async () => {
+      const { client, run } = startTwoReads({ throw: "boom: permission denied" }, "throw");
+
+      await expectFailure(client, run, "invalid_argument", "protocol error: exec 1 threw: boom: permission denied");
+      expect(run.kinds()).to.deep.equal([...UNTIL_TWO_EXECS, "abort", "end:invalid_argument"]);
+      expect(run.aborts).to.deep.equal([2]);
+    });
+  });
+
+  describe("refused blob SET (seed 003 §20.1, §26.4)", () => {
+    /** Refuses the n-th SET the client sees and records which blob it was. */
+    function refusingClient(n: number, files: Record<string, string> = {}) {
+      let sets = 0;
+      const refused: { hex?: string } = {};
+      const client = new CursorClient(gw.url, {
+        workspace: createWorkspace(files),
+        hooks: {
+          onKv: (kv) => {
+            if (kv.message.case !== "setBlobArgs" || ++sets !== n) return undefined;
+            refused.hex = blobHex(kv.message.value.blobId);
+            return { error: "disk full" };
+          },
+        },
+      });
+      return { client, refused };
+    }
+
+    function expectNeverReferenced(client: CursorClient, run: RunHandle, hex: string): void {
+      for (const checkpoint of run.checkpoints) expect(blobClosure(checkpoint, client.blobs).referenced).not.to.include(hex);
+      expect(client.blobs.has(hex)).to.equal(false);
+    }
+
+    it("a refused SET of a tool round's settled checkpoint fails the run; only the staged checkpoint was published", async () => {
+      openai.enqueue({ toolCalls: [{ id: "call_r", name: "Read", args: { path: "a.txt" } }] });
+      const requestsBefore = openai.requests.length;
+      const { client, refused } = refusingClient(6, { "a.txt": "alpha\n" }); // SETs 1–4 staged, 5–8 settled
+      const run = client.startRun({ conversationId: `protocol-kv-settled-${randomUUID()}`, modelId: MODEL, text: "read a" });
+
+      const log = await expectFailure(client, run, "unavailable", `client refused blob SET 5: disk full`);
+      expect(log).to.include({ cause: "checkpoint" });
+      expect(run.kinds()).to.deep.equal([
+        "partial_tool_call", "partial_tool_call", "token_delta", ...repeat("kv_set", 4), "checkpoint",
+        "tool_call_started", "exec:read_args", "tool_call_completed", ...repeat("kv_set", 4), "end:unavailable",
+      ]);
+      expect(run.checkpoints).to.have.length(1);
+      expectNeverReferenced(client, run, refused.hex!);
+      expect(openai.requests.length - requestsBefore).to.equal(1); // no model call after the failed barrier
+    });
+
+    it("a refused SET of the final checkpoint fails the run with no turn_ended and no checkpoint", async () => {
+      openai.enqueue({ text: "final words" });
+      const { client, refused } = refusingClient(3);
+      const run = client.startRun({ conversationId: `protocol-kv-final-${randomUUID()}`, modelId: MODEL, text: "hi" });
+
+      const end = await run.done;
+      await expectFailure(client, run, "unavailable", "client refused blob SET 2: disk full");
+      // Our implementation files checkpoint failures under unavailable with the retryable ErrorDetails (engine/run-end.ts).
+      expect(!end.ok && end.errorDetails?.details?.isRetryable).to.equal(true);
+      expect(run.kinds()).to.deep.equal([...TEXT_UNTIL_FINAL_SETS, "end:unavailable"]);
+      expect(run.checkpoints).to.deep.equal([]);
+      expectNeverReferenced(client, run, refused.hex!);
+    });
+  });
 });
