@@ -2,7 +2,15 @@
 // aiserver.v1.ErrorDetails; protocol errors invalid_argument; cancel is `canceled` so Cursor does not show an error.
 import type { RunEnd } from "../machines/run.js";
 import type { EndStream } from "../transport/connect/end-stream.js";
+import { ErrorDetails_Error } from "../proto/gen/aiserver/v1/aiserver_pb.js";
 import { ConnectError, providerErrorDetails } from "../transport/connect/errors.js";
+
+/** Which ErrorDetails value each retryable failure cause carries; protocol and setup errors carry none. */
+const detailsFor: Partial<Record<Extract<RunEnd, { kind: "failed" }>["cause"], ErrorDetails_Error>> = {
+  provider: ErrorDetails_Error.PROVIDER_ERROR,
+  checkpoint: ErrorDetails_Error.INTERNAL,
+  limit: ErrorDetails_Error.RESOURCE_EXHAUSTED,
+};
 
 export function endStreamFor(end: RunEnd): EndStream {
   switch (end.kind) {
@@ -10,10 +18,9 @@ export function endStreamFor(end: RunEnd): EndStream {
       return { ok: true };
     case "canceled":
       return { ok: false, error: new ConnectError(end.reason, "canceled") };
-    case "failed":
-      return {
-        ok: false,
-        error: new ConnectError(end.message, end.code, end.code === "unavailable" ? providerErrorDetails(end.message) : undefined),
-      };
+    case "failed": {
+      const error = detailsFor[end.cause];
+      return { ok: false, error: new ConnectError(end.message, end.code, error === undefined ? undefined : providerErrorDetails(end.message, error)) };
+    }
   }
 }

@@ -8,6 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AgentClientMessageSchema, WriteResultSchema } from "../../proto/gen/agent/v1/agent_pb.js";
+import { ErrorDetails_Error } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
 import type { ExecPlan } from "../support/client-responder.js";
 import { createWorkspace } from "../support/client-workspace.js";
 import { CursorClient, type RunHandle } from "../support/cursor-client.js";
@@ -217,8 +218,9 @@ describe("e2e: run-time protocol errors", function () {
 
       const end = await run.done;
       await expectFailure(client, run, "unavailable", "client refused blob SET 2: disk full");
-      // Our implementation files checkpoint failures under unavailable with the retryable ErrorDetails (engine/run-end.ts).
+      // A checkpoint failure is a retryable server-side error, not a provider error (engine/run-end.ts).
       expect(!end.ok && end.errorDetails?.details?.isRetryable).to.equal(true);
+      expect(!end.ok && end.errorDetails?.error).to.equal(ErrorDetails_Error.INTERNAL);
       expect(run.kinds()).to.deep.equal([...TEXT_UNTIL_FINAL_SETS, "end:unavailable"]);
       expect(run.checkpoints).to.deep.equal([]);
       expectNeverReferenced(client, run, refused.hex!);

@@ -10,7 +10,10 @@ import { assertCleanSuccess, assertPrefix, execs, startToolsRig, type ToolsRig, 
 describe("e2e tools: Write and StrReplace", function () {
   this.timeout(10_000);
   let rig: ToolsRig;
-  before(async () => (rig = await startToolsRig("tools-edit")));
+  before(async function () {
+    this.timeout(30_000); // starting the gateway child can be slow on a loaded machine
+    rig = await startToolsRig("tools-edit");
+  });
   afterEach(() => rig.closeFakes());
   after(async () => {
     await killAllGateways();
@@ -19,10 +22,12 @@ describe("e2e tools: Write and StrReplace", function () {
 
   it("writes a new file: content deltas before started, hidden read then write with one tool_call_id, CRLF → LF", async () => {
     const fake = await rig.fake();
+    // Seed 003 §30: the tool_call_id is opaque and may hold a real newline; it is reused byte for byte everywhere.
+    const callId = "call_w\nfc_1_0";
     // 4-character argument pieces: '{"pa' 'th":' '"n.t' 'xt",' '"con' 'tent' 's":"' 'one\' 'r\nt' 'wo\r' '\n"}' —
     // an escape split across pieces, and a CR at the end of a piece whose LF comes in the next one.
     const args = { path: "n.txt", contents: "one\r\ntwo\r\n" };
-    fake.enqueue({ toolCalls: [{ id: "call_w", name: "Write", args }], chunkSize: 4 }, { text: "Created." });
+    fake.enqueue({ toolCalls: [{ id: callId, name: "Write", args }], chunkSize: 4 }, { text: "Created." });
     const workspace = createWorkspace({ "other.txt": "x\n" });
     const { client, run } = rig.start(fake, { text: "create n.txt", workspace });
     await run.done;
@@ -46,7 +51,7 @@ describe("e2e tools: Write and StrReplace", function () {
 
     // Live content: decoded, LF-normalised, the pending CR held until its LF arrived (no doubled newline).
     const deltas = updates(run, "toolCallDelta");
-    expect(deltas.every((d) => d.callId === "call_w" && d.modelCallId !== "")).to.equal(true);
+    expect(deltas.every((d) => d.callId === callId && d.modelCallId !== "")).to.equal(true);
     expect(deltas.map((d) => (d.toolCallDelta?.delta.case === "editToolCallDelta" ? d.toolCallDelta.delta.value.streamContentDelta : "?"))).to.deep.equal([
       "one",
       "\nt",
@@ -54,12 +59,13 @@ describe("e2e tools: Write and StrReplace", function () {
       "\n",
     ]);
     const partials = updates(run, "partialToolCall");
-    expect(partials.every((p) => p.toolCall?.tool.case === "editToolCall" && p.callId === "call_w")).to.equal(true);
+    expect(partials.every((p) => p.toolCall?.tool.case === "editToolCall" && p.callId === callId)).to.equal(true);
     expect(partials.map((p) => p.argsTextDelta).join("")).to.equal(JSON.stringify(args));
     const pathPartials = partials.filter((p) => p.toolCall?.tool.case === "editToolCall" && p.toolCall.tool.value.args?.path);
     expect(pathPartials).to.have.length(1);
 
     const [started] = updates(run, "toolCallStarted");
+    expect([started!.callId, started!.toolCall?.toolCallId]).to.deep.equal([callId, callId]);
     expect(started!.toolCall?.tool.case === "editToolCall" && started!.toolCall.tool.value.args).to.deep.include({
       path: "n.txt",
       streamContent: "one\ntwo\n",
@@ -70,11 +76,12 @@ describe("e2e tools: Write and StrReplace", function () {
     expect(read!.case).to.equal("readArgs");
     expect(write!.case).to.equal("writeArgs");
     expect(read!.id).to.not.equal(write!.id);
-    expect((read!.value as ReadArgs).toolCallId).to.equal("call_w");
-    expect(write!.value as WriteArgs).to.include({ path: "n.txt", fileText: "one\ntwo\n", toolCallId: "call_w" });
+    expect((read!.value as ReadArgs).toolCallId).to.equal(callId);
+    expect(write!.value as WriteArgs).to.include({ path: "n.txt", fileText: "one\ntwo\n", toolCallId: callId });
     expect(client.workspace.files.get("/workspace/n.txt")).to.equal("one\ntwo\n");
 
     const [completed] = updates(run, "toolCallCompleted");
+    expect([completed!.callId, completed!.toolCall?.toolCallId]).to.deep.equal([callId, callId]);
     const tool = completed!.toolCall!.tool;
     if (tool.case !== "editToolCall") expect.fail(`expected an edit card, got ${tool.case}`);
     const result = tool.value.result!.result;
@@ -83,8 +90,8 @@ describe("e2e tools: Write and StrReplace", function () {
     expect(result.value.diffString).to.include("+one\n+two\n");
     expect(result.value.diffString).to.not.include("\r");
 
-    const toolMessage = assertPrefix(fake.requests[0]!, fake.requests[1]!)[1] as { role: string; content: string };
-    expect(toolMessage.role).to.equal("tool");
+    const toolMessage = assertPrefix(fake.requests[0]!, fake.requests[1]!)[1] as { role: string; content: string; tool_call_id: string };
+    expect(toolMessage).to.deep.include({ role: "tool", tool_call_id: callId });
     expect(toolMessage.content).to.match(/^Created n\.txt/);
   });
 

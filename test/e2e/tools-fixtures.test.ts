@@ -35,7 +35,10 @@ function recordedDeltas(path: string): Recorded {
 describe("e2e tools: recorded provider streams", function () {
   this.timeout(10_000);
   let rig: ToolsRig;
-  before(async () => (rig = await startToolsRig("tools-fixtures")));
+  before(async function () {
+    this.timeout(30_000); // starting the gateway child can be slow on a loaded machine
+    rig = await startToolsRig("tools-fixtures");
+  });
   afterEach(() => rig.closeFakes());
   after(async () => {
     await killAllGateways();

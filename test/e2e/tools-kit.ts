@@ -110,6 +110,7 @@ export function blobOrderBreaches(run: RunHandle, client: CursorClient): string[
     if (m.case !== "conversationCheckpointUpdate") continue;
     checkpointNo++;
     const { referenced, missing } = blobClosure(m.value, client.blobs);
+    if (referenced.length === 0) breaches.push(`checkpoint #${checkpointNo}: references no blobs at all`);
     for (const hex of missing) breaches.push(`checkpoint #${checkpointNo}: blob ${hex} is not in the client's store`);
     for (const hex of referenced) {
       const set = setAt.get(hex);

@@ -62,10 +62,14 @@ export function httpStatusForCode(code: ConnectCode): number {
   return httpStatusByCode[code];
 }
 
-/** The ErrorDetails the reference server attaches to provider failures (seed 003 §26.3). */
-export function providerErrorDetails(detail: string): ErrorDetails {
+/**
+ * The ErrorDetails the reference server attaches to provider failures (seed 003 §26.3). Other retryable server-side
+ * failures (a checkpoint the client did not acknowledge, a run over its limits) use the same shape with their own
+ * error value.
+ */
+export function providerErrorDetails(detail: string, error: ErrorDetails_Error = ErrorDetails_Error.PROVIDER_ERROR): ErrorDetails {
   return create(ErrorDetailsSchema, {
-    error: ErrorDetails_Error.PROVIDER_ERROR,
+    error,
     details: create(CustomErrorDetailsSchema, {
       title: "Server Error",
       detail,
