@@ -261,6 +261,8 @@ function planFor(context: ToolRoundContext, event: ToolRoundEvent): { effects: E
         effects.push({ kind: "commit", input: { callIndex: index, invocation: call.invocation, completion: step.completion, startedAtMs: call.startedAtMs } });
         return;
       case "protocol_error":
+        // A wrong branch still consumes its exec id (003 §26.12): it is not aborted afterwards.
+        if (call.execId !== undefined) effects.push({ kind: "take", execId: call.execId });
         failure ??= step.message;
         return;
     }

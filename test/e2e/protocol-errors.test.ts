@@ -142,9 +142,9 @@ describe("e2e: run-time protocol errors", function () {
       const { client, run } = startTwoReads({ result: { case: "writeResult", value: writeResult } }, "wrong-oneof");
 
       await expectFailure(client, run, "invalid_argument", "protocol error: Read: expected read_result but the client sent write_result");
-      // Exec 1 is aborted too: a wrong branch is not its result, so its PendingExec is still Running (§26.7, §26.10).
-      expect(run.kinds()).to.deep.equal([...UNTIL_TWO_EXECS, "abort", "abort", "end:invalid_argument"]);
-      expect(run.aborts).to.deep.equal([1, 2]);
+      // The wrong branch consumed exec 1 (003 §26.12), so only exec 2, still running, is aborted.
+      expect(run.kinds()).to.deep.equal([...UNTIL_TWO_EXECS, "abort", "end:invalid_argument"]);
+      expect(run.aborts).to.deep.equal([2]);
       expect(run.kinds()).not.to.include("tool_call_completed");
     });
 
