@@ -1,6 +1,5 @@
 // Assembles the gateway: store, prompt assets, the agent service and the HTTP listener (ARCHITECTURE "External
 // contract"). close() is the SIGTERM path: stop accepting, end live runs as canceled, close the store.
-import { createServer } from "node:http";
 import { mkdir } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
@@ -8,6 +7,7 @@ import { loadPromptAssets } from "../prompt/assets.js";
 import { createProviderAdapter } from "../providers/index.js";
 import { openStore } from "../store/index.js";
 import { createApp } from "../transport/app.js";
+import { createDualServer } from "../transport/listener.js";
 import { AgentService } from "./agent-service.js";
 import type { GatewayConfig } from "./config.js";
 import type { Logger } from "./log.js";
@@ -33,7 +33,8 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   await mkdir(o.dataDir, { recursive: true });
   const store = await openStore({ dataDir: o.dataDir });
   const service = new AgentService({ store, assets, models: o.config.models, log: o.log, adapterFor: createProviderAdapter });
-  const server = createServer(createApp({ service, upstream: o.upstream, log: o.log, version: VERSION }).callback());
+  const http = createDualServer(createApp({ service, upstream: o.upstream, log: o.log, version: VERSION }).callback());
+  const { server } = http;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(o.port, o.host, () => resolve());
@@ -44,9 +45,9 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   return {
     url: `http://${host}:${port}`,
     async close() {
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      const stopped = http.close();
       await service.close();
-      server.closeAllConnections();
+      http.closeAllConnections();
       await stopped;
       await store.close();
       o.log.info("gateway stopped");

@@ -1,0 +1,78 @@
+// One loopback port for both HTTP/1.1 and cleartext HTTP/2 (h2c with prior knowledge): Connect clients may use
+// either, and without TLS there is no ALPN to choose. The first bytes of a connection tell them apart — every
+// HTTP/2 connection opens with the "PRI * HTTP/2.0" preface, which no HTTP/1.1 method starts with.
+import { createServer as createHttp1Server, type RequestListener } from "node:http";
+import { createServer as createHttp2Server, type Http2Session } from "node:http2";
+import { createServer as createNetServer, type Server, type Socket } from "node:net";
+import { Duplex } from "node:stream";
+
+export interface DualServer {
+  server: Server;
+  /** Stop accepting, then end every open connection of both protocols. */
+  close(): Promise<void>;
+  /** End connections now (after the gateway finished its own orderly shutdown). */
+  closeAllConnections(): void;
+}
+
+const PREFACE_START = "PRI";
+
+export function createDualServer(listener: RequestListener): DualServer {
+  const http1 = createHttp1Server(listener);
+  const http2 = createHttp2Server(listener as unknown as Parameters<typeof createHttp2Server>[0]);
+  const sessions = new Set<Http2Session>();
+  http2.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+  const server = createNetServer((socket) => route(socket, http1, http2));
+  return {
+    server,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    closeAllConnections() {
+      http1.closeAllConnections();
+      for (const session of sessions) session.destroy();
+    },
+  };
+}
+
+function route(socket: Socket, http1: ReturnType<typeof createHttp1Server>, http2: ReturnType<typeof createHttp2Server>): void {
+  let head = Buffer.alloc(0);
+  const onData = (chunk: Buffer) => {
+    head = Buffer.concat([head, chunk]);
+    if (head.length < PREFACE_START.length && PREFACE_START.startsWith(head.toString("latin1"))) return;
+    socket.off("data", onData);
+    if (head.toString("latin1", 0, PREFACE_START.length) === PREFACE_START) {
+      http2.emit("connection", replaying(socket, head));
+      return;
+    }
+    socket.pause();
+    socket.unshift(head);
+    http1.emit("connection", socket);
+    socket.resume();
+  };
+  socket.on("data", onData);
+  socket.on("error", () => socket.destroy());
+}
+
+/**
+ * The HTTP/2 session reads the socket's native handle directly, so bytes already read cannot be unshifted back;
+ * a stream that replays them and then follows the socket is handed over instead.
+ */
+function replaying(socket: Socket, head: Buffer): Duplex {
+  const stream = new Duplex({
+    read: () => socket.resume(),
+    write: (chunk: Buffer, _encoding, callback) => socket.write(chunk, callback),
+    final: (callback) => socket.end(callback),
+    destroy: (err, callback) => {
+      socket.destroy(err ?? undefined);
+      callback(err);
+    },
+  });
+  stream.push(head);
+  socket.on("data", (chunk: Buffer) => {
+    if (!stream.push(chunk)) socket.pause();
+  });
+  socket.once("end", () => stream.push(null));
+  socket.once("close", () => stream.destroy());
+  return stream;
+}
