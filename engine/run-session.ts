@@ -140,6 +140,7 @@ export class RunSession {
       ...(this.assistant?.message.toolRoundId ? { toolRoundId: this.assistant.message.toolRoundId } : {}),
     };
     await this.appendMessages([message]);
+    if (completion.readPath) this.builder.addReadPath(completion.readPath);
     this.results.push({ message, toolCall });
     return { callIndex: input.callIndex, toolCall };
   }

@@ -99,6 +99,9 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
     expect(shape[1]!.pending).to.equal(0);
     expect(shape[1]!.roots).to.be.greaterThan(shape[0]!.roots);
     expect(shape.slice(2).map((s) => s.pending)).to.deep.equal([1, 0, 0]);
+    // read_paths grows with the successful Read once its result is committed (§19.4).
+    expect(run.checkpoints[0]!.readPaths).to.deep.equal([]);
+    expect(run.checkpoints.slice(1).map((c) => c.readPaths)).to.deep.equal(Array(4).fill(["src/a.txt"]));
 
     // Usage: turn_ended sums both provider calls; used_tokens is the last call's prompt + completion (§19.4, §21).
     const [turnEnded] = updates(run, "turnEnded");

@@ -32,6 +32,7 @@ export interface CheckpointSnapshot {
 export class CheckpointBuilder {
   private readonly roots: Uint8Array[];
   private readonly priorTurns: Uint8Array[];
+  private readonly readPaths: string[];
   private readonly steps: Uint8Array[] = [];
   private readonly onClient = new Set<string>();
   private fresh: BlobPut[] = [];
@@ -49,6 +50,7 @@ export class CheckpointBuilder {
     // The system root is this run's PromptSpec; a changed prompt gets a new content address (003 §17.1).
     this.roots = [this.put(encodeRootMessage(systemRoot), BlobKinds.RootPromptJson), ...base.rootPromptMessagesJson.slice(1)];
     this.priorTurns = [...base.turns];
+    this.readPaths = [...base.readPaths];
     this.userMessageId = this.put(toBinary(UserMessageSchema, userMessage), BlobKinds.UserMessage);
   }
 
@@ -61,6 +63,11 @@ export class CheckpointBuilder {
     const id = this.put(encodeRootMessage(message), BlobKinds.RootPromptJson);
     this.roots.push(id);
     return id;
+  }
+
+  /** Checkpoint metadata that is not canonical history still advances with typed completions (003 §19.4). */
+  addReadPath(path: string): void {
+    if (!this.readPaths.includes(path)) this.readPaths.push(path);
   }
 
   addThinkingStep(text: string, durationMs: number): void {
@@ -91,6 +98,7 @@ export class CheckpointBuilder {
     state.rootPromptMessagesJson = [...this.roots];
     state.turns = [...this.priorTurns, turnId];
     state.pendingToolCalls = opts.pending;
+    state.readPaths = [...this.readPaths];
     state.tokenDetails = create(ConversationStateStructureSchema.field.tokenDetails.message!, {
       ...(this.base.tokenDetails ?? {}),
       usedTokens: opts.usedTokens,

@@ -54,7 +54,7 @@ function successCompletion(call: ToolInvocation, args: ReadToolArgs, s: ReadSucc
   } else {
     text = `Reading ${s.path || args.path} returned no inline content.`;
   }
-  return { content: text, isError: false, toolCall: card(call.callId, args, result) };
+  return { content: text, isError: false, toolCall: card(call.callId, args, result), readPath: s.path || args.path };
 }
 
 function failureText(r: Exclude<ReadResult["result"], { case: "success" } | { case: undefined }>, path: string): string {

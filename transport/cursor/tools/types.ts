@@ -35,6 +35,8 @@ export interface ToolCompletion {
   isError: boolean;
   /** The typed ToolCall for tool_call_completed: args + typed result (timestamps are set by the machine). */
   toolCall: ToolCall;
+  /** A file the client successfully read: the checkpoint's read_paths grows with it (seed 003 §19.4). */
+  readPath?: string;
 }
 
 /** One step of a driver. `state` is the driver's own, threaded back into the next call. */
