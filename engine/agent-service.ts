@@ -155,8 +155,8 @@ export class AgentService {
       finish: (end) => {
         if (handle.finished) return;
         handle.finished = true;
-        this.finishRun(entry, handle, end);
-        resolveEnded();
+        // `ended` waits for the terminal commit too, so a shutdown never closes the store under it.
+        void this.finishRun(entry, handle, end).then(resolveEnded);
       },
     });
     handle.actor = createActor(machine, { input: { requestId, conversationId: session.conversationId } });
@@ -165,17 +165,21 @@ export class AgentService {
     handle.actor.start();
   }
 
-  private finishRun(entry: StreamEntry, handle: RunHandle, end: RunEnd): void {
+  private finishRun(entry: StreamEntry, handle: RunHandle, end: RunEnd): Promise<void> {
     const { session } = handle;
     const fields = { request_id: session.requestId, conversation_id: session.conversationId };
     if (end.kind === "failed") this.deps.log.error("run failed", { ...fields, code: end.code, cause: end.cause, error: end.message });
     else this.deps.log.info(`run ${end.kind}`, fields);
     if (this.liveRuns.get(session.conversationId) === handle) this.liveRuns.delete(session.conversationId);
-    const status = end.kind;
-    void this.deps.store
-      .finishRun(session.requestId, { status, ...(end.kind === "failed" ? { error: end.message } : {}), usage: session.usage })
-      .catch((e: unknown) => this.deps.log.error("run terminal commit failed", { ...fields, error: String(e) }));
+    // The terminal commit is issued before the EndStream (003 §26.6); the single store connection keeps the order.
+    const committed = this.deps.store
+      .finishRun(session.requestId, { status: end.kind, ...(end.kind === "failed" ? { error: end.message } : {}), usage: session.usage })
+      .then(
+        () => {},
+        (e: unknown) => this.deps.log.error("run terminal commit failed", { ...fields, error: String(e) }),
+      );
     entry.actor.send({ type: "END", end: endStreamFor(end) });
+    return committed;
   }
 
   private endWithoutRun(requestId: string, end: EndStream): void {

@@ -10,6 +10,7 @@ import { connect, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ErrorDetails_Error, ErrorDetailsSchema } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
+import { openStore } from "../../store/index.js";
 import { createWorkspace } from "../support/client-workspace.js";
 import { CursorClient } from "../support/cursor-client.js";
 import { type FakeOpenAI, startFakeOpenAI } from "../support/fake-openai.js";
@@ -286,6 +287,14 @@ describe("e2e: SIGTERM while a run waits on its provider", function () {
     assertEndStreamInvariants(run.frames);
     expect(client.violations()).to.deep.equal([]);
     expect(gw.stderrLines().join("\n")).not.to.include(API_KEY);
+    expect(gw.stderrLines().join("\n")).not.to.include("terminal commit failed");
+    // The terminal commit landed before the store closed (exactly one, 003 §26.5).
+    const store = await openStore({ dataDir });
+    try {
+      expect(await store.getRun(run.requestId)).to.deep.include({ status: "canceled", providerCallIndex: 0 });
+    } finally {
+      await store.close();
+    }
   });
 });
 
