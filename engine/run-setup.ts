@@ -48,10 +48,9 @@ export function modeAssets(assets: PromptAssets, userMessage: UserMessage): Mode
 
 /** Decodes the checkpoint's model transcript; the first root must be the one system prompt (003 §3, §9). */
 export async function loadHistory(store: Store, state: ConversationStateStructure): Promise<CanonicalMessage[]> {
-  const roots = state.rootPromptMessagesJson;
+  const blobs = await store.getBlobs(state.rootPromptMessagesJson);
   const messages: CanonicalMessage[] = [];
-  for (const [i, id] of roots.entries()) {
-    const bytes = await store.getBlob(id);
+  for (const [i, bytes] of blobs.entries()) {
     if (!bytes) throw new RunSetupError(`checkpoint root ${i} is neither stored nor provided by the client`, "invalid_argument");
     try {
       messages.push(decodeRootMessage(bytes));

@@ -15,7 +15,7 @@ export interface RequestStreamContext {
   requestId: string;
   nextSeqno: bigint;
   held: ReadonlyMap<bigint, AgentClientMessage>;
-  backlog: readonly AgentServerMessage[];
+  backlog: AgentServerMessage[];
   end: EndStream | undefined;
   subscribers: number;
 }
@@ -69,7 +69,7 @@ const requestStreamSetup = setup({
     heartbeat: emit({ type: "heartbeat" } as const),
     subscribe: assign({ subscribers: ({ context }) => context.subscribers + 1 }),
     unsubscribe: assign({ subscribers: ({ context }) => Math.max(0, context.subscribers - 1) }),
-    resetForReuse: assign({ nextSeqno: 1n, held: () => new Map(), backlog: [], end: undefined }),
+    resetForReuse: assign({ nextSeqno: 1n, held: () => new Map(), backlog: () => [], end: undefined }),
   },
   guards: {
     hasSubscribers: ({ context }) => context.subscribers > 0,
@@ -96,7 +96,9 @@ const admitAppend = requestStreamSetup.createAction(
 const record = requestStreamSetup.createAction(
   enqueueActions(({ context, event, enqueue }) => {
     if (event.type !== "OUTPUT") return;
-    enqueue.assign({ backlog: [...context.backlog, event.message] });
+    // The backlog is append-only and never shrinks, so it grows in place: copying it per frame would make a long
+    // run quadratic.
+    context.backlog.push(event.message);
     enqueue.emit({ type: "frame", message: event.message });
   }),
 );

@@ -23,6 +23,8 @@ export interface Store {
   close(): Promise<void>;
   putBlobs(blobs: BlobPut[]): Promise<void>;
   getBlob(id: Uint8Array): Promise<Uint8Array | undefined>;
+  /** Several blobs in the order asked (undefined where absent). */
+  getBlobs(ids: Uint8Array[]): Promise<Array<Uint8Array | undefined>>;
   /** The subset of `ids` the store does not hold, in the given order. */
   missingBlobs(ids: Uint8Array[]): Promise<Uint8Array[]>;
   /** Blobs, edges and the head switch (revision + 1) in one immediate transaction (003 §13.3). */
@@ -63,6 +65,7 @@ export async function openStore(opts: StoreLocation & StoreOptions): Promise<Sto
     close: () => db.destroy(),
     putBlobs: (b) => blobs.putBlobs(db, b),
     getBlob: (id) => blobs.getBlob(db, id),
+    getBlobs: (ids) => blobs.getBlobs(db, ids),
     missingBlobs: (ids) => blobs.missingBlobs(db, ids),
     commitCheckpoint: (c) => conversations.commitCheckpoint(db, c),
     getHead: (id) => conversations.getHead(db, id),

@@ -26,6 +26,17 @@ describe("store: blobs", () => {
     expect(await t.store.getBlob(blobId(utf8("never stored")))).to.equal(undefined);
   });
 
+  it("getBlobs reads many blobs at once, in the order asked, undefined where absent", async () => {
+    const many = Array.from({ length: 230 }, (_, i) => blobOf(`blob ${i}`));
+    await t.store.putBlobs(many);
+    const absent = blobId(utf8("never stored"));
+    const ids = [many[229]!.id, absent, ...many.map((b) => b.id)];
+    const got = await t.store.getBlobs(ids);
+    expect(got[0]).to.deep.equal(many[229]!.data);
+    expect(got[1]).to.equal(undefined);
+    expect(got.slice(2)).to.deep.equal(many.map((b) => b.data));
+  });
+
   it("rejects a batch with one mismatched hash and writes none of it", async () => {
     const good = blobOf("good");
     const bad = { id: blobId(utf8("claimed")), data: utf8("actual") };
