@@ -11,6 +11,7 @@ import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint, Usage
 import { addUsage } from "../providers/usage.js";
 import { CheckpointBuilder, type CheckpointSnapshot } from "../transport/cursor/checkpoint-builder.js";
 import { frames } from "../transport/cursor/frames.js";
+import { tokenBreakdown } from "../transport/cursor/token-breakdown.js";
 import type { Store } from "../store/index.js";
 import type { ModelConfig } from "./config.js";
 import type { Logger } from "./log.js";
@@ -34,6 +35,7 @@ export class RunSession {
   readonly facts: RunRequestFacts;
   private model!: ResolvedModel;
   private mode!: ModeAssets;
+  private toolDefinitionsJson = "";
   private adapter!: ProviderAdapter;
   private builder!: CheckpointBuilder;
   private history: CanonicalMessage[] = [];
@@ -43,6 +45,8 @@ export class RunSession {
   private totalUsage: Usage = {};
   private pendingCommit: { snapshots: CheckpointSnapshot[]; messages: CanonicalMessage[] } | undefined;
   private roundCounter = 0;
+  /** What the projected history is made of, kept as it grows, for the checkpoint's context breakdown (003 §21). */
+  private projected = { rules: "", conversationCharacters: 0 };
 
   constructor(
     private readonly deps: RunDeps,
@@ -64,13 +68,15 @@ export class RunSession {
     const { store } = this.deps;
     this.model = resolveModel(this.deps.models, this.request.requestedModel);
     this.mode = modeAssets(this.deps.assets, this.facts.userMessage);
+    this.toolDefinitionsJson = JSON.stringify(this.mode.tools);
     this.adapter = this.deps.adapterFor(this.model.endpoint);
     if (fetched.length) await store.putBlobs(fetched.map((f) => ({ id: f.blobId, data: f.data })));
     this.history = await loadHistory(store, this.facts.state);
+    for (const m of this.history) this.account(m);
     await store.createRun({ runId: this.requestId, conversationId: this.conversationId, model: this.model.model });
     this.builder = new CheckpointBuilder(this.facts.state, { role: "system", content: this.mode.systemPrompt }, this.facts.userMessage, this.requestId);
     const runtime = await appendRuntimeMessage(store, this.facts, this.requestId, this.mode, new Date());
-    this.history.push(runtime);
+    this.pushHistory(runtime);
     this.builder.addRoot(runtime);
     const env = this.facts.requestContext?.env;
     return {
@@ -158,14 +164,14 @@ export class RunSession {
       const messages = [assistant.message, ...this.results.map((r) => r.message)];
       for (const m of messages) b.addRoot(m);
       for (const r of this.results) b.addToolStep(r.toolCall);
-      this.history.push(...messages);
+      this.pushHistory(...messages);
       return this.plan([this.snapshot([])], [], (s) => [frames.checkpoint(s[0]!.state)]);
     }
     // Final: turn_ended, then the transitional staged checkpoint, the settled one and its repeat (003 §21, §26.4).
     this.addResponseSteps(assistant.turn);
     const staged = this.snapshot([JSON.stringify(assistant.message)]);
     b.addRoot(assistant.message);
-    this.history.push(assistant.message);
+    this.pushHistory(assistant.message);
     const settled = this.snapshot([]);
     return this.plan([staged, settled], [assistant.message], ([s, t]) => [
       frames.turnEnded(this.totalUsage),
@@ -201,9 +207,31 @@ export class RunSession {
   }
 
   private snapshot(pending: string[]): CheckpointSnapshot {
-    const used = (this.lastUsage?.inputTokens ?? 0) + (this.lastUsage?.outputTokens ?? 0);
-    const max = this.facts.state.tokenDetails?.maxTokens || this.model.contextWindow || 0;
-    return this.builder.snapshot({ pending, usedTokens: used, maxTokens: max });
+    const usedTokens = (this.lastUsage?.inputTokens ?? 0) + (this.lastUsage?.outputTokens ?? 0);
+    const maxTokens = this.facts.state.tokenDetails?.maxTokens || this.model.contextWindow || 0;
+    const breakdown = tokenBreakdown({
+      usedTokens,
+      maxTokens,
+      systemPrompt: this.mode.systemPrompt,
+      toolDefinitions: this.toolDefinitionsJson,
+      ...this.projected,
+    });
+    return this.builder.snapshot({ pending, usedTokens, maxTokens, breakdown });
+  }
+
+  private pushHistory(...messages: CanonicalMessage[]): void {
+    this.history.push(...messages);
+    for (const m of messages) this.account(m);
+  }
+
+  /** Rules ride in runtime messages' <rules> section; everything else projected counts as conversation. */
+  private account(m: CanonicalMessage): void {
+    const text = m.role === "assistant" ? m.text + (m.thinking ?? "") + m.toolCalls.map((c) => c.argumentsJson).join("") : m.content;
+    const rules = m.role === "user" && m.origin === "runtime" ? (/<rules>\n([\s\S]*?)\n<\/rules>/.exec(m.content)?.[1] ?? "") : "";
+    this.projected = {
+      rules: this.projected.rules + rules,
+      conversationCharacters: this.projected.conversationCharacters + text.length - rules.length,
+    };
   }
 
   private plan(snapshots: CheckpointSnapshot[], messages: CanonicalMessage[], publish: (s: CheckpointSnapshot[]) => CheckpointPlan["publish"]): CheckpointPlan {

@@ -110,6 +110,13 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
     expect(updates(run, "tokenDelta").map((t) => t.tokens)).to.deep.equal([20, 7]);
     expect(run.checkpoints[0]!.tokenDetails?.usedTokens).to.equal(120);
     expect(run.lastCheckpoint()!.tokenDetails?.usedTokens).to.equal(157);
+    // The context breakdown: eight categories adding up exactly to used_tokens (§21).
+    for (const checkpoint of run.checkpoints) {
+      const { usedTokens, breakdown } = checkpoint.tokenDetails!;
+      expect(breakdown!.categories).to.have.length(8);
+      expect(breakdown!.totalUsedTokens).to.equal(usedTokens);
+      expect(breakdown!.categories.reduce((sum, c) => sum + c.estimatedTokens, 0)).to.equal(usedTokens);
+    }
   });
 
   it("answers a parallel Read + Grep out of order: completion order drives cards and results, one assistant message", async () => {

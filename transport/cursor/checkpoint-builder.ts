@@ -10,6 +10,7 @@ import {
   UserMessageSchema,
   type ConversationStateStructure,
   type ConversationStep,
+  type PromptTokenBreakdownSnapshot,
   type ToolCall,
   type UserMessage,
 } from "../../proto/gen/agent/v1/agent_pb.js";
@@ -86,7 +87,7 @@ export class CheckpointBuilder {
    * A checkpoint of the current turn. `extraRoots` are appended to the stable roots for this snapshot only (the
    * final sequence publishes the transitional checkpoint without the last assistant message, 003 §20.2).
    */
-  snapshot(opts: { pending: string[]; usedTokens: number; maxTokens: number }): CheckpointSnapshot {
+  snapshot(opts: { pending: string[]; usedTokens: number; maxTokens: number; breakdown?: PromptTokenBreakdownSnapshot }): CheckpointSnapshot {
     const turn = create(ConversationTurnStructureSchema, {
       turn: { case: "agentConversationTurn", value: { userMessage: this.userMessageId, steps: [...this.steps], requestId: this.requestId } },
     });
@@ -103,6 +104,7 @@ export class CheckpointBuilder {
       ...(this.base.tokenDetails ?? {}),
       usedTokens: opts.usedTokens,
       maxTokens: opts.maxTokens,
+      ...(opts.breakdown ? { breakdown: opts.breakdown } : {}),
     }) as ConversationStateStructure["tokenDetails"];
     const data = toBinary(ConversationStateStructureSchema, state);
     const stateBlob = { id: blobId(data), data, kind: BlobKinds.Checkpoint };
