@@ -9,14 +9,14 @@ import type { PromptAssets, ModeAssets } from "../prompt/assets.js";
 import { projectHistory, type CanonicalMessage } from "../providers/messages.js";
 import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
 import { addUsage } from "../providers/usage.js";
-import { CheckpointBuilder, type CheckpointSnapshot } from "../transport/cursor/checkpoint-builder.js";
+import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../transport/cursor/checkpoint-builder.js";
 import { frames } from "../transport/cursor/frames.js";
 import { tokenBreakdown } from "../transport/cursor/token-breakdown.js";
 import type { Store } from "../store/index.js";
 import type { ModelConfig } from "./config.js";
 import type { Logger } from "./log.js";
 import { resolveModel, type ResolvedModel } from "./models.js";
-import { appendRuntimeMessage, loadHistory, modeAssets, readRunRequest, type RunRequestFacts } from "./run-setup.js";
+import { appendRuntimeMessage, loadHistory, loadResumedTurn, modeAssets, pendingRound, readRunRequest, type RunRequestFacts } from "./run-setup.js";
 
 export interface RunDeps {
   store: Store;
@@ -39,7 +39,8 @@ export class RunSession {
   private adapter!: ProviderAdapter;
   private builder!: CheckpointBuilder;
   private history: CanonicalMessage[] = [];
-  private assistant: { message: Assistant; turn: AssistantTurn } | undefined;
+  /** The response whose tool round is running; `resumed` when it came from the client's pending checkpoint. */
+  private assistant: { message: Assistant; turn: AssistantTurn; resumed?: boolean } | undefined;
   private results: Array<{ message: ToolResult; toolCall: ToolCall }> = [];
   private lastUsage: Usage | undefined;
   private totalUsage: Usage = {};
@@ -60,29 +61,50 @@ export class RunSession {
     return this.facts.conversationId;
   }
 
+  /** History roots, plus the turn a resume continues, that the store lacks: they come from the client (003 §8.3). */
   async findMissingBlobs(): Promise<Uint8Array[]> {
-    return this.deps.store.missingBlobs(this.facts.state.rootPromptMessagesJson);
+    const { state, action } = this.facts;
+    return this.deps.store.missingBlobs([...state.rootPromptMessagesJson, ...(action.kind === "resume" ? [action.turnId] : [])]);
   }
 
   async prepare(fetched: Array<{ blobId: Uint8Array; data: Uint8Array }>): Promise<PreparedRun> {
     const { store } = this.deps;
     this.model = resolveModel(this.deps.models, this.request.requestedModel);
-    this.mode = modeAssets(this.deps.assets, this.facts.userMessage);
+    this.mode = modeAssets(this.deps.assets, this.facts);
     this.toolDefinitionsJson = JSON.stringify(this.mode.tools);
     this.adapter = this.deps.adapterFor(this.model.endpoint);
     if (fetched.length) await store.putBlobs(fetched.map((f) => ({ id: f.blobId, data: f.data })));
     this.history = await loadHistory(store, this.facts.state);
     for (const m of this.history) this.account(m);
     await store.createRun({ runId: this.requestId, conversationId: this.conversationId, model: this.model.model });
-    this.builder = new CheckpointBuilder(this.facts.state, { role: "system", content: this.mode.systemPrompt }, this.facts.userMessage, this.requestId);
-    const runtime = await appendRuntimeMessage(store, this.facts, this.requestId, this.mode, new Date());
-    this.pushHistory(runtime);
-    this.builder.addRoot(runtime);
     const env = this.facts.requestContext?.env;
-    return {
+    const prepared: PreparedRun = {
       toolNames: this.mode.tools.map((t) => t.name),
       toolContext: { conversationId: this.conversationId, ...(env?.terminalsFolder ? { terminalsFolder: env.terminalsFolder } : {}) },
     };
+    const system: CanonicalMessage = { role: "system", content: this.mode.systemPrompt };
+    const { action } = this.facts;
+    if (action.kind === "userMessage") {
+      this.builder = new CheckpointBuilder(this.facts.state, system, { kind: "new", userMessage: action.userMessage }, this.requestId);
+      const runtime = await appendRuntimeMessage(store, this.facts, action.userMessage.text, this.requestId, this.mode, new Date());
+      this.pushHistory(runtime);
+      this.builder.addRoot(runtime);
+      return prepared;
+    }
+    // Resume (003 §19.4): continue the last turn; a pending round runs its tools again before any model call.
+    const turn = await loadResumedTurn(store, action.turnId);
+    this.builder = new CheckpointBuilder(this.facts.state, system, { kind: "continue", ...turn }, this.requestId);
+    const pending = pendingRound(this.facts.state);
+    if (!pending) return prepared;
+    this.assistant = { message: pending, turn: { text: pending.text, toolCalls: pending.toolCalls }, resumed: true };
+    const resumeRound = pending.toolCalls.map((c) => ({
+      callId: c.id,
+      modelCallId: `${this.requestId}:resume`,
+      name: c.name,
+      argumentsJson: c.argumentsJson,
+      args: JSON.parse(c.argumentsJson) as Record<string, unknown>,
+    }));
+    return { ...prepared, resumeRound };
   }
 
   /** The replayable request for the next call: the same history always projects to the same request (003 §16.3). */
@@ -156,9 +178,12 @@ export class RunSession {
     if (!assistant) throw new Error(`${kind} checkpoint without a model response`);
     const b = this.builder;
     if (kind === "staged") {
-      this.addResponseSteps(assistant.turn);
-      await this.appendMessages([assistant.message]);
-      return this.plan([this.snapshot([JSON.stringify(assistant.message)])], [], (s) => [frames.checkpoint(s[0]!.state)]);
+      // A resumed round's steps and durable assistant batch were written by the run that first staged it.
+      if (!assistant.resumed) {
+        this.addResponseSteps(assistant.turn);
+        await this.appendMessages([assistant.message]);
+      }
+      return this.plan([this.snapshot([pendingEntry(assistant.message)])], [], (s) => [frames.checkpoint(s[0]!.state)]);
     }
     if (kind === "settled") {
       const messages = [assistant.message, ...this.results.map((r) => r.message)];
@@ -169,7 +194,7 @@ export class RunSession {
     }
     // Final: turn_ended, then the transitional staged checkpoint, the settled one and its repeat (003 §21, §26.4).
     this.addResponseSteps(assistant.turn);
-    const staged = this.snapshot([JSON.stringify(assistant.message)]);
+    const staged = this.snapshot([pendingEntry(assistant.message)]);
     b.addRoot(assistant.message);
     this.pushHistory(assistant.message);
     const settled = this.snapshot([]);

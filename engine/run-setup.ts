@@ -1,9 +1,10 @@
 // Setting a run up from its run_request (seed 003 §12, §17.1, §23, §25): which model and mode, the history the
 // client's checkpoint references, and the one runtime user message of this run, appended exactly once.
-import { create } from "@bufbuild/protobuf";
+import { create, fromBinary } from "@bufbuild/protobuf";
 import {
   AgentMode,
   ConversationStateStructureSchema,
+  ConversationTurnStructureSchema,
   type AgentRunRequest,
   type ConversationStateStructure,
   type RequestContext,
@@ -16,34 +17,73 @@ import { decodeRootMessage, RootMessageError } from "../transport/cursor/root-me
 import type { Store } from "../store/index.js";
 import { RunSetupError } from "./run-errors.js";
 
+/** A new user message opens a turn; a resume continues the checkpoint's last turn (003 §19.4, §22.4). */
+export type RunAction = { kind: "userMessage"; userMessage: UserMessage } | { kind: "resume"; turnId: Uint8Array };
+
 export interface RunRequestFacts {
   conversationId: string;
   state: ConversationStateStructure;
-  userMessage: UserMessage;
+  action: RunAction;
   requestContext: RequestContext | undefined;
 }
 
 /** The parts of a run_request this slice serves; anything else is refused with a clear reason. */
 export function readRunRequest(req: AgentRunRequest): RunRequestFacts {
   if (!req.conversationId) throw new RunSetupError("run_request carries no conversation_id", "invalid_argument");
+  const state = req.conversationState ?? create(ConversationStateStructureSchema);
   const action = req.action?.action;
-  if (action?.case !== "userMessageAction" || !action.value.userMessage) {
-    throw new RunSetupError(`conversation action ${JSON.stringify(action?.case ?? "none")} is not supported by byok-gateway yet`, "failed_precondition");
+  if (action?.case === "userMessageAction" && action.value.userMessage) {
+    return { conversationId: req.conversationId, state, action: { kind: "userMessage", userMessage: action.value.userMessage }, requestContext: action.value.requestContext };
   }
-  return {
-    conversationId: req.conversationId,
-    state: req.conversationState ?? create(ConversationStateStructureSchema),
-    userMessage: action.value.userMessage,
-    requestContext: action.value.requestContext,
-  };
+  if (action?.case === "resumeAction") {
+    const turnId = state.turns[state.turns.length - 1];
+    if (!turnId) throw new RunSetupError("resume_action with a checkpoint that has no turn to resume", "invalid_argument");
+    return { conversationId: req.conversationId, state, action: { kind: "resume", turnId }, requestContext: action.value.requestContext };
+  }
+  throw new RunSetupError(`conversation action ${JSON.stringify(action?.case ?? "none")} is not supported by byok-gateway yet`, "failed_precondition");
 }
 
-/** UserMessage.mode picks the assets; only the agent mode exists so far, and there is no silent fallback (003 §25). */
-export function modeAssets(assets: PromptAssets, userMessage: UserMessage): ModeAssets {
-  if (userMessage.mode !== AgentMode.UNSPECIFIED && userMessage.mode !== AgentMode.AGENT) {
-    throw new RunSetupError(`mode ${AgentMode[userMessage.mode] ?? userMessage.mode} is not supported by byok-gateway yet`, "failed_precondition");
+/**
+ * UserMessage.mode picks the assets; an action without a user message (resume) takes the checkpoint's mode. Only
+ * the agent mode exists so far, and there is no silent fallback (003 §25).
+ */
+export function modeAssets(assets: PromptAssets, facts: RunRequestFacts): ModeAssets {
+  const mode = facts.action.kind === "userMessage" ? facts.action.userMessage.mode : (facts.state.mode ?? AgentMode.UNSPECIFIED);
+  if (mode !== AgentMode.UNSPECIFIED && mode !== AgentMode.AGENT) {
+    throw new RunSetupError(`mode ${AgentMode[mode] ?? mode} is not supported by byok-gateway yet`, "failed_precondition");
   }
   return assets.modes.get("agent")!;
+}
+
+/** The turn a resume continues: its user message and steps, by blob id (the client holds their bytes). */
+export async function loadResumedTurn(store: Store, turnId: Uint8Array): Promise<{ userMessage: Uint8Array; steps: Uint8Array[] }> {
+  const bytes = await store.getBlob(turnId);
+  if (!bytes) throw new RunSetupError("the turn to resume is neither stored nor provided by the client", "invalid_argument");
+  let turn;
+  try {
+    turn = fromBinary(ConversationTurnStructureSchema, bytes).turn;
+  } catch (e) {
+    throw new RunSetupError(`the turn to resume is not a ConversationTurnStructure: ${(e as Error).message}`, "invalid_argument");
+  }
+  if (turn.case !== "agentConversationTurn") throw new RunSetupError("only an agent conversation turn can be resumed", "invalid_argument");
+  return { userMessage: turn.value.userMessage, steps: turn.value.steps };
+}
+
+/** A staged checkpoint's pending entry is the assistant batch this gateway wrote; anything else is refused. */
+export function pendingRound(state: ConversationStateStructure): Extract<CanonicalMessage, { role: "assistant" }> | undefined {
+  const [pending, ...more] = state.pendingToolCalls;
+  if (pending === undefined) return undefined;
+  let message: CanonicalMessage;
+  try {
+    if (more.length) throw new RootMessageError("more than one pending tool round");
+    message = decodeRootMessage(new TextEncoder().encode(pending));
+  } catch (e) {
+    throw new RunSetupError(`the checkpoint's pending tool calls cannot be resumed: ${(e as Error).message}`, "invalid_argument");
+  }
+  if (message.role !== "assistant" || message.toolCalls.length === 0) {
+    throw new RunSetupError("the checkpoint's pending tool calls are not an assistant tool round", "invalid_argument");
+  }
+  return message;
 }
 
 /** Decodes the checkpoint's model transcript; the first root must be the one system prompt (003 §3, §9). */
@@ -69,6 +109,7 @@ export async function loadHistory(store: Store, state: ConversationStateStructur
 export async function appendRuntimeMessage(
   store: Store,
   facts: RunRequestFacts,
+  userQuery: string,
   requestId: string,
   mode: ModeAssets,
   now: Date,
@@ -80,7 +121,7 @@ export async function appendRuntimeMessage(
       rules: (facts.requestContext?.rules ?? []).map((r) => r.content),
     }),
     timestamp: now.toISOString(),
-    userQuery: facts.userMessage.text,
+    userQuery,
   });
   const eventId = `run-request:${requestId}`;
   const message: CanonicalMessage = { role: "user", content, origin: "runtime", eventId };

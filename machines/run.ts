@@ -5,7 +5,7 @@ import { assign, enqueueActions, fromPromise, sendTo, setup } from "xstate";
 import { createHash } from "node:crypto";
 import type { AgentServerMessage, ExecClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import { frames } from "../transport/cursor/frames.js";
-import type { ToolContext } from "../transport/cursor/tools/types.js";
+import type { ToolContext, ToolInvocation } from "../transport/cursor/tools/types.js";
 import { checkpointMachine } from "./checkpoint.js";
 import { modelCallMachine, type ModelCallOutput } from "./model-call.js";
 import { toolRoundMachine } from "./tool-round.js";
@@ -29,6 +29,8 @@ export type RunEnd =
 export interface PreparedRun {
   toolNames: string[];
   toolContext: ToolContext;
+  /** A resumed checkpoint with a pending tool round: its calls run first, without a model call (003 §19.4). */
+  resumeRound?: ToolInvocation[];
 }
 
 export type RunEvent =
@@ -46,7 +48,8 @@ interface RunContext extends RunInput {
   nextExecId: number;
   nextKvId: number;
   prepared: PreparedRun | undefined;
-  lastCall: Extract<ModelCallOutput, { ok: true }> | undefined;
+  /** The calls of the tool round about to run. */
+  roundCalls: ToolInvocation[] | undefined;
   gets: ReadonlyArray<{ id: number; blobId: Uint8Array; data?: Uint8Array }>;
   /** A cancel or failure that arrived during a tool round, applied once the round has aborted its execs. */
   interruption: RunEnd | undefined;
@@ -114,6 +117,7 @@ const runSetup = setup({
     roundSettled: (_, params: { outcome: { kind: string } }) => params.outcome.kind === "ok",
     roundCanceled: (_, params: { outcome: { kind: string } }) => params.outcome.kind === "canceled",
     checkpointPublished: (_, params: { ok: boolean }) => params.ok,
+    resumesToolRound: (_, params: { prepared: PreparedRun }) => (params.prepared.resumeRound?.length ?? 0) > 0,
   },
   delays: { kvGetDeadline: 30_000 },
 });
@@ -132,7 +136,7 @@ export const runMachine = runSetup.createMachine({
     nextExecId: 1,
     nextKvId: 0,
     prepared: undefined,
-    lastCall: undefined,
+    roundCalls: undefined,
     gets: [],
     interruption: undefined,
     end: undefined,
@@ -182,7 +186,14 @@ export const runMachine = runSetup.createMachine({
       invoke: {
         src: "prepare",
         input: ({ context }) => ({ fetched: context.gets.map((g) => ({ blobId: g.blobId, data: g.data! })) }),
-        onDone: { target: "calling", actions: assign({ prepared: ({ event }) => event.output }) },
+        onDone: [
+          {
+            guard: { type: "resumesToolRound", params: ({ event }) => ({ prepared: event.output }) },
+            target: "toolRound",
+            actions: assign({ prepared: ({ event }) => event.output, roundCalls: ({ event }) => event.output.resumeRound }),
+          },
+          { target: "calling", actions: assign({ prepared: ({ event }) => event.output }) },
+        ],
         onError: { actions: { type: "end", params: ({ event }) => ({ end: setupFailure(event.error) }) } },
       },
     },
@@ -208,14 +219,13 @@ export const runMachine = runSetup.createMachine({
             target: "toolRound",
             actions: [
               { type: "recordModelCall", params: ({ event }) => ({ output: event.output }) },
-              assign({ lastCall: ({ event }) => event.output as Extract<ModelCallOutput, { ok: true }> }),
+              assign({ roundCalls: ({ event }) => (event.output.ok ? event.output.invocations : undefined) }),
             ],
           },
           {
             target: "finalizing",
             actions: [
               { type: "recordModelCall", params: ({ event }) => ({ output: event.output }) },
-              assign({ lastCall: ({ event }) => event.output as Extract<ModelCallOutput, { ok: true }> }),
             ],
           },
         ],
@@ -227,7 +237,7 @@ export const runMachine = runSetup.createMachine({
         src: "toolRound",
         input: ({ context }) => ({
           modelCallId: `${context.requestId}:${context.callIndex}`,
-          calls: context.lastCall!.invocations,
+          calls: context.roundCalls!,
           ctx: context.prepared!.toolContext,
           execIdBase: context.nextExecId,
           kvIdBase: context.nextKvId,

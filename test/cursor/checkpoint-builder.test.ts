@@ -17,7 +17,7 @@ const user = create(UserMessageSchema, { text: "hi", messageId: "m1" });
 
 describe("CheckpointBuilder (seed 003 §5, §7, §19, §20)", () => {
   it("hands out each new blob once, children before parents, addressed by SHA-256", () => {
-    const b = new CheckpointBuilder(create(ConversationStateStructureSchema), system, user, "req-1");
+    const b = new CheckpointBuilder(create(ConversationStateStructureSchema), system, { kind: "new", userMessage: user }, "req-1");
     b.addRoot({ role: "user", content: "ctx + hi", origin: "runtime" });
     b.addAssistantStep("hello");
     const first = b.snapshot({ pending: ["x"], usedTokens: 10, maxTokens: 100 });
@@ -45,7 +45,7 @@ describe("CheckpointBuilder (seed 003 §5, §7, §19, §20)", () => {
       ConversationStateStructureSchema,
       new Uint8Array([...toBinary(ConversationStateStructureSchema, base), ...new BinaryWriter().tag(4242, WireType.Varint).uint32(1).finish()]),
     );
-    const b = new CheckpointBuilder(withUnknown, system, user, "req-2");
+    const b = new CheckpointBuilder(withUnknown, system, { kind: "new", userMessage: user }, "req-2");
     b.addRoot({ role: "user", content: "new", origin: "runtime" });
     const snap = b.snapshot({ pending: [], usedTokens: 0, maxTokens: 0 });
     const sent = new Set(snap.sets.map((s) => hex(s.id)));
@@ -60,7 +60,7 @@ describe("CheckpointBuilder (seed 003 §5, §7, §19, §20)", () => {
   it("replaces a changed system prompt root with the new prompt's content address (003 §17.1)", () => {
     const oldSystem = encodeRootMessage({ role: "system", content: "old prompt" });
     const base = create(ConversationStateStructureSchema, { rootPromptMessagesJson: [blobId(oldSystem)] });
-    const snap = new CheckpointBuilder(base, system, user, "r").snapshot({ pending: [], usedTokens: 0, maxTokens: 0 });
+    const snap = new CheckpointBuilder(base, system, { kind: "new", userMessage: user }, "r").snapshot({ pending: [], usedTokens: 0, maxTokens: 0 });
     expect(hex(snap.state.rootPromptMessagesJson[0]!)).to.equal(hex(blobId(encodeRootMessage(system))));
   });
 });

@@ -30,6 +30,14 @@ export interface CheckpointSnapshot {
   edges: BlobEdge[];
 }
 
+/** The turn a run writes into: a new one for a user message, or the checkpoint's last one when resuming. */
+export type TurnStart = { kind: "new"; userMessage: UserMessage } | { kind: "continue"; userMessage: Uint8Array; steps: Uint8Array[] };
+
+/** The pending_tool_calls entry of a staged checkpoint: the assistant batch as root-message JSON. */
+export function pendingEntry(message: CanonicalMessage): string {
+  return new TextDecoder().decode(encodeRootMessage(message));
+}
+
 export class CheckpointBuilder {
   private readonly roots: Uint8Array[];
   private readonly priorTurns: Uint8Array[];
@@ -44,15 +52,23 @@ export class CheckpointBuilder {
   constructor(
     private readonly base: ConversationStateStructure,
     systemRoot: CanonicalMessage,
-    userMessage: UserMessage,
+    turn: TurnStart,
     private readonly requestId: string,
   ) {
     for (const id of [...base.rootPromptMessagesJson, ...base.turns]) this.onClient.add(hex(id));
     // The system root is this run's PromptSpec; a changed prompt gets a new content address (003 §17.1).
     this.roots = [this.put(encodeRootMessage(systemRoot), BlobKinds.RootPromptJson), ...base.rootPromptMessagesJson.slice(1)];
-    this.priorTurns = [...base.turns];
     this.readPaths = [...base.readPaths];
-    this.userMessageId = this.put(toBinary(UserMessageSchema, userMessage), BlobKinds.UserMessage);
+    if (turn.kind === "new") {
+      this.priorTurns = [...base.turns];
+      this.userMessageId = this.put(toBinary(UserMessageSchema, turn.userMessage), BlobKinds.UserMessage);
+    } else {
+      // A resumed turn grows from where the checkpoint left it; its blobs are already the client's.
+      this.priorTurns = base.turns.slice(0, -1);
+      this.userMessageId = turn.userMessage;
+      this.steps.push(...turn.steps);
+      for (const id of [turn.userMessage, ...turn.steps]) this.onClient.add(hex(id));
+    }
   }
 
   /** Blob ids of the model transcript, in order (system first). */
