@@ -3,12 +3,13 @@
 // round's tools again and only then calls the model; the turn continues where the checkpoint left it.
 import { expect } from "chai";
 import { fromBinary } from "@bufbuild/protobuf";
-import { ConversationTurnStructureSchema } from "../../proto/gen/agent/v1/agent_pb.js";
-import { createWorkspace } from "../support/client-workspace.js";
+import { ConversationTurnStructureSchema, type ConversationStateStructure } from "../../proto/gen/agent/v1/agent_pb.js";
+import { createWorkspace, type Workspace } from "../support/client-workspace.js";
 import { CursorClient } from "../support/cursor-client.js";
+import type { FakeOpenAI } from "../support/fake-openai.js";
 import { killAllGateways } from "../support/gateway-process.js";
 import { assertEndStreamInvariants, blobHex } from "../support/observed-frames.js";
-import { assertPrefix, startToolsRig, type ToolsRig } from "./tools-kit.js";
+import { MODEL, assertPrefix, startToolsRig, type ToolsRig } from "./tools-kit.js";
 
 describe("e2e: resume_action continues a turn from the client's checkpoint", function () {
   this.timeout(15_000);
@@ -23,6 +24,24 @@ describe("e2e: resume_action continues a turn from the client's checkpoint", fun
     await rig.close();
     await killAllGateways();
   });
+
+  /** Cursor after a break: a new request with the same blob store, the chosen checkpoint and a resume_action. */
+  function resumeFrom(
+    earlier: CursorClient,
+    checkpoint: ConversationStateStructure,
+    opts: { conversationId: string; fake: FakeOpenAI; workspace?: Workspace },
+  ) {
+    const client = new CursorClient(rig.gw.url, { ...(opts.workspace ? { workspace: opts.workspace } : {}) });
+    for (const data of earlier.blobs.values()) client.putBlob(data);
+    const resumed = client.startRun({
+      conversationId: opts.conversationId,
+      modelId: MODEL,
+      resume: true,
+      checkpoint,
+      credentials: { apiKey: "sk-e2e-tools", baseUrl: opts.fake.baseUrl },
+    });
+    return { client, resumed };
+  }
 
   it("re-runs the pending tool round without asking the model again, then finishes the same turn", async () => {
     const fake = await rig.fake();
@@ -39,15 +58,7 @@ describe("e2e: resume_action continues a turn from the client's checkpoint", fun
     const staged = first.run.lastCheckpoint()!;
     expect(staged.pendingToolCalls).to.have.length(1);
 
-    const client = new CursorClient(rig.gw.url, { workspace });
-    for (const data of first.client.blobs.values()) client.putBlob(data);
-    const resumed = client.startRun({
-      conversationId,
-      modelId: "gpt-e2e-tools",
-      resume: true,
-      checkpoint: staged,
-      credentials: { apiKey: "sk-e2e-tools", baseUrl: fake.baseUrl },
-    });
+    const { client, resumed } = resumeFrom(first.client, staged, { conversationId, fake, workspace });
     const end = await resumed.done;
     expect(end).to.deep.equal({ ok: true });
 
@@ -110,15 +121,7 @@ describe("e2e: resume_action continues a turn from the client's checkpoint", fun
     // The settled checkpoint (pending 0) is the last eligible one before the stream broke (003 §19.4).
     const eligible = first.run.lastCheckpoint()!;
     expect(eligible.pendingToolCalls).to.deep.equal([]);
-    const client = new CursorClient(rig.gw.url, { workspace });
-    for (const data of first.client.blobs.values()) client.putBlob(data);
-    const resumed = client.startRun({
-      conversationId,
-      modelId: "gpt-e2e-tools",
-      resume: true,
-      checkpoint: eligible,
-      credentials: { apiKey: "sk-e2e-tools", baseUrl: fake.baseUrl },
-    });
+    const { client, resumed } = resumeFrom(first.client, eligible, { conversationId, fake, workspace });
     expect(await resumed.done).to.deep.equal({ ok: true });
     assertEndStreamInvariants(resumed.frames);
     expect(client.violations()).to.deep.equal([]);
@@ -135,9 +138,7 @@ describe("e2e: resume_action continues a turn from the client's checkpoint", fun
     await first.run.done;
     // The transitional checkpoint after turn_ended holds the final answer, not tool calls: not resumable.
     const transitional = first.run.checkpoints[0]!;
-    const client = new CursorClient(rig.gw.url);
-    for (const data of first.client.blobs.values()) client.putBlob(data);
-    const resumed = client.startRun({ conversationId, modelId: "gpt-e2e-tools", resume: true, checkpoint: transitional, credentials: { apiKey: "k", baseUrl: fake.baseUrl } });
+    const { resumed } = resumeFrom(first.client, transitional, { conversationId, fake });
     expect(await resumed.done).to.deep.include({ ok: false, code: "invalid_argument", message: "the checkpoint's pending tool calls are not an assistant tool round" });
   });
 
