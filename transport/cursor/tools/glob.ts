@@ -15,14 +15,13 @@ import type {
   GrepSuccess,
   GrepUnionResult,
 } from "../../../proto/gen/agent/v1/agent_pb.js";
-import { optionalString, parseOrInvalid, requiredString } from "./args.js";
+import { optionalString, requiredString } from "./args.js";
 import { globText } from "./result-text.js";
-import type { DriverStep, ToolDriver } from "./types.js";
-import { completed, toolCall, unexpectedMessage } from "./wire.js";
+import { singleExecDriver } from "./single-exec.js";
+import type { ToolCompletion } from "./types.js";
+import { toolCall } from "./wire.js";
 
 const NAME = "Glob";
-
-type GlobState = { args: GlobToolArgs };
 
 function parseArgs(args: Record<string, unknown>): GlobToolArgs {
   return create(GlobToolArgsSchema, {
@@ -78,41 +77,35 @@ export function globSuccessFromGrep(args: GlobToolArgs, success: GrepSuccess): G
   });
 }
 
-export const globDriver: ToolDriver<GlobState> = {
+export const globDriver = singleExecDriver({
   name: NAME,
-  placeholder: (callId) => card(callId),
-  started(call) {
-    const parsed = parseOrInvalid(NAME, () => parseArgs(call.args));
-    return "invalid" in parsed ? parsed : { toolCall: card(call.callId, parsed.ok) };
-  },
-  begin(call): DriverStep<GlobState> {
-    const parsed = parseOrInvalid(NAME, () => parseArgs(call.args));
-    if ("invalid" in parsed) return { kind: "protocol_error", message: parsed.invalid };
-    const args = parsed.ok;
-    const request = create(GrepArgsSchema, {
+  parse: (call) => parseArgs(call.args),
+  card: (callId, args) => card(callId, args),
+  request: (call, args) => ({
+    case: "grepArgs",
+    value: create(GrepArgsSchema, {
       pattern: "",
       glob: args.globPattern,
       path: args.targetDirectory,
       outputMode: "files_with_matches",
       toolCallId: call.callId,
-    });
-    return { kind: "exec", request: { case: "grepArgs", value: request }, state: { args } };
-  },
-  onExecMessage(call, state, message) {
-    if (message.case !== "grepResult") return unexpectedMessage(NAME, "grepResult", message, state);
-    const r = message.value.result;
+    }),
+  }),
+  resultCase: "grepResult",
+  complete(call, args, grep): ToolCompletion | undefined {
+    const r = grep.result;
     switch (r.case) {
       case "success": {
-        const success = globSuccessFromGrep(state.args, r.value);
+        const success = globSuccessFromGrep(args, r.value);
         const result = create(GlobToolResultSchema, { result: { case: "success", value: success } });
-        return completed(state, globText(success), false, card(call.callId, state.args, result));
+        return { content: globText(success), isError: false, toolCall: card(call.callId, args, result) };
       }
       case "error": {
         const result = create(GlobToolResultSchema, { result: { case: "error", value: { error: r.value.error } } });
-        return completed(state, `Glob failed: ${r.value.error}`, true, card(call.callId, state.args, result));
+        return { content: `Glob failed: ${r.value.error}`, isError: true, toolCall: card(call.callId, args, result) };
       }
       case undefined:
-        return { kind: "protocol_error", message: `${NAME}: grep_result has no result branch set` };
+        return undefined;
     }
   },
-};
+});

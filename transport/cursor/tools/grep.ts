@@ -8,17 +8,15 @@ import {
   optionalEnum,
   optionalInteger,
   optionalString,
-  parseOrInvalid,
   requiredString,
 } from "./args.js";
 import { grepText } from "./result-text.js";
-import type { DriverStep, ToolDriver } from "./types.js";
-import { completed, toolCall, unexpectedMessage } from "./wire.js";
+import { singleExecDriver } from "./single-exec.js";
+import type { ToolCompletion } from "./types.js";
+import { toolCall } from "./wire.js";
 
 const NAME = "Grep";
 const OUTPUT_MODES = ["content", "files_with_matches", "count"] as const;
-
-type GrepState = { args: GrepArgs };
 
 /** Model flags -A/-B/-C/-i map to the named GrepArgs fields; the rest pass through under their own names. */
 function parseArgs(callId: string, args: Record<string, unknown>): GrepArgs {
@@ -43,29 +41,21 @@ function card(callId: string, args?: GrepArgs, result?: GrepResult) {
   return toolCall(callId, { case: "grepToolCall", value: { args, result } });
 }
 
-export const grepDriver: ToolDriver<GrepState> = {
+export const grepDriver = singleExecDriver({
   name: NAME,
-  placeholder: (callId) => card(callId),
-  started(call) {
-    const parsed = parseOrInvalid(NAME, () => parseArgs(call.callId, call.args));
-    return "invalid" in parsed ? parsed : { toolCall: card(call.callId, parsed.ok) };
-  },
-  begin(call): DriverStep<GrepState> {
-    const parsed = parseOrInvalid(NAME, () => parseArgs(call.callId, call.args));
-    if ("invalid" in parsed) return { kind: "protocol_error", message: parsed.invalid };
-    return { kind: "exec", request: { case: "grepArgs", value: parsed.ok }, state: { args: parsed.ok } };
-  },
-  onExecMessage(call, state, message) {
-    if (message.case !== "grepResult") return unexpectedMessage(NAME, "grepResult", message, state);
-    const result = message.value;
-    const done = card(call.callId, state.args, result);
+  parse: (call) => parseArgs(call.callId, call.args),
+  card: (callId, args) => card(callId, args),
+  request: (_call, args) => ({ case: "grepArgs", value: args }),
+  resultCase: "grepResult",
+  complete(call, args, result): ToolCompletion | undefined {
+    const done = card(call.callId, args, result);
     switch (result.result.case) {
       case "success":
-        return completed(state, grepText(result.result.value), false, done);
+        return { content: grepText(result.result.value), isError: false, toolCall: done };
       case "error":
-        return completed(state, `Grep failed: ${result.result.value.error}`, true, done);
+        return { content: `Grep failed: ${result.result.value.error}`, isError: true, toolCall: done };
       case undefined:
-        return { kind: "protocol_error", message: `${NAME}: grep_result has no result branch set` };
+        return undefined;
     }
   },
-};
+});

@@ -2,14 +2,13 @@
 import { create } from "@bufbuild/protobuf";
 import { LsArgsSchema } from "../../../proto/gen/agent/v1/agent_pb.js";
 import type { LsArgs, LsResult } from "../../../proto/gen/agent/v1/agent_pb.js";
-import { optionalStringArray, parseOrInvalid, requiredString } from "./args.js";
+import { optionalStringArray, requiredString } from "./args.js";
 import { lsTreeText } from "./result-text.js";
-import type { DriverStep, ToolDriver } from "./types.js";
-import { completed, toolCall, unexpectedMessage } from "./wire.js";
+import { singleExecDriver } from "./single-exec.js";
+import type { ToolCompletion } from "./types.js";
+import { toolCall } from "./wire.js";
 
 const NAME = "Ls";
-
-type LsState = { args: LsArgs };
 
 function parseArgs(callId: string, args: Record<string, unknown>): LsArgs {
   return create(LsArgsSchema, {
@@ -45,22 +44,14 @@ function outcome(r: LsResult["result"], path: string): { content: string; isErro
   }
 }
 
-export const lsDriver: ToolDriver<LsState> = {
+export const lsDriver = singleExecDriver({
   name: NAME,
-  placeholder: (callId) => card(callId),
-  started(call) {
-    const parsed = parseOrInvalid(NAME, () => parseArgs(call.callId, call.args));
-    return "invalid" in parsed ? parsed : { toolCall: card(call.callId, parsed.ok) };
+  parse: (call) => parseArgs(call.callId, call.args),
+  card: (callId, args) => card(callId, args),
+  request: (_call, args) => ({ case: "lsArgs", value: args }),
+  resultCase: "lsResult",
+  complete(call, args, result): ToolCompletion | undefined {
+    const done = outcome(result.result, args.path);
+    return done && { ...done, toolCall: card(call.callId, args, result) };
   },
-  begin(call): DriverStep<LsState> {
-    const parsed = parseOrInvalid(NAME, () => parseArgs(call.callId, call.args));
-    if ("invalid" in parsed) return { kind: "protocol_error", message: parsed.invalid };
-    return { kind: "exec", request: { case: "lsArgs", value: parsed.ok }, state: { args: parsed.ok } };
-  },
-  onExecMessage(call, state, message) {
-    if (message.case !== "lsResult") return unexpectedMessage(NAME, "lsResult", message, state);
-    const done = outcome(message.value.result, state.args.path);
-    if (!done) return { kind: "protocol_error", message: `${NAME}: ls_result has no result branch set` };
-    return completed(state, done.content, done.isError, card(call.callId, state.args, message.value));
-  },
-};
+});

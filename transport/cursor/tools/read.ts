@@ -6,14 +6,13 @@ import {
   ReadToolResultSchema,
 } from "../../../proto/gen/agent/v1/agent_pb.js";
 import type { ReadResult, ReadSuccess, ReadToolArgs, ReadToolResult } from "../../../proto/gen/agent/v1/agent_pb.js";
-import { optionalInteger, parseOrInvalid, requiredString } from "./args.js";
-import type { DriverStep, ToolCompletion, ToolDriver, ToolInvocation } from "./types.js";
-import { toolCall, unexpectedMessage } from "./wire.js";
+import { optionalInteger, requiredString } from "./args.js";
+import { singleExecDriver } from "./single-exec.js";
+import type { ToolCompletion, ToolInvocation } from "./types.js";
+import { toolCall } from "./wire.js";
 
 const NAME = "Read";
 const UINT32_MAX = 2 ** 32 - 1;
-
-type ReadState = { args: ReadToolArgs };
 
 function parseArgs(args: Record<string, unknown>): ReadToolArgs {
   return create(ReadToolArgsSchema, {
@@ -80,29 +79,14 @@ function completion(call: ToolInvocation, args: ReadToolArgs, r: ReadResult): To
   return { content: text, isError: true, toolCall: card(call.callId, args, result) };
 }
 
-export const readDriver: ToolDriver<ReadState> = {
+export const readDriver = singleExecDriver({
   name: NAME,
-  placeholder: (callId) => card(callId),
-  started(call) {
-    const parsed = parseOrInvalid(NAME, () => parseArgs(call.args));
-    return "invalid" in parsed ? parsed : { toolCall: card(call.callId, parsed.ok) };
-  },
-  begin(call): DriverStep<ReadState> {
-    const parsed = parseOrInvalid(NAME, () => parseArgs(call.args));
-    if ("invalid" in parsed) return { kind: "protocol_error", message: parsed.invalid };
-    const args = parsed.ok;
-    const request = create(ReadArgsSchema, {
-      path: args.path,
-      toolCallId: call.callId,
-      offset: args.offset,
-      limit: args.limit,
-    });
-    return { kind: "exec", request: { case: "readArgs", value: request }, state: { args } };
-  },
-  onExecMessage(call, state, message) {
-    if (message.case !== "readResult") return unexpectedMessage(NAME, "readResult", message, state);
-    const done = completion(call, state.args, message.value);
-    if (!done) return { kind: "protocol_error", message: `${NAME}: read_result has no result branch set` };
-    return { kind: "complete", completion: done, state };
-  },
-};
+  parse: (call) => parseArgs(call.args),
+  card: (callId, args) => card(callId, args),
+  request: (call, args) => ({
+    case: "readArgs",
+    value: create(ReadArgsSchema, { path: args.path, toolCallId: call.callId, offset: args.offset, limit: args.limit }),
+  }),
+  resultCase: "readResult",
+  complete: completion,
+});
