@@ -16,6 +16,7 @@ import type { Store } from "../store/index.js";
 import type { ModelConfig } from "./config.js";
 import type { Logger } from "./log.js";
 import { resolveModel, type ResolvedModel } from "./models.js";
+import { RunSetupError } from "./run-errors.js";
 import { appendRuntimeMessage, loadHistory, loadResumedTurn, modeAssets, pendingRound, readRunRequest, type RunRequestFacts } from "./run-setup.js";
 
 export interface RunDeps {
@@ -72,7 +73,11 @@ export class RunSession {
     this.model = resolveModel(this.deps.models, this.request.requestedModel);
     this.mode = modeAssets(this.deps.assets, this.facts);
     this.toolDefinitionsJson = JSON.stringify(this.mode.tools);
-    this.adapter = this.deps.adapterFor(this.model.endpoint);
+    try {
+      this.adapter = this.deps.adapterFor(this.model.endpoint);
+    } catch (e) {
+      throw new RunSetupError((e as Error).message, "failed_precondition");
+    }
     if (fetched.length) await store.putBlobs(fetched.map((f) => ({ id: f.blobId, data: f.data })));
     this.history = await loadHistory(store, this.facts.state);
     for (const m of this.history) this.account(m);

@@ -47,7 +47,12 @@ describe("e2e: how runs end", function () {
     dataDir = await mkdtemp(join(tmpdir(), "byok-e2e-endings-"));
     gw = await startGatewayProcess({
       dataDir,
-      config: { models: [{ id: MODEL_ID, provider: "openai-chat", baseUrl: `${proxy.url}/v1`, apiKey: API_KEY, model: "gpt-e2e" }] },
+      config: {
+        models: [
+          { id: MODEL_ID, provider: "openai-chat", baseUrl: `${proxy.url}/v1`, apiKey: API_KEY, model: "gpt-e2e" },
+          { id: "claude-later", provider: "anthropic", baseUrl: "http://127.0.0.1:9", apiKey: API_KEY, model: "claude" },
+        ],
+      },
       upstream: DEAD_UPSTREAM,
     });
     client = new CursorClient(gw.url, {
@@ -228,6 +233,15 @@ describe("e2e: how runs end", function () {
 
     expect(run.kinds()).to.deep.equal(["end:failed_precondition"]);
     expect(end.message).to.include("nobody-configured-this");
+    assertEndStreamInvariants(run.frames);
+    expectCleanRun();
+  });
+
+  it("a configured model whose provider kind is not implemented yet ends failed_precondition saying so", async () => {
+    const run = client.startRun({ conversationId: conversation(), modelId: "claude-later", text: "hi" });
+    const end = failed(await run.done);
+    expect(run.kinds()).to.deep.equal(["end:failed_precondition"]);
+    expect(end.message).to.equal('provider kind "anthropic" is not supported yet');
     assertEndStreamInvariants(run.frames);
     expectCleanRun();
   });
