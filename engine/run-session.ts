@@ -12,7 +12,7 @@ import { addUsage } from "../providers/usage.js";
 import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../transport/cursor/checkpoint-builder.js";
 import { frames } from "../transport/cursor/frames.js";
 import { tokenBreakdown } from "../transport/cursor/token-breakdown.js";
-import type { Store } from "../store/index.js";
+import { StaleCheckpointError, type Store } from "../store/index.js";
 import type { ModelConfig } from "./config.js";
 import type { Logger } from "./log.js";
 import { resolveModel, type ResolvedModel } from "./models.js";
@@ -216,7 +216,7 @@ export class RunSession {
     const pending = this.pendingCommit;
     if (!pending) throw new Error("no checkpoint to commit");
     this.pendingCommit = undefined;
-    if (!this.deps.isCurrent()) throw new Error("a newer run of this conversation took over");
+    if (!this.deps.isCurrent()) throw new StaleCheckpointError(this.conversationId);
     if (pending.messages.length) await this.appendMessages(pending.messages);
     const { snapshots } = pending;
     await this.deps.store.commitCheckpoint({
@@ -224,6 +224,7 @@ export class RunSession {
       checkpointId: snapshots[snapshots.length - 1]!.stateBlob.id,
       blobs: snapshots.flatMap((s) => [...s.sets, s.stateBlob]),
       edges: snapshots.flatMap((s) => s.edges),
+      stillCurrent: this.deps.isCurrent,
     });
   }
 

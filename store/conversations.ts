@@ -7,6 +7,18 @@ export interface CheckpointCommit {
   checkpointId: Uint8Array;
   blobs: BlobPut[];
   edges: BlobEdge[];
+  /**
+   * Asked inside the transaction, once it holds the write lock: false aborts the commit. A run superseded by a
+   * newer run of the conversation uses it so that its late commit can never move the head (003 §16.1).
+   */
+  stillCurrent?: () => boolean;
+}
+
+export class StaleCheckpointError extends Error {
+  constructor(conversationId: string) {
+    super(`checkpoint of conversation ${conversationId} not committed: a newer run took over`);
+    this.name = "StaleCheckpointError";
+  }
 }
 
 export interface ConversationHead {
@@ -22,6 +34,7 @@ export async function commitCheckpoint(db: Knex, c: CheckpointCommit): Promise<{
   verifyBlobs(c.blobs);
   const now = Date.now();
   return db.transaction(async (trx) => {
+    if (c.stillCurrent && !c.stillCurrent()) throw new StaleCheckpointError(c.conversationId);
     await insertBlobs(trx, c.blobs, now);
     await insertEdges(trx, c.edges);
     const checkpointId = toBuffer(c.checkpointId);

@@ -13,6 +13,7 @@ import type { NewRun, RunOutcome, RunRecord } from "./runs.js";
 export { BlobIntegrityError, BlobKinds, EdgeKinds, blobId } from "./blobs.js";
 export type { BlobEdge, BlobKind, BlobPut } from "./blobs.js";
 export type { CheckpointCommit, ConversationHead } from "./conversations.js";
+export { StaleCheckpointError } from "./conversations.js";
 export type { MessageOrigin, NewMessage, StoredMessage } from "./messages.js";
 export type { NewRun, RunOutcome, RunRecord, RunStatus, RunUsage, TerminalRunStatus } from "./runs.js";
 

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { BlobIntegrityError, BlobKinds, EdgeKinds, blobId } from "../../store/index.js";
+import { BlobIntegrityError, BlobKinds, EdgeKinds, StaleCheckpointError, blobId } from "../../store/index.js";
 import { type TempStore, blobOf, tempStore, utf8 } from "./temp-store.js";
 
 /** A checkpoint with one root prompt and one turn holding a user message and one step. */
@@ -34,6 +34,21 @@ describe("store: checkpoint commit and conversation head", () => {
     await db.destroy();
     return Number(n);
   }
+
+  it("refuses, inside the transaction, a commit whose run is no longer current: the head and blobs stay as they were", async () => {
+    const first = checkpointGraph("a");
+    await t.store.commitCheckpoint({ conversationId: "c", ...first });
+    let current = true;
+    const late = checkpointGraph("late");
+    // The guard is asked when the transaction runs (holding the write lock), not when the commit was requested.
+    const stale = t.store.commitCheckpoint({ conversationId: "c", ...late, stillCurrent: () => current });
+    current = false;
+    let error: unknown;
+    await stale.catch((e: unknown) => (error = e));
+    expect(error).to.be.instanceOf(StaleCheckpointError);
+    expect(await t.store.getHead("c")).to.deep.equal({ checkpointId: first.checkpointId, revision: 1 });
+    expect(await t.store.missingBlobs([late.checkpointId])).to.deep.equal([late.checkpointId]);
+  });
 
   it("a conversation without a checkpoint has no head", async () => {
     expect(await t.store.getHead("c1")).to.equal(undefined);
