@@ -171,6 +171,18 @@ describe("e2e: run-time protocol errors", function () {
     });
   });
 
+  describe("model output outside the run's manifest (seed 003 §26.12)", () => {
+    it("a call of a tool the mode does not offer fails the run before any card or exec", async () => {
+      openai.enqueue({ text: "On it.", toolCalls: [{ id: "call_x", name: "Teleport", args: { to: "mars" } }] });
+      const client = new CursorClient(gw.url);
+      const run = client.startRun({ conversationId: `protocol-unknown-tool-${randomUUID()}`, modelId: MODEL, text: "go" });
+
+      await expectFailure(client, run, "invalid_argument", 'protocol error: model called unknown tool "Teleport"');
+      expect(run.kinds()).to.deep.equal(["text_delta", "end:invalid_argument"]);
+      expect(run.execLog).to.deep.equal([]);
+    });
+  });
+
   describe("refused blob SET (seed 003 §20.1, §26.4)", () => {
     /** Refuses the n-th SET the client sees and records which blob it was. */
     function refusingClient(n: number, files: Record<string, string> = {}) {
