@@ -138,7 +138,7 @@ export const modelCallMachine = modelCallSetup.createMachine({
 type Patch = Partial<ModelCallContext>;
 
 /** Pure core of the pass: the next context for one ModelEvent, plus the frames it makes visible. */
-export function applyModelEvent(ctx: ModelCallContext, ev: ModelEvent, emitFrame: (m: AgentServerMessage) => void): Patch {
+function applyModelEvent(ctx: ModelCallContext, ev: ModelEvent, emitFrame: (m: AgentServerMessage) => void): Patch {
   const fail = (kind: Failure["kind"], message: string): Patch => ({ failure: { kind, message } });
   switch (ev.type) {
     case "start":

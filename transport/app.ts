@@ -8,8 +8,8 @@ import { bidiAppendHandler } from "./bidi-append.js";
 import { createRelay } from "./relay.js";
 import { runSseHandler } from "./run-sse.js";
 
-export const RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE";
-export const BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend";
+const RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE";
+const BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend";
 
 export function createApp(opts: { service: AgentService; upstream: string; log: Logger; version: string }): Koa {
   const app = new Koa();

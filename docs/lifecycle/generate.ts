@@ -59,7 +59,7 @@ export const lifecycles: Lifecycle[] = [
 
 export const LIFECYCLE_DIR = fileURLToPath(new URL(".", import.meta.url));
 
-export function indexReadme(): string {
+function indexReadme(): string {
   const sections = lifecycles.map(
     (l) => `## ${l.name}\n\n![${l.name}](${l.name}.svg)\n\nMermaid source: [${l.name}.mmd](${l.name}.mmd)\n\n${l.guarantees}\n`,
   );

@@ -62,7 +62,7 @@ function filesOf(union: GrepUnionResult): FileList {
   }
 }
 
-export function globSuccessFromGrep(args: GlobToolArgs, success: GrepSuccess): GlobToolSuccess {
+function globSuccessFromGrep(args: GlobToolArgs, success: GrepSuccess): GlobToolSuccess {
   const lists = Object.keys(success.workspaceResults)
     .sort()
     .map((root) => filesOf(success.workspaceResults[root]));
