@@ -1,26 +1,15 @@
 // A conversation of many turns: each turn's work is proportional to what is new in it (seed 003 §13, §17): the
 // same handful of blobs is SET per turn however long the history, and every provider request extends the last.
 import { expect } from "chai";
-import { killAllGateways } from "../support/gateway-process.js";
 import { CursorClient } from "../support/cursor-client.js";
 import { assertEndStreamInvariants } from "../support/observed-frames.js";
-import { MODEL, startToolsRig, type ToolsRig } from "./tools-kit.js";
+import { MODEL, useToolsRig } from "./tools-kit.js";
 
 const TURNS = 12;
 
 describe("e2e: a long conversation", function () {
   this.timeout(30_000);
-  let rig: ToolsRig;
-
-  before(async function () {
-    this.timeout(30_000);
-    rig = await startToolsRig("long");
-  });
-  after(async () => {
-    await rig.closeFakes();
-    await rig.close();
-    await killAllGateways();
-  });
+  const rig = useToolsRig("long");
 
   it(`keeps per-turn blob SETs constant and every request a strict extension of the previous one over ${TURNS} turns`, async () => {
     const fake = await rig.fake();

@@ -7,23 +7,12 @@ import { ConversationTurnStructureSchema, type ConversationStateStructure } from
 import { createWorkspace, type Workspace } from "../support/client-workspace.js";
 import { CursorClient } from "../support/cursor-client.js";
 import type { FakeOpenAI } from "../support/fake-openai.js";
-import { killAllGateways } from "../support/gateway-process.js";
 import { assertEndStreamInvariants, blobHex } from "../support/observed-frames.js";
-import { MODEL, assertPrefix, startToolsRig, type ToolsRig } from "./tools-kit.js";
+import { MODEL, assertPrefix, useToolsRig } from "./tools-kit.js";
 
 describe("e2e: resume_action continues a turn from the client's checkpoint", function () {
   this.timeout(15_000);
-  let rig: ToolsRig;
-
-  before(async function () {
-    this.timeout(30_000);
-    rig = await startToolsRig("resume");
-  });
-  afterEach(() => rig.closeFakes());
-  after(async () => {
-    await rig.close();
-    await killAllGateways();
-  });
+  const rig = useToolsRig("resume");
 
   /** Cursor after a break: a new request with the same blob store, the chosen checkpoint and a resume_action. */
   function resumeFrom(

@@ -4,21 +4,11 @@
 import { expect } from "chai";
 import type { ReadArgs, WriteArgs } from "../../proto/gen/agent/v1/agent_pb.js";
 import { createWorkspace } from "../support/client-workspace.js";
-import { killAllGateways } from "../support/gateway-process.js";
-import { assertCleanSuccess, assertPrefix, execs, startToolsRig, type ToolsRig, updates } from "./tools-kit.js";
+import { assertCleanSuccess, assertPrefix, execs, useToolsRig, updates } from "./tools-kit.js";
 
 describe("e2e tools: Write and StrReplace", function () {
   this.timeout(10_000);
-  let rig: ToolsRig;
-  before(async function () {
-    this.timeout(30_000); // starting the gateway child can be slow on a loaded machine
-    rig = await startToolsRig("tools-edit");
-  });
-  afterEach(() => rig.closeFakes());
-  after(async () => {
-    await killAllGateways();
-    await rig.close();
-  });
+  const rig = useToolsRig("tools-edit");
 
   it("writes a new file: content deltas before started, hidden read then write with one tool_call_id, CRLF → LF", async () => {
     const fake = await rig.fake();

@@ -5,10 +5,9 @@
 import { expect } from "chai";
 import { readFileSync } from "node:fs";
 import { createWorkspace } from "../support/client-workspace.js";
-import { killAllGateways } from "../support/gateway-process.js";
 import { textDeltas } from "../support/observed-frames.js";
 import { sharedFixture } from "../support/util.js";
-import { assertCleanSuccess, assertPrefix, startToolsRig, type ToolsRig, updates } from "./tools-kit.js";
+import { assertCleanSuccess, assertPrefix, useToolsRig, updates } from "./tools-kit.js";
 
 const textUsageChunk = sharedFixture("providers/openai-chat/text-usage-chunk.sse");
 const deepseekThinking = sharedFixture("providers/openai-compatible/deepseek-reasoner-reasoning-content-then-text.sse");
@@ -34,16 +33,7 @@ function recordedDeltas(path: string): Recorded {
 
 describe("e2e tools: recorded provider streams", function () {
   this.timeout(10_000);
-  let rig: ToolsRig;
-  before(async function () {
-    this.timeout(30_000); // starting the gateway child can be slow on a loaded machine
-    rig = await startToolsRig("tools-fixtures");
-  });
-  afterEach(() => rig.closeFakes());
-  after(async () => {
-    await killAllGateways();
-    await rig.close();
-  });
+  const rig = useToolsRig("tools-fixtures");
 
   it("replays a recorded OpenAI text turn: every content delta reaches the client as text_delta, the turn ends ok", async () => {
     const recorded = recordedDeltas(textUsageChunk);

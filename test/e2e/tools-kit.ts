@@ -9,7 +9,7 @@ import type { InteractionUpdate } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { ShellScript, Workspace } from "../support/client-workspace.js";
 import { CursorClient, type RunHandle, type RunHooks, type RunStart } from "../support/cursor-client.js";
 import { type FakeOpenAI, type RecordedChatRequest, startFakeOpenAI } from "../support/fake-openai.js";
-import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.js";
+import { type GatewayProcess, killAllGateways, startGatewayProcess } from "../support/gateway-process.js";
 import { assertEndStreamInvariants, blobClosure, blobHex, type ObservedFrame } from "../support/observed-frames.js";
 
 /** Not configured in the gateway: the run is routed by its credentials to the test's own fake (openai-chat). */
@@ -30,7 +30,7 @@ export interface ToolsRig {
 
 let conversationSeq = 0;
 
-export async function startToolsRig(label: string): Promise<ToolsRig> {
+async function startToolsRig(label: string): Promise<ToolsRig> {
   const dataDir = await mkdtemp(join(tmpdir(), `byok-e2e-${label}-`));
   const gw = await startGatewayProcess({ dataDir, config: { models: [] } });
   const fakes: FakeOpenAI[] = [];
@@ -61,6 +61,36 @@ export async function startToolsRig(label: string): Promise<ToolsRig> {
       await Promise.all(fakes.splice(0).map((f) => f.close()));
       await rm(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * Registers the mocha hooks of a file that shares one rig: the gateway starts before its tests, each test's fakes
+ * close after it, and the gateway stops at the end. The returned rig delegates to the one the hooks create.
+ */
+export function useToolsRig(label: string): ToolsRig {
+  let rig: ToolsRig | undefined;
+  const started = () => {
+    if (!rig) throw new Error(`the ${label} rig is used before its before() hook ran`);
+    return rig;
+  };
+  before(async function () {
+    this.timeout(30_000); // starting the gateway child can be slow on a loaded machine
+    rig = await startToolsRig(label);
+  });
+  afterEach(() => rig?.closeFakes());
+  after(async () => {
+    await killAllGateways();
+    await rig?.close();
+  });
+  return {
+    get gw() {
+      return started().gw;
+    },
+    fake: () => started().fake(),
+    start: (fake, opts) => started().start(fake, opts),
+    closeFakes: () => started().closeFakes(),
+    close: () => started().close(),
   };
 }
 

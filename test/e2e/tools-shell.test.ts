@@ -6,8 +6,7 @@ import { expect } from "chai";
 import { TimeoutBehavior } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { ShellArgs } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { ShellScript, ShellStep } from "../support/client-workspace.js";
-import { killAllGateways } from "../support/gateway-process.js";
-import { assertCleanSuccess, assertPrefix, execs, startToolsRig, type ToolsRig, updates } from "./tools-kit.js";
+import { assertCleanSuccess, assertPrefix, execs, useToolsRig, updates } from "./tools-kit.js";
 
 const scripts: Record<string, ShellStep[]> = {
   "npm run build": [
@@ -28,16 +27,7 @@ function shellArgs(run: Parameters<typeof execs>[0]): ShellArgs[] {
 
 describe("e2e tools: Shell", function () {
   this.timeout(10_000);
-  let rig: ToolsRig;
-  before(async function () {
-    this.timeout(30_000); // starting the gateway child can be slow on a loaded machine
-    rig = await startToolsRig("tools-shell");
-  });
-  afterEach(() => rig.closeFakes());
-  after(async () => {
-    await killAllGateways();
-    await rig.close();
-  });
+  const rig = useToolsRig("tools-shell");
 
   it("streams each stdout/stderr chunk as a tool_call_delta between shell_stream_args and tool_call_completed", async () => {
     const fake = await rig.fake();

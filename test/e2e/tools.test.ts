@@ -3,22 +3,12 @@
 // provider fixtures are in the tools-*.test.ts files beside this one.
 import { expect } from "chai";
 import { createWorkspace } from "../support/client-workspace.js";
-import { killAllGateways } from "../support/gateway-process.js";
 import { sleep } from "../support/util.js";
-import { assertCleanSuccess, assertPrefix, checkpointShape, execs, startToolsRig, type ToolsRig, updates } from "./tools-kit.js";
+import { assertCleanSuccess, assertPrefix, checkpointShape, execs, useToolsRig, updates } from "./tools-kit.js";
 
 describe("e2e tools: Read closed loop and parallel batches", function () {
   this.timeout(10_000);
-  let rig: ToolsRig;
-  before(async function () {
-    this.timeout(30_000); // starting the gateway child can be slow on a loaded machine
-    rig = await startToolsRig("tools");
-  });
-  afterEach(() => rig.closeFakes());
-  after(async () => {
-    await killAllGateways();
-    await rig.close();
-  });
+  const rig = useToolsRig("tools");
 
   it("runs one Read round trip: started → read_args → completed with typed result, then the next call sees the result", async () => {
     const fake = await rig.fake();
