@@ -33,7 +33,6 @@ interface ToolRoundContext {
   modelCallId: string;
   ctx: ToolContext;
   calls: CallState[];
-  execIdBase: number;
   nextExecId: number;
   nextKvId: number;
   outcome: Outcome;
@@ -192,7 +191,6 @@ export const toolRoundMachine = toolRoundSetup.createMachine({
     modelCallId: input.modelCallId,
     ctx: input.ctx,
     calls: input.calls.map((invocation) => ({ invocation, driverState: undefined, execId: undefined, startedAtMs: 0, completed: false, settled: false })),
-    execIdBase: input.execIdBase,
     nextExecId: input.execIdBase,
     nextKvId: input.kvIdBase,
     outcome: { kind: "ok" },
