@@ -13,12 +13,17 @@ export interface Usage {
   reasoningTokens?: number;
 }
 
-/** Opaque continuation state an endpoint needs back on the next call (e.g. Chat `reasoning_content`). */
-export interface ReplayState {
-  provider: ProviderKind;
+/**
+ * Opaque continuation state an endpoint needs back on the next call, one variant per endpoint kind (003 §26.9): a
+ * projector replays only its own kind's state and never fabricates another's.
+ */
+export type ReplayState =
   /** OpenAI Chat (and compatible, e.g. DeepSeek): the full reasoning_content of that response. */
-  reasoningContent?: string;
-}
+  | { provider: "openai-chat"; reasoningContent?: string }
+  /** OpenAI Responses: the response's output items to send back verbatim (reasoning with encrypted_content, …). */
+  | { provider: "openai-responses"; items: readonly Record<string, unknown>[] }
+  /** Anthropic Messages: thinking / redacted_thinking blocks with their signatures, verbatim and in order. */
+  | { provider: "anthropic"; blocks: readonly Record<string, unknown>[] };
 
 export type DoneReason = "stop" | "toolUse" | "length";
 

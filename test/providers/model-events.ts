@@ -65,7 +65,7 @@ function continuesRun(last: FoldedEvent, event: DeltaEvent): last is FoldedDelta
 }
 
 function digestReplay(event: Exclude<ModelEvent, DeltaEvent>): FoldedEvent {
-  if (event.type !== "done" || event.replay?.reasoningContent === undefined) return event;
+  if (event.type !== "done" || event.replay?.provider !== "openai-chat" || event.replay.reasoningContent === undefined) return event;
   return { ...event, replay: { ...event.replay, reasoningContent: digest(event.replay.reasoningContent) } };
 }
 

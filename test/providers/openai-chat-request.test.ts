@@ -141,7 +141,7 @@ describe("OpenAI Chat request projection", () => {
     const messages: ModelMessage[] = [
       assistant("a", { provider: "openai-chat", reasoningContent: "kept" }),
       assistant("b", undefined, "displayable thinking is never replayed"),
-      assistant("c", { provider: "anthropic", reasoningContent: "other endpoint" }),
+      assistant("c", { provider: "anthropic", blocks: [{ type: "thinking", thinking: "other endpoint", signature: "sig" }] }),
       assistant("d", { provider: "openai-chat", reasoningContent: "" }),
       assistant("e", { provider: "openai-chat" }),
     ];
@@ -164,7 +164,7 @@ describe("OpenAI Chat request projection", () => {
     const done = events.at(-1);
     expect(done?.type).to.equal("done");
     const replay = done?.type === "done" ? done.replay : undefined;
-    expect(replay?.reasoningContent).to.equal(streamedThinking);
+    expect(replay?.provider === "openai-chat" ? replay.reasoningContent : undefined).to.equal(streamedThinking);
 
     const next = conversation();
     next.messages.push(assistant("Hello there! 😊 How can I help you today?", replay));

@@ -4,6 +4,13 @@
 import { z } from "zod";
 import type { CanonicalMessage } from "../../providers/messages.js";
 
+/** Mirrors providers' ReplayState: each endpoint's variant is kept verbatim, never reshaped. */
+const replayState = z.discriminatedUnion("provider", [
+  z.object({ provider: z.literal("openai-chat"), reasoningContent: z.string().optional() }),
+  z.object({ provider: z.literal("openai-responses"), items: z.array(z.record(z.string(), z.unknown())).readonly() }),
+  z.object({ provider: z.literal("anthropic"), blocks: z.array(z.record(z.string(), z.unknown())).readonly() }),
+]);
+
 const textPart = z.object({ type: z.literal("text"), text: z.string() });
 const reasoningPart = z.object({ type: z.literal("reasoning"), text: z.string() });
 const toolCallPart = z.object({
@@ -24,7 +31,7 @@ const byok = z
     eventId: z.string().optional(),
     toolRoundId: z.string().optional(),
     callIndexes: z.array(z.number().int()).optional(),
-    replay: z.object({ provider: z.enum(["openai-chat", "openai-responses", "anthropic"]), reasoningContent: z.string().optional() }).optional(),
+    replay: replayState.optional(),
   })
   .optional();
 const options = z.object({ byok }).partial().optional();
