@@ -11,12 +11,15 @@ import { buildRunMachine } from "./run-wiring.js";
 import { RunSession, type RunDeps } from "./run-session.js";
 import { endStreamFor } from "./run-end.js";
 import { RunSetupError } from "./run-errors.js";
+import { routeRun, UpstreamRequests, type RunRoute } from "./run-route.js";
 import type { Logger } from "./log.js";
 
 export interface StreamSink {
   frame(message: AgentServerMessage): void;
   heartbeat(): void;
   end(end: EndStream): void;
+  /** The request's run went to the upstream after this subscriber came (RunSSE before the run_request). */
+  handOver(): void;
 }
 
 interface RunHandle {
@@ -29,6 +32,7 @@ interface RunHandle {
 interface StreamEntry {
   actor: Actor<typeof requestStreamMachine>;
   run: RunHandle | undefined;
+  handOvers: Set<() => void>;
 }
 
 export type ServiceDeps = Omit<RunDeps, "isCurrent"> & { log: Logger };
@@ -36,13 +40,20 @@ export type ServiceDeps = Omit<RunDeps, "isCurrent"> & { log: Logger };
 export class AgentService {
   private readonly streams = new Map<string, StreamEntry>();
   private readonly liveRuns = new Map<string, RunHandle>();
+  private readonly upstreamRequests = new UpstreamRequests();
   private closing = false;
 
   constructor(private readonly deps: ServiceDeps) {}
 
+  /** Where a request's stream is served: the upstream once its run_request was for a model not served here. */
+  routeOf(requestId: string): RunRoute {
+    return this.upstreamRequests.has(requestId) ? "upstream" : "local";
+  }
+
   /** RunSSE: replays the backlog, then follows the stream; the returned function detaches. */
   subscribe(requestId: string, sink: StreamSink): () => void {
-    const { actor } = this.entry(requestId);
+    const entry = this.entry(requestId);
+    const { actor } = entry;
     const { backlog, end } = actor.getSnapshot().context;
     for (const message of backlog) sink.frame(message);
     if (end) {
@@ -54,17 +65,29 @@ export class AgentService {
       actor.on("heartbeat", () => sink.heartbeat()),
       actor.on("end", (e) => sink.end(e.end)),
     ];
+    const handOver = () => sink.handOver();
+    entry.handOvers.add(handOver);
     actor.send({ type: "SUBSCRIBE" });
     return () => {
+      entry.handOvers.delete(handOver);
       for (const s of subscriptions) s.unsubscribe();
       if (actor.getSnapshot().status === "active") actor.send({ type: "UNSUBSCRIBE" });
     };
   }
 
-  /** BidiAppend: admission happens in the RequestStream; only a run_request may open a new request_id. */
-  append(requestId: string, seqno: bigint, message: AgentClientMessage): void {
+  /**
+   * BidiAppend: admission happens in the RequestStream; only a run_request may open a new request_id. A run_request
+   * for a model this gateway does not serve sends the whole request to the upstream; the caller relays the append.
+   */
+  append(requestId: string, seqno: bigint, message: AgentClientMessage): RunRoute {
     if (this.closing) throw new ConnectError("byok-gateway is shutting down", "unavailable");
+    if (this.upstreamRequests.has(requestId)) return "upstream";
     const existing = this.streams.get(requestId);
+    const m = message.message;
+    if (!existing?.run && m.case === "runRequest" && routeRun(this.deps.models, m.value.requestedModel) === "upstream") {
+      this.handOver(requestId);
+      return "upstream";
+    }
     if (!existing && message.message.case !== "runRequest") {
       throw new ConnectError(`unknown request_id ${JSON.stringify(requestId)}: the first message of a request must be a run_request`, "invalid_argument");
     }
@@ -73,6 +96,7 @@ export class AgentService {
       throw new ConnectError(`request ${requestId} has ${MAX_HELD_APPENDS} appends waiting for a missing append_seqno`, "resource_exhausted");
     }
     actor.send({ type: "APPEND", seqno, message });
+    return "local";
   }
 
   /** SIGTERM: stop taking runs, end every live run as canceled, wait for their EndStreams. */
@@ -104,7 +128,7 @@ export class AgentService {
       }),
       { input: { requestId } },
     );
-    const entry: StreamEntry = { actor, run: undefined };
+    const entry: StreamEntry = { actor, run: undefined, handOvers: new Set() };
     this.streams.set(requestId, entry);
     actor.subscribe({ complete: () => this.streams.get(requestId) === entry && this.streams.delete(requestId) });
     actor.start();
@@ -180,6 +204,17 @@ export class AgentService {
       );
     entry.actor.send({ type: "END", end: endStreamFor(end) });
     return committed;
+  }
+
+  /** Forgets the local stream of a request now served upstream; its subscribers follow the upstream instead. */
+  private handOver(requestId: string): void {
+    this.upstreamRequests.add(requestId);
+    this.deps.log.info("run relayed to the upstream", { request_id: requestId });
+    const entry = this.streams.get(requestId);
+    if (!entry) return;
+    this.streams.delete(requestId);
+    for (const follow of [...entry.handOvers]) follow();
+    entry.actor.stop();
   }
 
   private endWithoutRun(requestId: string, end: EndStream): void {

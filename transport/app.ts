@@ -21,9 +21,10 @@ export function createApp(opts: { service: AgentService; upstream: string; log: 
     ctx.status = 404;
     ctx.body = { code: "not_found", message: `no gateway route ${ctx.method} ${ctx.path}` };
   });
-  router.post(RUN_SSE_PATH, runSseHandler(opts.service));
-  router.post(BIDI_APPEND_PATH, bidiAppendHandler(opts.service));
-  router.all("/{*rest}", createRelay({ upstream: opts.upstream, log: opts.log }));
+  const relay = createRelay({ upstream: opts.upstream, log: opts.log });
+  router.post(RUN_SSE_PATH, runSseHandler(opts.service, relay));
+  router.post(BIDI_APPEND_PATH, bidiAppendHandler(opts.service, relay));
+  router.all("/{*rest}", (ctx) => relay.pass(ctx));
   app.use(router.routes());
   app.on("error", (err: Error) => opts.log.error("http error", { error: err.message }));
   return app;

@@ -1,6 +1,6 @@
 // BidiAppend (Connect unary, seed 000 §2, 003 §2): one AgentClientMessage for a request_id at an append_seqno.
 // `data` is the hex of the message (data_binary is accepted too). The ACK only confirms receipt; malformed input
-// gets a Connect invalid_argument and changes nothing.
+// gets a Connect invalid_argument and changes nothing. Appends of a run served upstream are relayed there.
 import type { Context } from "koa";
 import { fromBinary, fromJsonString, toBinary } from "@bufbuild/protobuf";
 import { AgentClientMessageSchema, type AgentClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
@@ -9,10 +9,11 @@ import type { AgentService } from "../engine/agent-service.js";
 import { ConnectError } from "./connect/errors.js";
 import { unaryErrorBody } from "./connect/unary.js";
 import { decodeContentEncoding, readBody } from "./body.js";
+import type { Relay } from "./relay.js";
 
 const MAX_APPEND_BYTES = 64 * 1024 * 1024;
 
-export function bidiAppendHandler(service: AgentService) {
+export function bidiAppendHandler(service: AgentService, relay: Relay) {
   return async (ctx: Context): Promise<void> => {
     const json = (ctx.get("content-type") || "").startsWith("application/json");
     try {
@@ -21,7 +22,8 @@ export function bidiAppendHandler(service: AgentService) {
       const request = decodeRequest(body, json);
       const requestId = request.requestId?.requestId;
       if (!requestId) throw new ConnectError("BidiAppend carries no request_id", "invalid_argument");
-      service.append(requestId, request.appendSeqno, decodeClientMessage(request));
+      // The upstream gets the append byte for byte, as the client sent it.
+      if (service.append(requestId, request.appendSeqno, decodeClientMessage(request)) === "upstream") return await relay.pass(ctx, raw);
       ctx.status = 200;
       ctx.type = json ? "application/json" : "application/proto";
       ctx.body = json ? "{}" : Buffer.from(toBinary(BidiAppendResponseSchema, { $typeName: "aiserver.v1.BidiAppendResponse" }));

@@ -2,7 +2,7 @@
 // metadata and more to whatever backend it is pointed at, so anything we do not serve ourselves must reach the
 // upstream unchanged: streamed both ways, bytes untouched (no decompression), upstream statuses passed through.
 // Only a failure to reach the upstream is answered locally, so a 404 the client sees is always the upstream's.
-import { request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
+import { request as httpRequest, type ClientRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { performance } from "node:perf_hooks";
 import { pipeline } from "node:stream";
@@ -12,7 +12,17 @@ import type { Logger } from "../engine/log.js";
 // RFC 9110 §7.6.1 connection-specific headers, plus `proxy-*` and HTTP/2's `http2-settings`.
 const hopByHop = new Set(["connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "http2-settings"]);
 
-export function createRelay(opts: { upstream: string; log: Logger }): (ctx: Context) => Promise<void> {
+export interface Relay {
+  /** Relays the request; `body` replaces the request stream when the handler has already read it. */
+  pass(ctx: Context, body?: Uint8Array): Promise<void>;
+  /**
+   * Opens the same request upstream for a response whose head this gateway already wrote (a RunSSE handed over
+   * to the upstream): resolves with the upstream response, or rejects when the upstream cannot be reached.
+   */
+  open(ctx: Context, body: Uint8Array): Promise<IncomingMessage>;
+}
+
+export function createRelay(opts: { upstream: string; log: Logger }): Relay {
   const upstream = new URL(opts.upstream);
   if (upstream.protocol !== "http:" && upstream.protocol !== "https:") {
     throw new Error(`upstream must be an http(s) URL, got ${upstream.protocol}`);
@@ -21,22 +31,32 @@ export function createRelay(opts: { upstream: string; log: Logger }): (ctx: Cont
   const send = upstream.protocol === "https:" ? httpsRequest : httpRequest;
   const { log } = opts;
 
-  return (ctx) =>
+  const requestFor = (ctx: Context, body: Uint8Array | undefined): ClientRequest => {
+    const upstreamReq = send({
+      protocol: upstream.protocol,
+      hostname: upstream.hostname,
+      port: upstream.port,
+      method: ctx.req.method,
+      path: basePath + ctx.originalUrl,
+      headers: [...endToEndHeaders(ctx.req.rawHeaders), "host", upstream.host],
+    });
+    if (body) upstreamReq.end(body);
+    else pipeline(ctx.req, upstreamReq, () => {});
+    // A client that leaves before the upstream answers must not keep the upstream call alive.
+    ctx.res.once("close", () => {
+      if (!ctx.res.writableFinished) upstreamReq.destroy();
+    });
+    return upstreamReq;
+  };
+
+  const pass = (ctx: Context, body?: Uint8Array) =>
     new Promise<void>((resolve) => {
       const { req, res } = ctx;
       const started = performance.now();
       const fields = () => ({ method: req.method, path: ctx.path, durationMs: Math.round(performance.now() - started) });
       let responded = false;
       ctx.respond = false;
-
-      const upstreamReq = send({
-        protocol: upstream.protocol,
-        hostname: upstream.hostname,
-        port: upstream.port,
-        method: req.method,
-        path: basePath + ctx.originalUrl,
-        headers: [...endToEndHeaders(req.rawHeaders), "host", upstream.host],
-      });
+      const upstreamReq = requestFor(ctx, body);
 
       upstreamReq.once("response", (upstreamRes: IncomingMessage) => {
         responded = true;
@@ -50,7 +70,7 @@ export function createRelay(opts: { upstream: string; log: Logger }): (ctx: Cont
       });
 
       // Every failure before the response head lands here, including a client abort (the request pipeline and
-      // the close handler below destroy upstreamReq); after the head, the response pipeline reports instead.
+      // the close handler destroy upstreamReq); after the head, the response pipeline reports instead.
       upstreamReq.on("error", (err) => {
         if (responded) return;
         if (res.destroyed) {
@@ -61,14 +81,19 @@ export function createRelay(opts: { upstream: string; log: Logger }): (ctx: Cont
         }
         resolve();
       });
-
-      pipeline(req, upstreamReq, () => {});
-
-      // A client that leaves before the upstream answers must not keep the upstream call alive.
-      res.once("close", () => {
-        if (!res.writableFinished) upstreamReq.destroy();
-      });
     });
+
+  const open = (ctx: Context, body: Uint8Array) =>
+    new Promise<IncomingMessage>((resolve, reject) => {
+      const upstreamReq = requestFor(ctx, body);
+      upstreamReq.once("response", (upstreamRes: IncomingMessage) => {
+        log.info("relay", { method: ctx.req.method, path: ctx.path, status: upstreamRes.statusCode });
+        resolve(upstreamRes);
+      });
+      upstreamReq.once("error", reject);
+    });
+
+  return { pass, open };
 }
 
 /** Flat raw header list (name, value, ...) without hop-by-hop headers, HTTP/2 pseudo-headers or Host. */

@@ -1,9 +1,11 @@
 // RunSSE (Connect server stream, seed 000 §1.2, §15, 003 §16.4, §26.2): the request is one enveloped
 // BidiRequestId; the response is the request's RequestStream as 5-byte envelopes, the end-stream JSON last, then
 // the body ends. Labelled text/event-stream as the captures show. Frames of 1 KiB or more are gzipped when the
-// client accepts it.
+// client accepts it. The stream of a run served upstream is the upstream's own RunSSE.
 import type { Context } from "koa";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { pipeline } from "node:stream";
 import { gzipSync } from "node:zlib";
 import { AgentServerMessageSchema, type AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import { BidiRequestIdSchema } from "../proto/gen/aiserver/v1/aiserver_pb.js";
@@ -13,30 +15,26 @@ import { encodeEndStream, type EndStream } from "./connect/end-stream.js";
 import { decodePayload, encodeEnvelope, EnvelopeFlags, EnvelopeReader } from "./connect/envelope.js";
 import { ConnectError } from "./connect/errors.js";
 import { readBody } from "./body.js";
+import type { Relay } from "./relay.js";
 
 const MAX_REQUEST_BYTES = 64 * 1024;
 const COMPRESS_MIN_BYTES = 1024;
 
-export function runSseHandler(service: AgentService) {
+export function runSseHandler(service: AgentService, relay: Relay) {
   return async (ctx: Context): Promise<void> => {
-    const gzip = acceptsGzip(ctx.get("connect-accept-encoding"));
-    const res = ctx.res;
-    ctx.respond = false;
-    res.writeHead(200, {
-      "content-type": "text/event-stream",
-      "cache-control": "no-cache",
-      "x-accel-buffering": "no",
-      ...(gzip ? { "connect-content-encoding": "gzip" } : {}),
-    });
-    res.flushHeaders();
+    let body: Uint8Array;
     let requestId: string;
     try {
-      requestId = await readRequestId(ctx);
+      body = await readBody(ctx.req, MAX_REQUEST_BYTES);
+      requestId = readRequestId(ctx, body);
     } catch (e) {
       const error = e instanceof ConnectError ? e : new ConnectError(String(e), "invalid_argument");
-      res.end(encodeEndStream({ ok: false, error }));
+      writeHead(ctx, false).end(encodeEndStream({ ok: false, error }));
       return;
     }
+    if (service.routeOf(requestId) === "upstream") return relay.pass(ctx, body);
+    const gzip = acceptsGzip(ctx.get("connect-accept-encoding"));
+    const res = writeHead(ctx, gzip);
     const write = (message: AgentServerMessage) => {
       if (!res.writableEnded) res.write(encodeFrame(message, gzip));
     };
@@ -54,14 +52,52 @@ export function runSseHandler(service: AgentService) {
           // The client ends the call when the body ends, not at the end-stream frame: end both together.
           if (!res.writableEnded) res.end(encodeEndStream(end));
         },
+        handOver: () => {
+          detach();
+          void followUpstream(ctx, relay, body).finally(resolve);
+        },
       });
     });
     await ended;
   };
 }
 
-async function readRequestId(ctx: Context): Promise<string> {
-  const body = await readBody(ctx.req, MAX_REQUEST_BYTES);
+// The head is written at once: the client usually opens RunSSE before it appends the run_request (001 §4, 003 §22.2).
+function writeHead(ctx: Context, gzip: boolean): ServerResponse {
+  ctx.respond = false;
+  ctx.res.writeHead(200, {
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    "x-accel-buffering": "no",
+    ...(gzip ? { "connect-content-encoding": "gzip" } : {}),
+  });
+  ctx.res.flushHeaders();
+  return ctx.res;
+}
+
+/**
+ * A RunSSE opened before its run_request turned out to be for the upstream: our head is already sent, so the
+ * upstream's envelopes are copied into the open body (its gzip flags are valid: it was asked with the client's own
+ * Connect-Accept-Encoding). An upstream that refuses or cannot be reached ends the stream with a Connect error.
+ */
+async function followUpstream(ctx: Context, relay: Relay, body: Uint8Array): Promise<void> {
+  const res = ctx.res;
+  let upstream: IncomingMessage;
+  try {
+    upstream = await relay.open(ctx, body);
+  } catch (e) {
+    res.end(encodeEndStream({ ok: false, error: new ConnectError(`upstream unreachable: ${(e as Error).message}`, "unavailable") }));
+    return;
+  }
+  if (upstream.statusCode !== 200) {
+    upstream.resume();
+    res.end(encodeEndStream({ ok: false, error: new ConnectError(`upstream answered RunSSE with HTTP ${upstream.statusCode}`, "unavailable") }));
+    return;
+  }
+  await new Promise<void>((resolve) => pipeline(upstream, res, () => resolve()));
+}
+
+function readRequestId(ctx: Context, body: Uint8Array): string {
   const reader = new EnvelopeReader({ maxPayloadBytes: MAX_REQUEST_BYTES });
   const envelopes = reader.push(body);
   reader.end();

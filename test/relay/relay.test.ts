@@ -62,7 +62,8 @@ describe("relay to the upstream", () => {
     const app = new Koa();
     const router = new Router();
     const log = createJsonLogger({ write: (line: string) => logLines.push(line) });
-    router.all("/{*rest}", createRelay({ upstream: upstreamUrl, log }));
+    const relay = createRelay({ upstream: upstreamUrl, log });
+    router.all("/{*rest}", (ctx) => relay.pass(ctx));
     app.use(router.routes());
     gateway = createServer(app.callback());
     gatewayHost = await listen(gateway);

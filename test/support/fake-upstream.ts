@@ -23,7 +23,8 @@ export interface FakeUpstream {
   requests: UpstreamRequest[];
   /** Answers the next request; when the queue is empty the default answer is used. */
   enqueue(...responses: UpstreamResponse[]): void;
-  setDefault(response: UpstreamResponse): void;
+  /** The answer when the queue is empty: one response, or one chosen per request (e.g. by path). */
+  setDefault(response: UpstreamResponse | ((req: UpstreamRequest) => UpstreamResponse)): void;
   waitForRequests(count: number, timeoutMs?: number): Promise<UpstreamRequest[]>;
   close(): Promise<void>;
 }
@@ -72,7 +73,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     requests,
     enqueue: (...responses) => void queue.push(...responses),
     setDefault: (response) => {
-      fallback = () => response;
+      fallback = typeof response === "function" ? response : () => response;
     },
     waitForRequests: (count, timeoutMs = 10_000) =>
       waitUntil(() => requests.length >= count, timeoutMs, () => `fake-upstream: expected ${count} requests, got ${requests.length}`).then(
