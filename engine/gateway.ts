@@ -9,6 +9,7 @@ import { openStore } from "../store/index.js";
 import { createApp } from "../transport/app.js";
 import { createDualServer } from "../transport/listener.js";
 import { AgentService } from "./agent-service.js";
+import { scheduleBlobGc } from "./blob-gc.js";
 import type { GatewayConfig } from "./config.js";
 import type { Logger } from "./log.js";
 
@@ -32,6 +33,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const assets = loadPromptAssets(); // a broken asset stops start-up with a clear message
   await mkdir(o.dataDir, { recursive: true });
   const store = await openStore({ dataDir: o.dataDir });
+  const gc = scheduleBlobGc(store, o.log);
   const service = new AgentService({ store, assets, models: o.config.models, log: o.log, adapterFor: createProviderAdapter });
   const http = createDualServer(createApp({ service, upstream: o.upstream, log: o.log, version: VERSION }).callback());
   const { server } = http;
@@ -49,6 +51,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       await service.close();
       http.closeAllConnections();
       await stopped;
+      await gc.stop();
       await store.close();
       o.log.info("gateway stopped");
     },

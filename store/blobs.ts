@@ -78,7 +78,9 @@ export async function insertBlobs(trx: Knex.Transaction, blobs: readonly BlobPut
     size_bytes: b.data.byteLength,
     created_at: now,
   }));
-  for (const batch of batches(rows)) await trx("blobs").insert(batch).onConflict("id").ignore();
+  // Writing a blob again renews created_at: garbage collection's retention counts from the latest write, so a run
+  // that reuses an old unreachable blob keeps it until its checkpoint makes it reachable.
+  for (const batch of batches(rows)) await trx("blobs").insert(batch).onConflict("id").merge(["created_at"]);
 }
 
 /** A parent is immutable, so a (parent, kind, ordinal) already present is the same reference. */

@@ -5,6 +5,7 @@ import type { BlobPut } from "./blobs.js";
 import * as conversations from "./conversations.js";
 import type { CheckpointCommit, ConversationHead } from "./conversations.js";
 import { openDb } from "./db.js";
+import { collectBlobs, type GcResult } from "./gc.js";
 import * as messages from "./messages.js";
 import type { NewMessage, StoredMessage } from "./messages.js";
 import * as runs from "./runs.js";
@@ -13,6 +14,7 @@ import type { NewRun, RunOutcome, RunRecord } from "./runs.js";
 export { BlobIntegrityError, BlobKinds, EdgeKinds, blobId } from "./blobs.js";
 export type { BlobEdge, BlobKind, BlobPut } from "./blobs.js";
 export type { CheckpointCommit, ConversationHead } from "./conversations.js";
+export type { GcResult } from "./gc.js";
 export { StaleCheckpointError } from "./conversations.js";
 export type { MessageOrigin, NewMessage, StoredMessage } from "./messages.js";
 export type { NewRun, RunOutcome, RunRecord, RunStatus, RunUsage, TerminalRunStatus } from "./runs.js";
@@ -48,6 +50,8 @@ export interface Store {
   /** Only the first terminal commit counts: true when this call made it, false when the run already ended. */
   finishRun(runId: string, outcome: RunOutcome): Promise<boolean>;
   getRun(runId: string): Promise<RunRecord | undefined>;
+  /** Deletes blobs created before the time (Unix ms) that no head or message reaches (003 §13.5). */
+  collectBlobs(createdBefore: number): Promise<GcResult>;
 }
 
 export type StoreLocation = { dataDir: string } | { filename: string };
@@ -77,5 +81,6 @@ export async function openStore(opts: StoreLocation & StoreOptions): Promise<Sto
     setProviderCallIndex: (r, i) => runs.setProviderCallIndex(db, r, i),
     finishRun: (r, o) => runs.finishRun(db, r, o),
     getRun: (r) => runs.getRun(db, r),
+    collectBlobs: (before) => collectBlobs(db, before),
   };
 }

@@ -1,0 +1,39 @@
+// When the store sweeps unreachable blobs (003 §13.5): once shortly after start and then every few hours, off the
+// request path. Blobs younger than the retention stay, whatever their reachability: they may belong to a run in flight.
+import type { Store } from "../store/index.js";
+import type { Logger } from "./log.js";
+
+export interface BlobGcSchedule {
+  /** Stops the timer and waits for a sweep in progress, so the store can close under none. */
+  stop(): Promise<void>;
+}
+
+export interface BlobGcOptions {
+  retentionMs?: number;
+  firstAfterMs?: number;
+  everyMs?: number;
+}
+
+const DAY = 24 * 3_600_000;
+
+export function scheduleBlobGc(store: Store, log: Logger, o: BlobGcOptions = {}): BlobGcSchedule {
+  const retentionMs = o.retentionMs ?? 7 * DAY;
+  let running: Promise<void> = Promise.resolve();
+  const sweep = () => {
+    running = store.collectBlobs(Date.now() - retentionMs).then(
+      (r) => {
+        if (r.deletedBlobs > 0) log.info("unreachable blobs collected", { blobs: r.deletedBlobs, bytes: r.deletedBytes });
+      },
+      (e: unknown) => log.error("blob garbage collection failed", { error: String(e) }),
+    );
+  };
+  const first = setTimeout(sweep, o.firstAfterMs ?? 60_000).unref();
+  const every = setInterval(sweep, o.everyMs ?? 6 * 3_600_000).unref();
+  return {
+    stop: async () => {
+      clearTimeout(first);
+      clearInterval(every);
+      await running;
+    },
+  };
+}

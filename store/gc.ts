@@ -1,0 +1,32 @@
+// Blob garbage collection by mark and sweep (003 §13.5): blobs are shared between checkpoints, branches and
+// subagents, so reference counts would lie. Roots are the conversation heads and the blobs canonical messages name;
+// everything reachable from them over blob_edges is live. A blob still unreachable after the retention period is
+// deleted with its outgoing edges; the period covers runs in flight, whose new blobs are not yet under a head.
+import type { Knex } from "knex";
+
+export interface GcResult {
+  deletedBlobs: number;
+  deletedBytes: number;
+}
+
+export async function collectBlobs(db: Knex, createdBefore: number): Promise<GcResult> {
+  return db.transaction(async (tx) => {
+    await tx.raw("DROP TABLE IF EXISTS temp.gc_dead");
+    await tx.raw(
+      `CREATE TEMP TABLE gc_dead AS
+       WITH RECURSIVE live(id) AS (
+         SELECT checkpoint_id FROM conversation_heads
+         UNION SELECT blob_id FROM messages WHERE blob_id IS NOT NULL
+         UNION SELECT e.child_id FROM blob_edges e JOIN live ON e.parent_id = live.id
+       )
+       SELECT id, size_bytes FROM blobs WHERE created_at < ? AND id NOT IN (SELECT id FROM live)`,
+      [createdBefore],
+    );
+    const [totals] = (await tx.raw("SELECT COUNT(*) AS n, COALESCE(SUM(size_bytes), 0) AS bytes FROM temp.gc_dead")) as Array<{ n: number; bytes: number }>;
+    // A dead blob's children may be live; only its own outgoing edges go. No live blob points at a dead one.
+    await tx.raw("DELETE FROM blob_edges WHERE parent_id IN (SELECT id FROM temp.gc_dead)");
+    await tx.raw("DELETE FROM blobs WHERE id IN (SELECT id FROM temp.gc_dead)");
+    await tx.raw("DROP TABLE temp.gc_dead");
+    return { deletedBlobs: Number(totals?.n ?? 0), deletedBytes: Number(totals?.bytes ?? 0) };
+  });
+}

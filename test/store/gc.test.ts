@@ -1,0 +1,75 @@
+import { expect } from "chai";
+import { BlobKinds, EdgeKinds } from "../../store/index.js";
+import { scheduleBlobGc } from "../../engine/blob-gc.js";
+import { createJsonLogger } from "../../engine/log.js";
+import { waitUntil } from "../support/util.js";
+import { blobOf, tempStore, type TempStore } from "./temp-store.js";
+
+const HOUR = 3_600_000;
+
+/** checkpoint → turn → step, plus a blob the turn shares with another graph. */
+function graph(label: string, shared = blobOf("shared step", BlobKinds.ConversationStep)) {
+  const step = blobOf(`step ${label}`, BlobKinds.ConversationStep);
+  const turn = blobOf(`turn ${label}`, BlobKinds.ConversationTurn);
+  const checkpoint = blobOf(`checkpoint ${label}`, BlobKinds.Checkpoint);
+  return {
+    checkpointId: checkpoint.id,
+    blobs: [shared, step, turn, checkpoint],
+    edges: [
+      { parent: checkpoint.id, child: turn.id, kind: EdgeKinds.CheckpointTurn, ordinal: 0 },
+      { parent: turn.id, child: step.id, kind: EdgeKinds.TurnStep, ordinal: 0 },
+      { parent: turn.id, child: shared.id, kind: EdgeKinds.TurnStep, ordinal: 1 },
+    ],
+  };
+}
+
+describe("store: blob garbage collection (003 §13.5)", () => {
+  let t: TempStore;
+  beforeEach(async () => {
+    t = await tempStore();
+  });
+  afterEach(() => t.cleanup());
+
+  it("deletes only blobs no head or message reaches, once they are older than the cutoff", async () => {
+    const old = graph("old");
+    const current = graph("current");
+    await t.store.commitCheckpoint({ conversationId: "c", ...old });
+    await t.store.commitCheckpoint({ conversationId: "c", ...current }); // the head moves on: "old" is unreachable
+    const messageBlob = blobOf("root prompt json", BlobKinds.RootPromptJson);
+    const orphan = blobOf("never referenced");
+    await t.store.putBlobs([messageBlob, orphan]);
+    await t.store.appendMessages("c", "run-1", [{ role: "user", origin: "user", body: "{}", blobId: messageBlob.id }]);
+
+    // Nothing is old enough yet: the retention period protects blobs of runs in flight.
+    expect(await t.store.collectBlobs(Date.now() - HOUR)).to.deep.equal({ deletedBlobs: 0, deletedBytes: 0 });
+
+    const result = await t.store.collectBlobs(Date.now() + HOUR);
+    const dead = [old.blobs[1]!, old.blobs[2]!, old.blobs[3]!, orphan];
+    expect(result).to.deep.equal({ deletedBlobs: 4, deletedBytes: dead.reduce((n, b) => n + b.data.byteLength, 0) });
+    for (const b of dead) expect(await t.store.getBlob(b.id)).to.equal(undefined);
+    for (const b of [...current.blobs, messageBlob]) expect(await t.store.getBlob(b.id)).to.not.equal(undefined);
+    const db = await t.inspect();
+    const edges = await db("blob_edges").count({ n: "*" });
+    expect(Number(edges[0]!.n)).to.equal(current.edges.length);
+  });
+
+  it("writing an old unreachable blob again renews it, so a run reusing it keeps it until its checkpoint", async () => {
+    const orphan = blobOf("reused later");
+    await t.store.putBlobs([orphan]);
+    const db = await t.inspect();
+    await db("blobs").update({ created_at: Date.now() - 10 * HOUR });
+    await t.store.putBlobs([orphan]);
+    expect(await t.store.collectBlobs(Date.now() - HOUR)).to.deep.equal({ deletedBlobs: 0, deletedBytes: 0 });
+  });
+
+  it("the gateway's schedule sweeps after start, logs what it freed, and stop() waits for a sweep in progress", async () => {
+    const orphan = blobOf("orphan for the schedule");
+    await t.store.putBlobs([orphan]);
+    const lines: string[] = [];
+    const gc = scheduleBlobGc(t.store, createJsonLogger({ write: (line: string) => lines.push(line) }), { retentionMs: -HOUR, firstAfterMs: 0 });
+    await waitUntil(() => lines.length > 0, 5_000, () => "no gc log line");
+    await gc.stop();
+    expect(JSON.parse(lines[0]!)).to.include({ msg: "unreachable blobs collected", blobs: 1, bytes: orphan.data.byteLength });
+    expect(await t.store.getBlob(orphan.id)).to.equal(undefined);
+  });
+});
