@@ -19,6 +19,7 @@ const ItemEventSchema = z.object({
     call_id: z.string().nullish(),
     name: z.string().nullish(),
     arguments: z.string().nullish(),
+    content: z.array(z.object({ type: z.string(), text: z.string().nullish(), refusal: z.string().nullish() })).nullish(),
   }),
 });
 
@@ -50,6 +51,8 @@ interface OpenItem {
   kind: ItemKind;
   /** A function call's position among this response's calls, its id and its arguments streamed so far. */
   call?: { index: number; id: string; name: string; argumentsJson: string };
+  /** A message's text streamed so far. */
+  text: string;
   /** A reasoning item has shown thinking; the next summary part is separated from it by a blank line. */
   shownThinking: boolean;
   separatorPending: boolean;
@@ -122,7 +125,7 @@ export class ResponsesStreamDecoder {
     if (this.openItems.has(output_index) || this.finishedItems.has(output_index)) {
       fail(`responses stream added output item ${output_index} twice`);
     }
-    const open: OpenItem = { kind: item.type as ItemKind, shownThinking: false, separatorPending: false };
+    const open: OpenItem = { kind: item.type as ItemKind, text: "", shownThinking: false, separatorPending: false };
     this.openItems.set(output_index, open);
     if (open.kind !== "function_call") return;
     if (!item.call_id || !item.name) fail(`function call at output ${output_index} has no ${item.call_id ? "name" : "call_id"}`);
@@ -145,6 +148,7 @@ export class ResponsesStreamDecoder {
       yield { type: kind === "text" ? "text_start" : "thinking_start" };
     }
     if (kind === "text") {
+      item.text += delta;
       yield { type: "text_delta", delta };
       return;
     }
@@ -169,21 +173,23 @@ export class ResponsesStreamDecoder {
 
   private *finishItem({ output_index, item }: z.infer<typeof ItemEventSchema>, raw: RawEvent): Generator<ModelEvent> {
     const open = this.itemOf(output_index, item.type, "output_item.done");
+    if (open.kind === "message") {
+      const rest = unstreamedTail(open.text, messageText(item), `message at output ${output_index}`);
+      yield* this.appendToBlock("text", { output_index, delta: rest });
+    }
     this.openItems.delete(output_index);
     // The raw JSON object, not the parsed one: every field goes back verbatim on the next call.
     this.finishedItems.set(output_index, raw.item as Record<string, unknown>);
     if (this.openBlock?.outputIndex === output_index) yield* this.closeBlock();
-    if (open.call === undefined) return;
-    const call = open.call;
+    if (open.call !== undefined) yield* this.finishCall(open.call, item);
+  }
+
+  private *finishCall(call: NonNullable<OpenItem["call"]>, item: z.infer<typeof ItemEventSchema>["item"]): Generator<ModelEvent> {
     if (item.call_id !== call.id || item.name !== call.name) {
       fail(`function call ${call.id} (${call.name}) finished as ${item.call_id} (${item.name})`);
     }
-    // The finished item holds the whole arguments; deltas, if any, must have been a prefix of them.
     const final = item.arguments ?? "";
-    if (!final.startsWith(call.argumentsJson)) {
-      fail(`function call ${call.id} (${call.name}) finished with arguments that differ from its streamed deltas`);
-    }
-    const rest = final.slice(call.argumentsJson.length);
+    const rest = unstreamedTail(call.argumentsJson, final, `function call ${call.id} (${call.name})`);
     if (rest !== "") yield { type: "toolcall_delta", index: call.index, delta: rest };
     yield { type: "toolcall_end", index: call.index, id: call.id, name: call.name, argumentsJson: objectArguments(call, final) };
   }
@@ -247,6 +253,20 @@ function describeProblem(value: Record<string, unknown>): string {
   const problem = nested.success && nested.data.message ? nested.data : flat.success ? flat.data : {};
   const text = problem.message ?? "no message";
   return problem.code ? `${text} (${problem.code})` : text;
+}
+
+/**
+ * A finished item holds its whole text or arguments; what was streamed must be a prefix of it, and the rest (all of
+ * it, for a server that streams no deltas) is what the client has not seen yet.
+ */
+function unstreamedTail(streamed: string, final: string, what: string): string {
+  if (!final.startsWith(streamed)) fail(`${what} finished with content that differs from its streamed deltas`);
+  return final.slice(streamed.length);
+}
+
+/** The visible text of a finished message: its output_text and refusal parts in order. */
+function messageText(item: z.infer<typeof ItemEventSchema>["item"]): string {
+  return (item.content ?? []).map((part) => (part.type === "refusal" ? part.refusal : part.type === "output_text" ? part.text : "") ?? "").join("");
 }
 
 /** Empty arguments mean "no arguments"; anything else must already be a JSON object (as in the Chat adapter). */

@@ -152,9 +152,14 @@ describe("OpenAI Responses adapter failures and edge cases", () => {
 
     it("fails a finished call whose arguments contradict its deltas, or are not a JSON object", async () => {
       const contradicting = await stream(created, added(0, functionCall("")), argsDelta(0, '{"path":"a"}'), finished(0, functionCall('{"path":"b"}')), completed);
-      expect(contradicting.error?.message).to.equal("function call call_1 (Read) finished with arguments that differ from its streamed deltas");
+      expect(contradicting.error?.message).to.equal("function call call_1 (Read) finished with content that differs from its streamed deltas");
       const notObject = await stream(created, added(0, functionCall("")), argsDelta(0, "[1]"), finished(0, functionCall("[1]")), completed);
       expect(notObject.error?.message).to.equal("function call call_1 (Read) arguments are not a JSON object: [1]");
+    });
+
+    it("fails a finished message whose text contradicts its deltas", async () => {
+      const { error } = await stream(created, added(0, message("")), textDelta(0, "Paris"), finished(0, message("Rome")), completed);
+      expect(error?.message).to.equal("message at output 0 finished with content that differs from its streamed deltas");
     });
 
     it("fails a non-JSON data record", async () => {
@@ -184,6 +189,22 @@ describe("OpenAI Responses adapter failures and edge cases", () => {
         { type: "usage", usage: { inputTokens: 11, outputTokens: 7, cacheReadTokens: 0, reasoningTokens: 3 } },
       ]);
       expect(events.at(-1)).to.include({ type: "done", reason: "toolUse" });
+    });
+
+    it("shows message text that only the finished item carries (a server that streams no deltas)", async () => {
+      const refusal = { ...message(""), content: [{ type: "refusal", refusal: "I can't help with that." }] };
+      const { events, error } = await stream(created, added(0, message("")), textDelta(0, "Par"), finished(0, message("Paris.")), added(1, message("")), finished(1, refusal), completed);
+      expect(error).to.equal(undefined);
+      expect(events.slice(0, 8)).to.deep.equal([
+        { type: "start" },
+        { type: "text_start" },
+        { type: "text_delta", delta: "Par" },
+        { type: "text_delta", delta: "is." },
+        { type: "text_end" },
+        { type: "text_start" },
+        { type: "text_delta", delta: "I can't help with that." },
+        { type: "text_end" },
+      ]);
     });
 
     it("keeps every finished item verbatim, in output order, including a message's phase", async () => {
