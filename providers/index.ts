@@ -1,5 +1,6 @@
 // Picks the endpoint adapter for a configured model. The loop only ever sees ProviderAdapter (seed 003 §16.2).
 import { createOpenAIChatAdapter } from "./openai-chat.js";
+import { createOpenAIResponsesAdapter } from "./openai-responses.js";
 import { ProviderError, type ProviderAdapter, type ProviderEndpoint } from "./types.js";
 
 export function createProviderAdapter(endpoint: ProviderEndpoint): ProviderAdapter {
@@ -7,6 +8,7 @@ export function createProviderAdapter(endpoint: ProviderEndpoint): ProviderAdapt
     case "openai-chat":
       return createOpenAIChatAdapter(endpoint);
     case "openai-responses":
+      return createOpenAIResponsesAdapter(endpoint);
     case "anthropic":
       throw new ProviderError(`provider kind "${endpoint.kind}" is not supported yet`, "error");
   }

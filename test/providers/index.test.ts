@@ -19,7 +19,21 @@ describe("createProviderAdapter", () => {
     }
   });
 
-  for (const kind of ["openai-responses", "anthropic"] as const) {
+  it("streams an openai-responses endpoint through the Responses adapter", async () => {
+    const completed = { type: "response.completed", response: { status: "completed", output: [] } };
+    const server = await startReplayServer(() => ({ body: sseBody(completed) }));
+    try {
+      const adapter = createProviderAdapter({ kind: "openai-responses", baseUrl: server.baseUrl, apiKey: "k" });
+      const { events, error } = await drain(adapter, { model: "m", system: "s", tools: [], messages: [] });
+      expect(error).to.equal(undefined);
+      expect(events.at(-1)).to.deep.equal({ type: "done", reason: "stop" });
+      expect(server.requests.map((request) => request.url)).to.deep.equal(["/v1/responses"]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  for (const kind of ["anthropic"] as const) {
     it(`rejects ${kind} as not supported yet`, () => {
       expect(() => createProviderAdapter({ kind, baseUrl: "http://127.0.0.1:1", apiKey: "k" }))
         .to.throw(ProviderError, `provider kind "${kind}" is not supported yet`);

@@ -1,0 +1,152 @@
+// OpenAI Responses API adapter: projects a ModelRequest onto `POST {baseUrl}/responses` and turns the event stream
+// into ModelEvents (openai-responses-stream.ts). Every call sends the whole conversation with `store: false`, never
+// previous_response_id (seed 003 §16.3); reasoning continues through the encrypted reasoning items this endpoint
+// returned, replayed verbatim from its own replay state and never fabricated from another endpoint's (§26.9).
+import { openEventStream, toProviderError } from "./http.js";
+import { ResponsesStreamDecoder } from "./openai-responses-stream.js";
+import { readEventStream } from "./sse.js";
+import {
+  ProviderError,
+  type ModelEvent,
+  type ModelMessage,
+  type ModelRequest,
+  type ModelToolCall,
+  type ProviderAdapter,
+  type ProviderEndpoint,
+  type ToolDefinition,
+} from "./types.js";
+
+/** An output item of an earlier response, sent back exactly as `output_item.done` carried it. */
+export type ReplayedItem = Readonly<Record<string, unknown>>;
+
+export type ResponsesInputItem =
+  | { role: "user"; content: string }
+  | { type: "message"; role: "assistant"; content: [{ type: "output_text"; text: string }] }
+  | { type: "function_call"; call_id: string; name: string; arguments: string }
+  | { type: "function_call_output"; call_id: string; output: string }
+  | ReplayedItem;
+
+export interface ResponsesTool {
+  type: "function";
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  /** The Responses API defaults to strict schemas, which agent tool schemas (optional fields) do not meet. */
+  strict: false;
+}
+
+export interface ResponsesRequest {
+  model: string;
+  instructions: string;
+  input: ResponsesInputItem[];
+  tools?: ResponsesTool[];
+  max_output_tokens?: number;
+  /** Without it a `store: false` response's reasoning cannot be carried into the next call. */
+  include: ["reasoning.encrypted_content"];
+  store: false;
+  stream: true;
+}
+
+export function createOpenAIResponsesAdapter(endpoint: ProviderEndpoint, fetchImpl: typeof fetch = fetch): ProviderAdapter {
+  return { stream: (request, signal) => streamResponse(endpoint, request, signal, fetchImpl) };
+}
+
+/**
+ * The request body for one call. Objects are built in a fixed key order and replayed items are passed through
+ * untouched, so the same ModelRequest always serialises to the same bytes and history only ever grows at the end.
+ */
+export function projectResponsesRequest(request: ModelRequest): ResponsesRequest {
+  return {
+    model: request.model,
+    instructions: request.system,
+    input: request.messages.flatMap(projectMessage),
+    ...(request.tools.length > 0 ? { tools: request.tools.map(projectTool) } : {}),
+    ...(request.maxOutputTokens === undefined ? {} : { max_output_tokens: request.maxOutputTokens }),
+    include: ["reasoning.encrypted_content"],
+    store: false,
+    stream: true,
+  };
+}
+
+async function* streamResponse(
+  endpoint: ProviderEndpoint,
+  request: ModelRequest,
+  signal: AbortSignal,
+  fetchImpl: typeof fetch,
+): AsyncGenerator<ModelEvent> {
+  try {
+    const body = await openEventStream(
+      {
+        url: `${endpoint.baseUrl.replace(/\/+$/, "")}/responses`,
+        headers: {
+          authorization: `Bearer ${endpoint.apiKey}`,
+          "content-type": "application/json",
+          accept: "text/event-stream",
+        },
+        body: JSON.stringify(projectResponsesRequest(request)),
+        secret: endpoint.apiKey,
+      },
+      signal,
+      fetchImpl,
+    );
+    const decoder = new ResponsesStreamDecoder();
+    for await (const message of readEventStream(body)) {
+      // Events already buffered from one network read must not outlive a cancellation.
+      signal.throwIfAborted();
+      yield* decoder.accept(message.data);
+      if (decoder.complete) return;
+    }
+    decoder.endOfStream();
+  } catch (error) {
+    throw toProviderError(error, signal, endpoint.apiKey);
+  }
+}
+
+function projectMessage(message: ModelMessage): ResponsesInputItem[] {
+  switch (message.role) {
+    case "user":
+      return [{ role: "user", content: message.content }];
+    case "tool":
+      // ToolResult content is already the one canonical string (seed 003 §26.8).
+      return [{ type: "function_call_output", call_id: message.toolCallId, output: message.content }];
+    case "assistant":
+      return message.replay?.provider === "openai-responses"
+        ? replayedItems(message.replay.items, message.toolCalls)
+        : plainAssistant(message);
+  }
+}
+
+/**
+ * This endpoint's own output items go back whole: reasoning with the encrypted_content of `output_item.done`,
+ * messages with their `phase`, calls with their original argument bytes. Their calls must be exactly the canonical
+ * ones (whose results follow), or the request would carry a dangling or unanswered call.
+ */
+function replayedItems(items: readonly ReplayedItem[], toolCalls: readonly ModelToolCall[]): ReplayedItem[] {
+  const replayedCalls = items.filter((item) => item.type === "function_call").map((item) => item.call_id);
+  const canonicalCalls = toolCalls.map((call) => call.id);
+  if (JSON.stringify(replayedCalls) !== JSON.stringify(canonicalCalls)) {
+    throw new ProviderError(
+      `openai-responses replay state holds calls ${JSON.stringify(replayedCalls)} but the assistant message has ${JSON.stringify(canonicalCalls)}`,
+      "error",
+    );
+  }
+  return [...items];
+}
+
+/** An assistant turn from another endpoint (or none): its visible text and calls, without foreign replay state. */
+function plainAssistant(message: Extract<ModelMessage, { role: "assistant" }>): ResponsesInputItem[] {
+  return [
+    ...(message.text === "" ? [] : [assistantText(message.text)]),
+    ...message.toolCalls.map(
+      (call): ResponsesInputItem => ({ type: "function_call", call_id: call.id, name: call.name, arguments: call.argumentsJson }),
+    ),
+  ];
+}
+
+function assistantText(text: string): ResponsesInputItem {
+  return { type: "message", role: "assistant", content: [{ type: "output_text", text }] };
+}
+
+function projectTool(tool: ToolDefinition): ResponsesTool {
+  return { type: "function", name: tool.name, description: tool.description, parameters: tool.parameters, strict: false };
+}
