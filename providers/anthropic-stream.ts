@@ -55,8 +55,9 @@ type OpenBlock =
 const DONE_REASONS = { end_turn: "stop", stop_sequence: "stop", tool_use: "toolUse" } as const;
 
 export class AnthropicStreamDecoder {
-  /** True once message_stop was accepted; the caller stops reading. */
+  /** True once message_stop was accepted; the caller stops reading, and throws `failure` if there is one. */
   complete = false;
+  failure: ProviderError | undefined;
   private started = false;
   private open: OpenBlock | undefined;
   private lastIndex = -1;
@@ -186,16 +187,19 @@ export class AnthropicStreamDecoder {
     if (this.open !== undefined) fail("anthropic stream sent message_stop inside an open block");
     const stopReason = this.stopReason ?? fail("anthropic stream sent message_stop without a stop_reason");
     const reason = DONE_REASONS[stopReason as keyof typeof DONE_REASONS];
-    if (reason === undefined) fail(describeStop(stopReason));
     if (reason === "toolUse" && this.toolCalls === 0) fail('anthropic stream stopped with "tool_use" but streamed no tool_use block');
     if (reason === "stop" && this.toolCalls > 0) fail(`anthropic stream stopped with "${stopReason}" after ${this.toolCalls} tool_use block(s)`);
     this.complete = true;
     const usage = toUsage(this.usage);
+    const events: ModelEvent[] = usage === undefined ? [] : [{ type: "usage", usage }];
+    // A call cut short (max_tokens, refusal, …) still spent its tokens: usage goes out, then the failure.
+    if (reason === undefined) {
+      this.failure = new ProviderError(describeStop(stopReason), "error");
+      return events;
+    }
     const replay: ReplayState | undefined = this.replayBlocks.length > 0 ? { provider: "anthropic", blocks: this.replayBlocks } : undefined;
-    return [
-      ...(usage === undefined ? [] : [{ type: "usage", usage } as const]),
-      replay === undefined ? { type: "done", reason } : { type: "done", reason, replay },
-    ];
+    events.push(replay === undefined ? { type: "done", reason } : { type: "done", reason, replay });
+    return events;
   }
 
   /** message_delta's counts are cumulative: a field it reports replaces message_start's. */

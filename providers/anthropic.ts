@@ -94,6 +94,7 @@ async function* streamMessages(
       // Events already buffered from one network read must not outlive a cancellation.
       signal.throwIfAborted();
       yield* decoder.accept(message.event, message.data);
+      if (decoder.failure) throw decoder.failure;
       if (decoder.complete) return;
     }
     decoder.endOfStream();
