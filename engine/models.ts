@@ -70,12 +70,12 @@ function credentialsEndpoint(requested: RequestedModel | undefined): ProviderEnd
 }
 
 /**
- * An API key alone does not say whose it is. Anthropic's keys (`sk-ant-…`) and base URLs on api.anthropic.com go
- * to the Messages API; every other key or base URL is taken as OpenAI or OpenAI-compatible Chat Completions.
+ * The credentials do not say whose key it is. Anthropic's keys (`sk-ant-…`, also through a proxy base URL) and base
+ * URLs on api.anthropic.com go to the Messages API; everything else is OpenAI or OpenAI-compatible Chat Completions.
  */
 function apiKeyEndpoint(apiKey: string, baseUrl: string | undefined): ProviderEndpoint {
   const host = baseUrl ? hostOf(baseUrl) : undefined;
-  const anthropic = host === undefined ? apiKey.startsWith("sk-ant-") : host === "api.anthropic.com";
+  const anthropic = apiKey.startsWith("sk-ant-") || host === "api.anthropic.com";
   if (anthropic) {
     // Our Anthropic base URLs have no /v1 (the adapter adds /v1/messages).
     return { kind: "anthropic", baseUrl: baseUrl ? trimSlashes(baseUrl).replace(/\/v1$/, "") : ANTHROPIC_BASE_URL, apiKey };

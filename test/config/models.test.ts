@@ -59,7 +59,8 @@ describe("model resolution", () => {
       ["an OpenAI key without base_url", "sk-proj-abc", undefined, { kind: "openai-chat", baseUrl: "https://api.openai.com/v1" }],
       ["an Anthropic key without base_url", SECRET, undefined, { kind: "anthropic", baseUrl: "https://api.anthropic.com" }],
       ["a base_url on api.anthropic.com (its /v1 dropped)", "any-key", "https://api.anthropic.com/v1/", { kind: "anthropic", baseUrl: "https://api.anthropic.com" }],
-      ["an OpenAI-compatible base_url, even with an Anthropic-looking key", SECRET, "https://openrouter.ai/api/v1/", { kind: "openai-chat", baseUrl: "https://openrouter.ai/api/v1" }],
+      ["an Anthropic key with a proxy base_url", SECRET, "http://127.0.0.1:8080/", { kind: "anthropic", baseUrl: "http://127.0.0.1:8080" }],
+      ["any other key with an OpenAI-compatible base_url", "sk-or-v1-abc", "https://openrouter.ai/api/v1/", { kind: "openai-chat", baseUrl: "https://openrouter.ai/api/v1" }],
     ];
     for (const [what, key, baseUrl, expected] of cases) {
       it(`routes ${what} to ${expected.kind}`, () => {
