@@ -7,7 +7,7 @@ import { createAnthropicAdapter, projectAnthropicRequest, type AnthropicMessage,
 import { projectHistory, type CanonicalMessage } from "../../providers/messages.js";
 import type { ModelRequest, ReasoningEffort, ReplayState } from "../../providers/types.js";
 import { drain } from "./model-events.js";
-import { startReplayServer } from "./replay-server.js";
+import { readFixture, startReplayServer } from "./replay-server.js";
 
 const SYSTEM = "You are a coding agent.";
 const READ_PARAMETERS = { type: "object", properties: { path: { type: "string" } }, required: ["path"] };
@@ -60,6 +60,21 @@ function danglingProblems(messages: AnthropicMessage[]): string[] {
     if (results.some((id) => !asked.includes(id))) problems.push(`message ${i}: results ${results} for calls ${asked}`);
   });
   return problems;
+}
+
+/** thinking (with its signature deltas joined) and redacted_thinking blocks, from a recording's raw records. */
+function expectedBlocks(sse: string): Block[] {
+  const out: Block[] = [];
+  for (const line of sse.split("\n")) {
+    if (!line.startsWith("data: ")) continue;
+    const event = JSON.parse(line.slice(6));
+    if (event.type === "content_block_start" && event.content_block.type === "redacted_thinking") out.push({ type: "redacted_thinking", data: event.content_block.data });
+    if (event.type === "content_block_start" && event.content_block.type === "thinking") out.push({ type: "thinking", thinking: "", signature: "" });
+    const last = out.at(-1);
+    if (event.type === "content_block_delta" && event.delta.type === "thinking_delta") last!.thinking = `${String(last!.thinking)}${event.delta.thinking}`;
+    if (event.type === "content_block_delta" && event.delta.type === "signature_delta") last!.signature = `${String(last!.signature)}${event.delta.signature}`;
+  }
+  return out;
 }
 
 describe("Anthropic request projection", () => {
@@ -189,6 +204,30 @@ describe("Anthropic request projection", () => {
       messages: [{ role: "user", content: "u" }, { role: "assistant", text: "", toolCalls: [] }, { role: "user", content: "again" }],
     });
     expect(body).to.deep.equal({ model: "m", max_tokens: 8192, messages: [{ role: "user", content: "u" }, { role: "user", content: "again" }], stream: true });
+  });
+
+  it("round-trips the recorded thinking and redacted_thinking blocks into the next request exactly as streamed", async () => {
+    for (const name of ["thinking-then-text.sse", "redacted-thinking-then-text.sse"]) {
+      const recorded = readFixture(`anthropic/${name}`).toString("utf8");
+      const server = await startReplayServer(() => ({ body: recorded }));
+      try {
+        const adapter = createAnthropicAdapter({ kind: "anthropic", baseUrl: server.baseUrl.replace(/\/v1$/, ""), apiKey: "k" });
+        const { events, error } = await drain(adapter, { model: "m", system: "s", tools: [], messages: [{ role: "user", content: "hi" }] });
+        expect(error, name).to.equal(undefined);
+        const done = events.at(-1);
+        const replay = done?.type === "done" ? done.replay : undefined;
+        const text = events.flatMap((e) => (e.type === "text_delta" ? [e.delta] : [])).join("");
+        const next = request([...FIRST, { role: "assistant", text, ...(replay ? { replay } : {}), toolCalls: [] }, user("more")]);
+        const sent = blocks(next.messages[1]);
+        // The blocks as the recording streamed them, rebuilt here from its raw records.
+        const expected = expectedBlocks(recorded);
+        expect(expected.length, name).to.be.greaterThan(0);
+        expect(JSON.stringify(sent.slice(0, expected.length)), name).to.equal(JSON.stringify(expected));
+        expect(sent.slice(expected.length), name).to.deep.equal([{ type: "text", text }]);
+      } finally {
+        await server.close();
+      }
+    }
   });
 
   it("POSTs the projected body, byte-identical for equal requests, to {baseUrl}/v1/messages", async () => {
