@@ -3,7 +3,8 @@
 // (signed), says something and calls Read; the client runs the tool; the second call must carry the thinking block
 // with its signature unchanged, first in the assistant turn, and the result as a tool_result string; the final text
 // ends the turn. Then the gateway is restarted and the conversation continues prefix-stable, the signed thinking
-// block still replayed byte for byte from the stored history. A second case routes the run by its own sk-ant- key.
+// block still replayed byte for byte from the stored history. Further cases: a conversation whose tool round ran
+// on openai-chat continues on anthropic with a valid request, and a run is routed by its own sk-ant- key.
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { randomUUID } from "node:crypto";
@@ -14,6 +15,7 @@ import { RequestedModel_ModelParameterValueSchema } from "../../proto/gen/agent/
 import { createWorkspace } from "../support/client-workspace.js";
 import { CursorClient } from "../support/cursor-client.js";
 import { type FakeAnthropic, type RecordedRequest, startFakeAnthropic } from "../support/fake-anthropic.js";
+import { startFakeOpenAI } from "../support/fake-openai.js";
 import { killAllGateways, startGatewayProcess } from "../support/gateway-process.js";
 import { assertEndStreamInvariants } from "../support/observed-frames.js";
 import { assertCleanSuccess, updates } from "./tools-kit.js";
@@ -62,10 +64,10 @@ describe("e2e: anthropic provider closed loop with signed thinking, then a resta
     dirs.push(dir);
     return dir;
   };
-  const startGateway = (dataDir: string) =>
+  const startGateway = (dataDir: string, more: object[] = []) =>
     startGatewayProcess({
       dataDir,
-      config: { models: [{ id: MODEL_ID, provider: "anthropic", baseUrl: fake.baseUrl, apiKey: API_KEY, model: "claude-e2e" }] },
+      config: { models: [{ id: MODEL_ID, provider: "anthropic", baseUrl: fake.baseUrl, apiKey: API_KEY, model: "claude-e2e" }, ...more] },
       upstream: DEAD_UPSTREAM,
     });
 
@@ -143,6 +145,47 @@ describe("e2e: anthropic provider closed loop with signed thinking, then a resta
     expect(String((added[1] as { content: unknown }).content)).to.include("now rename main");
     expect(third.body.messages[1].content[0]).to.deep.equal({ type: "thinking", thinking: THINKING, signature: SIGNATURE });
     expect(again.stderrLines().join("\n")).not.to.include(API_KEY);
+  });
+
+  it("continues on anthropic a conversation whose tool round ran on openai-chat, without forging its reasoning", async () => {
+    const openai = await startFakeOpenAI();
+    try {
+      const gw = await startGateway(await freshDir(), [{ id: "byok-e2e-gpt", provider: "openai-chat", baseUrl: openai.baseUrl, apiKey: "sk-e2e-chat", model: "gpt-e2e" }]);
+      const workspace = createWorkspace({ "src/app.ts": FILE });
+      const client = new CursorClient(gw.url, { workspace });
+      const conversationId = `conv-switch-${randomUUID()}`;
+      openai.enqueue(
+        { reasoning: "chat-only reasoning", text: "Let me look.", toolCalls: [{ id: "call_read_app", name: "Read", args: { path: "src/app.ts" } }] },
+        { text: FIRST_ANSWER },
+      );
+      const first = client.startRun({ conversationId, modelId: "byok-e2e-gpt", text: "what does src/app.ts do?" });
+      expect(await first.done).to.deep.equal({ ok: true });
+      expect(openai.requests[1]!.body.messages[2].reasoning_content).to.equal("chat-only reasoning");
+
+      fake.enqueue({ blocks: [{ type: "thinking", thinking: "Now rename.", signature: SIGNATURE }, { type: "text", text: SECOND_ANSWER }] });
+      const before = fake.messageRequests().length;
+      const second = client.startRun({ conversationId, modelId: MODEL_ID, text: "now rename main", checkpoint: first.lastCheckpoint()!, customize: effortHigh });
+      expect(await second.done).to.deep.equal({ ok: true });
+      const request = fake.messageRequests()[before]!;
+      expect(request.body.messages.slice(0, 4)).to.deep.equal([
+        { role: "user", content: openai.requests[0]!.body.messages[1].content },
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: "Let me look." },
+            { type: "tool_use", id: "call_read_app", name: "Read", input: { path: "src/app.ts" } },
+          ],
+        },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "call_read_app", content: FILE }] },
+        { role: "assistant", content: [{ type: "text", text: FIRST_ANSWER }] },
+      ]);
+      expect(request.body.messages).to.have.length(5);
+      expect(JSON.stringify(request.body)).not.to.include("chat-only reasoning");
+      // A new user turn: thinking is on, because no open tool loop needs a thinking block from the other endpoint.
+      expect(request.body.thinking).to.deep.equal({ type: "enabled", budget_tokens: 16384 });
+    } finally {
+      await openai.close();
+    }
   });
 
   it("routes a run that is not configured to the Messages API by its own sk-ant- key and base URL", async () => {
