@@ -69,7 +69,8 @@ export class AnthropicStreamDecoder {
   accept(eventName: string | undefined, data: string): ModelEvent[] {
     if (eventName === "error") fail(`anthropic stream reported an error: ${describeError(data)}`);
     const json = parseJson(data);
-    const type = isRecord(json) ? json.type : undefined;
+    if (!isRecord(json)) fail(`anthropic stream sent a non-object event: ${data.slice(0, 200)}`);
+    const type = json.type;
     if (type === "error") fail(`anthropic stream reported an error: ${describeError(data)}`);
     // Pings may come anywhere; event types added to the API later are skipped, as Anthropic's versioning asks.
     if (type === "ping" || !isKnownType(type)) return [];

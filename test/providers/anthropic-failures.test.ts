@@ -108,6 +108,11 @@ describe("Anthropic adapter failures and edge cases", () => {
       expect(error?.message).to.include("upstream connect error");
     });
 
+    it("fails data that is not a JSON object", async () => {
+      const { error } = await stream(messageStart(), { event: "content_block_delta", raw: "[1,2]" });
+      expect(error?.message).to.include("non-object event");
+    });
+
     it("fails content before message_start, and a second message_start", async () => {
       const early = await stream(...textBlock(0, "x"));
       expect(early.error?.message).to.include("before message_start");
