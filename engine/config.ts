@@ -17,6 +17,8 @@ export interface ModelConfig {
   model: string;
   contextWindow?: number;
   maxOutputTokens?: number;
+  /** Azure OpenAI (provider openai-chat, baseUrl = the deployment's URL): `api-key` auth with this api-version. */
+  azureApiVersion?: string;
 }
 
 export interface AepConfig {
@@ -54,10 +56,14 @@ const modelSchema = z
     model: nonEmpty,
     contextWindow: positiveInt.optional(),
     maxOutputTokens: positiveInt.optional(),
+    azureApiVersion: nonEmpty.optional(),
   })
   .superRefine((m, ctx) => {
     if ((m.apiKey === undefined) === (m.apiKeyEnv === undefined)) {
       ctx.addIssue({ code: "custom", message: "exactly one of apiKey or apiKeyEnv is required" });
+    }
+    if (m.azureApiVersion !== undefined && m.provider !== "openai-chat") {
+      ctx.addIssue({ code: "custom", path: ["azureApiVersion"], message: "applies only to provider openai-chat" });
     }
   });
 

@@ -120,6 +120,7 @@ export class RunSession {
       tools: this.mode.tools,
       messages: projectHistory(this.history),
       ...(this.model.maxOutputTokens ? { maxOutputTokens: this.model.maxOutputTokens } : {}),
+      ...(this.model.reasoningEffort ? { reasoningEffort: this.model.reasoningEffort } : {}),
     };
   }
 

@@ -1,7 +1,8 @@
 // Picks the endpoint adapter for a configured model. The loop only ever sees ProviderAdapter (seed 003 §16.2).
+import { createAnthropicAdapter } from "./anthropic.js";
 import { createOpenAIChatAdapter } from "./openai-chat.js";
 import { createOpenAIResponsesAdapter } from "./openai-responses.js";
-import { ProviderError, type ProviderAdapter, type ProviderEndpoint } from "./types.js";
+import type { ProviderAdapter, ProviderEndpoint } from "./types.js";
 
 export function createProviderAdapter(endpoint: ProviderEndpoint): ProviderAdapter {
   switch (endpoint.kind) {
@@ -10,6 +11,6 @@ export function createProviderAdapter(endpoint: ProviderEndpoint): ProviderAdapt
     case "openai-responses":
       return createOpenAIResponsesAdapter(endpoint);
     case "anthropic":
-      throw new ProviderError(`provider kind "${endpoint.kind}" is not supported yet`, "error");
+      return createAnthropicAdapter(endpoint);
   }
 }

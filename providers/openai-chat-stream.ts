@@ -4,7 +4,8 @@
 // Recorded quirks this accepts without loosening the contract (fixtures/providers/openai-*/PROVENANCE.md):
 // usage in the finish chunk (DeepSeek, Z.ai, Groq) or in a later `choices: []` chunk (OpenAI, xAI, Azure) or
 // in a later chunk with an empty delta (OpenRouter); chunks after the usage chunk that carry nothing
-// (OpenAI moderation); a first chunk with `choices: []` (Azure); empty-string deltas; SSE comments.
+// (OpenAI moderation); a first chunk with `choices: []` (Azure); empty-string deltas; SSE comments; a repeated
+// finish_reason; `stop` after a forced tool call; `event: error` records (whatever their data).
 import { z } from "zod";
 import { isRecord } from "./http.js";
 import { ProviderError, type DoneReason, type ModelEvent, type Usage } from "./types.js";
@@ -69,7 +70,9 @@ export class ChatStreamDecoder {
   private finishReason: DoneReason | undefined;
   private usage: Usage | undefined;
 
-  accept(data: string): ModelEvent[] {
+  accept(data: string, eventName?: string): ModelEvent[] {
+    // OpenRouter and others report a mid-stream failure as an `event: error` record, whatever its data holds.
+    if (eventName === "error") fail(`chat stream reported an error: ${errorText(data)}`);
     if (data === "[DONE]") return this.finishStream();
     const chunk = parseChunk(data);
     const events: ModelEvent[] = [];
@@ -149,7 +152,8 @@ export class ChatStreamDecoder {
   }
 
   private acceptFinish(finishReason: string, events: ModelEvent[]): void {
-    const reason = DONE_REASONS[finishReason];
+    // A forced tool call (tool_choice naming a function) finishes with "stop": the calls are still the answer.
+    const reason = finishReason === "stop" && this.toolCalls.size > 0 ? "toolUse" : DONE_REASONS[finishReason];
     if (reason === undefined) fail(`chat stream finished with finish_reason "${finishReason}"`);
     if (this.finishReason !== undefined) {
       if (this.finishReason === reason) return;
@@ -206,13 +210,23 @@ function parseChunk(data: string): z.infer<typeof ChunkSchema> {
     fail(`chat stream sent a non-JSON event: ${data.slice(0, 200)}`);
   }
   // OpenAI-compatible services report mid-stream failures in-band as `{error: {...}}`.
-  if (isRecord(json) && json.error != null) {
-    const error = json.error;
-    const message = isRecord(error) && typeof error.message === "string" ? error.message : JSON.stringify(error);
-    fail(`chat stream reported an error: ${message}`);
-  }
+  if (isRecord(json) && json.error != null) fail(`chat stream reported an error: ${errorText(data)}`);
   const parsed = ChunkSchema.safeParse(json);
   return parsed.success ? parsed.data : fail(`chat stream sent an unexpected chunk: ${z.prettifyError(parsed.error)}`);
+}
+
+/** The message of an `{error: {message}}` or `{error: "…"}` payload, else the data itself. */
+function errorText(data: string): string {
+  let json: unknown;
+  try {
+    json = JSON.parse(data);
+  } catch {
+    return data.trim().slice(0, 200) || "(no details)";
+  }
+  const error = isRecord(json) ? json.error : undefined;
+  if (isRecord(error) && typeof error.message === "string") return error.message;
+  if (typeof error === "string") return error;
+  return JSON.stringify(error ?? json).slice(0, 200);
 }
 
 /**
@@ -234,13 +248,10 @@ function closeToolCall(call: OpenToolCall, finishReason: string): ModelEvent {
   return { type: "toolcall_end", index: call.index, id: call.id, name: call.name, argumentsJson };
 }
 
-/** finish_reason and the streamed calls must agree, or the loop would wait for calls that never came. */
+/** "tool_calls" without any streamed call would leave the loop waiting for calls that never came. */
 function checkToolUseAgreement(reason: DoneReason, toolCallCount: number): void {
   if (reason === "toolUse" && toolCallCount === 0) {
     fail('chat stream finished with "tool_calls" but streamed no tool call');
-  }
-  if (reason === "stop" && toolCallCount > 0) {
-    fail(`chat stream finished with "stop" after ${toolCallCount} tool call(s)`);
   }
 }
 

@@ -11,6 +11,7 @@ import type {
   ModelToolCall,
   ProviderAdapter,
   ProviderEndpoint,
+  ReasoningEffort,
   ToolDefinition,
 } from "./types.js";
 
@@ -36,6 +37,7 @@ export interface ChatCompletionRequest {
   messages: ChatMessage[];
   tools?: ChatTool[];
   max_completion_tokens?: number;
+  reasoning_effort?: ReasoningEffort;
   stream: true;
   stream_options: { include_usage: true };
 }
@@ -54,6 +56,8 @@ export function projectChatRequest(request: ModelRequest): ChatCompletionRequest
     messages: [{ role: "system", content: request.system }, ...request.messages.map(projectMessage)],
     ...(request.tools.length > 0 ? { tools: request.tools.map(projectTool) } : {}),
     ...(request.maxOutputTokens === undefined ? {} : { max_completion_tokens: request.maxOutputTokens }),
+    // Sent only when the client asked: models without reasoning reject the field.
+    ...(request.reasoningEffort === undefined ? {} : { reasoning_effort: request.reasoningEffort }),
     stream: true,
     stream_options: { include_usage: true },
   };
@@ -68,9 +72,9 @@ async function* streamChatCompletion(
   try {
     const body = await openEventStream(
       {
-        url: `${endpoint.baseUrl.replace(/\/+$/, "")}/chat/completions`,
+        url: chatCompletionsUrl(endpoint),
         headers: {
-          authorization: `Bearer ${endpoint.apiKey}`,
+          ...authorization(endpoint),
           "content-type": "application/json",
           accept: "text/event-stream",
         },
@@ -84,13 +88,23 @@ async function* streamChatCompletion(
     for await (const message of readEventStream(body)) {
       // Events already buffered from one network read must not outlive a cancellation.
       signal.throwIfAborted();
-      yield* decoder.accept(message.data);
+      yield* decoder.accept(message.data, message.event);
       if (decoder.complete) return;
     }
     decoder.endOfStream();
   } catch (error) {
     throw toProviderError(error, signal, endpoint.apiKey);
   }
+}
+
+/** `{baseUrl}/chat/completions`; an Azure deployment's base URL also takes the api-version query. */
+function chatCompletionsUrl(endpoint: ProviderEndpoint): string {
+  const url = `${endpoint.baseUrl.replace(/\/+$/, "")}/chat/completions`;
+  return endpoint.azureApiVersion === undefined ? url : `${url}?api-version=${encodeURIComponent(endpoint.azureApiVersion)}`;
+}
+
+function authorization(endpoint: ProviderEndpoint): Record<string, string> {
+  return endpoint.azureApiVersion === undefined ? { authorization: `Bearer ${endpoint.apiKey}` } : { "api-key": endpoint.apiKey };
 }
 
 function projectMessage(message: ModelMessage): ChatMessage {

@@ -25,6 +25,12 @@ export type ReplayState =
   /** Anthropic Messages: thinking / redacted_thinking blocks with their signatures, verbatim and in order. */
   | { provider: "anthropic"; blocks: readonly Record<string, unknown>[] };
 
+/**
+ * How hard the model should think, from the client's `effort` model parameter (max mode without one means "high").
+ * Each adapter maps it to its endpoint's own setting, where the endpoint has one.
+ */
+export type ReasoningEffort = "none" | "minimal" | "low" | "medium" | "high" | "xhigh";
+
 export type DoneReason = "stop" | "toolUse" | "length";
 
 export type ModelEvent =
@@ -80,6 +86,7 @@ export interface ModelRequest {
   tools: ToolDefinition[];
   messages: ModelMessage[];
   maxOutputTokens?: number;
+  reasoningEffort?: ReasoningEffort;
 }
 
 export interface ProviderEndpoint {
@@ -87,6 +94,8 @@ export interface ProviderEndpoint {
   /** OpenAI base URLs include /v1; Anthropic's do not. */
   baseUrl: string;
   apiKey: string;
+  /** Azure OpenAI deployments: `api-key` header and this `api-version` query instead of bearer auth. */
+  azureApiVersion?: string;
 }
 
 /** One endpoint adapter. The signal covers waiting for headers and reading the body. */

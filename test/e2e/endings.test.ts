@@ -2,13 +2,14 @@
 // with `unavailable` + aiserver.v1.ErrorDetails and nothing that looks like success; cancel and supersession end
 // `canceled` after aborting what runs; SIGTERM ends live runs as canceled and exits 0; credentials never leak.
 // The real gateway runs as a child process; only Cursor, the provider and the upstream are fakes.
-import { toBinary } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { randomUUID } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { BedrockCredentialsSchema } from "../../proto/gen/agent/v1/agent_pb.js";
 import { ErrorDetails_Error, ErrorDetailsSchema } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
 import { openStore } from "../../store/index.js";
 import { createWorkspace } from "../support/client-workspace.js";
@@ -50,7 +51,6 @@ describe("e2e: how runs end", function () {
       config: {
         models: [
           { id: MODEL_ID, provider: "openai-chat", baseUrl: `${proxy.url}/v1`, apiKey: API_KEY, model: "gpt-e2e" },
-          { id: "claude-later", provider: "anthropic", baseUrl: "http://127.0.0.1:9", apiKey: API_KEY, model: "claude" },
         ],
       },
       upstream: DEAD_UPSTREAM,
@@ -227,11 +227,20 @@ describe("e2e: how runs end", function () {
     expectCleanRun();
   });
 
-  it("a configured model whose provider kind is not implemented yet ends failed_precondition saying so", async () => {
-    const run = client.startRun({ conversationId: conversation(), modelId: "claude-later", text: "hi" });
+  it("a run with Bedrock credentials ends failed_precondition saying they are not supported, never quoting them", async () => {
+    const secretKey = "bedrock-secret-DO-NOT-LEAK-91c4";
+    const run = client.startRun({
+      conversationId: conversation(),
+      modelId: "anthropic.claude-sonnet-4-5",
+      text: "hi",
+      customize: (request) => {
+        request.requestedModel!.credentials = { case: "bedrockCredentials", value: create(BedrockCredentialsSchema, { accessKey: "AKIAFAKE", secretKey, region: "us-east-1" }) };
+      },
+    });
     const end = failed(await run.done);
     expect(run.kinds()).to.deep.equal(["end:failed_precondition"]);
-    expect(end.message).to.equal('provider kind "anthropic" is not supported yet');
+    expect(end.message).to.include("Bedrock").and.include("not supported").and.not.include(secretKey);
+    expect(gw.stderrLines().join("\n")).not.to.include(secretKey);
     assertEndStreamInvariants(run.frames);
     expectCleanRun();
   });

@@ -1,9 +1,8 @@
-// createProviderAdapter picks the adapter by endpoint kind; kinds without an adapter fail loudly.
+// createProviderAdapter picks the adapter by endpoint kind.
 import { expect } from "chai";
 import { createProviderAdapter } from "../../providers/index.js";
-import { ProviderError } from "../../providers/types.js";
 import { chatChunk, drain, sseBody } from "./model-events.js";
-import { startReplayServer } from "./replay-server.js";
+import { readFixture, startReplayServer } from "./replay-server.js";
 
 describe("createProviderAdapter", () => {
   it("streams an openai-chat endpoint through the Chat Completions adapter", async () => {
@@ -33,10 +32,16 @@ describe("createProviderAdapter", () => {
     }
   });
 
-  for (const kind of ["anthropic"] as const) {
-    it(`rejects ${kind} as not supported yet`, () => {
-      expect(() => createProviderAdapter({ kind, baseUrl: "http://127.0.0.1:1", apiKey: "k" }))
-        .to.throw(ProviderError, `provider kind "${kind}" is not supported yet`);
-    });
-  }
+  it("streams an anthropic endpoint through the Messages adapter", async () => {
+    const server = await startReplayServer(() => ({ body: readFixture("anthropic/text.sse") }));
+    try {
+      const adapter = createProviderAdapter({ kind: "anthropic", baseUrl: server.baseUrl.replace(/\/v1$/, ""), apiKey: "k" });
+      const { events, error } = await drain(adapter, { model: "m", system: "s", tools: [], messages: [] });
+      expect(error).to.equal(undefined);
+      expect(events.at(-1)).to.deep.equal({ type: "done", reason: "stop" });
+      expect(server.requests.map((request) => request.url)).to.deep.equal(["/v1/messages"]);
+    } finally {
+      await server.close();
+    }
+  });
 });

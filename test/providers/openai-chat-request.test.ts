@@ -108,6 +108,23 @@ describe("OpenAI Chat request projection", () => {
     expect(messagesOf(extended.body).startsWith(messagesOf(first.body).slice(0, -1))).to.equal(true);
   });
 
+  it("speaks to an Azure OpenAI deployment with the api-key header and the api-version query", async () => {
+    script = { body: STOP };
+    const baseUrl = `${server.baseUrl.replace(/\/v1$/, "")}/openai/deployments/gpt-4o-prod`;
+    const adapter = createOpenAIChatAdapter({ kind: "openai-chat", baseUrl, apiKey: KEY, azureApiVersion: "2024-10-21" });
+    expect((await drain(adapter, conversation())).error).to.equal(undefined);
+    const recorded = server.requests.at(-1)!;
+    expect(recorded.url).to.equal("/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21");
+    expect(recorded.headers["api-key"]).to.equal(KEY);
+    expect(recorded.headers.authorization).to.equal(undefined);
+  });
+
+  it("sends reasoning_effort only when the request carries an effort", () => {
+    const request: ModelRequest = { model: "gpt-5", system: "s", tools: [], messages: [{ role: "user", content: "u" }] };
+    expect(projectChatRequest({ ...request, reasoningEffort: "high" })).to.have.property("reasoning_effort", "high");
+    expect(projectChatRequest(request)).not.to.have.property("reasoning_effort");
+  });
+
   it("omits tools and any token limit when the request has none", () => {
     const body = projectChatRequest({ model: "m", system: "s", tools: [], messages: [{ role: "user", content: "u" }] });
     expect(body).to.deep.equal({

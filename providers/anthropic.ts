@@ -1,0 +1,175 @@
+// Anthropic Messages adapter: projects a ModelRequest onto `POST {baseUrl}/v1/messages` and turns the event stream
+// into ModelEvents under the strict contract of seed 003 §16.3. Endpoint quirks stay here and in anthropic-stream.ts.
+import { AnthropicStreamDecoder } from "./anthropic-stream.js";
+import { openEventStream, toProviderError } from "./http.js";
+import { readEventStream } from "./sse.js";
+import type { ModelEvent, ModelMessage, ModelRequest, ProviderAdapter, ProviderEndpoint, ReasoningEffort, ToolDefinition } from "./types.js";
+
+export const ANTHROPIC_VERSION = "2023-06-01";
+
+/** Anthropic requires max_tokens; this is the answer allowance when the model config sets none. */
+export const DEFAULT_MAX_TOKENS = 8192;
+
+/** Thinking budget per effort (Anthropic's minimum is 1024); it is added on top of the answer allowance. */
+export const THINKING_BUDGET: Record<Exclude<ReasoningEffort, "none">, number> = {
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 16384,
+  xhigh: 32768,
+};
+
+export type AnthropicBlock =
+  | { type: "text"; text: string }
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
+  | { type: "tool_result"; tool_use_id: string; content: string }
+  /** A thinking / redacted_thinking block replayed verbatim from this endpoint's replay state. */
+  | Readonly<Record<string, unknown>>;
+
+export type AnthropicMessage = { role: "user"; content: string | AnthropicBlock[] } | { role: "assistant"; content: AnthropicBlock[] };
+
+export interface AnthropicTool {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+}
+
+export interface AnthropicRequest {
+  model: string;
+  max_tokens: number;
+  system?: Array<{ type: "text"; text: string; cache_control: { type: "ephemeral" } }>;
+  messages: AnthropicMessage[];
+  tools?: AnthropicTool[];
+  thinking?: { type: "enabled"; budget_tokens: number };
+  stream: true;
+}
+
+export function createAnthropicAdapter(endpoint: ProviderEndpoint, fetchImpl: typeof fetch = fetch): ProviderAdapter {
+  return { stream: (request, signal) => streamMessages(endpoint, request, signal, fetchImpl) };
+}
+
+/**
+ * The request body for one call, built with a fixed key order so the same ModelRequest always serialises to the
+ * same bytes and request N+1 extends request N (seed 003 §17.1). The one cache breakpoint sits on the system
+ * prompt, which caches tools and system together without ever changing an earlier message.
+ */
+export function projectAnthropicRequest(request: ModelRequest): AnthropicRequest {
+  const messages = projectMessages(request.messages);
+  const budget = thinkingBudget(request.reasoningEffort, messages);
+  return {
+    model: request.model,
+    max_tokens: (request.maxOutputTokens ?? DEFAULT_MAX_TOKENS) + (budget ?? 0),
+    ...(request.system === "" ? {} : { system: [{ type: "text", text: request.system, cache_control: { type: "ephemeral" } }] }),
+    messages,
+    ...(request.tools.length > 0 ? { tools: request.tools.map(projectTool) } : {}),
+    ...(budget === undefined ? {} : { thinking: { type: "enabled", budget_tokens: budget } }),
+    stream: true,
+  };
+}
+
+async function* streamMessages(
+  endpoint: ProviderEndpoint,
+  request: ModelRequest,
+  signal: AbortSignal,
+  fetchImpl: typeof fetch,
+): AsyncGenerator<ModelEvent> {
+  try {
+    const body = await openEventStream(
+      {
+        url: `${endpoint.baseUrl.replace(/\/+$/, "")}/v1/messages`,
+        headers: {
+          "x-api-key": endpoint.apiKey,
+          "anthropic-version": ANTHROPIC_VERSION,
+          "content-type": "application/json",
+          accept: "text/event-stream",
+        },
+        body: JSON.stringify(projectAnthropicRequest(request)),
+        secret: endpoint.apiKey,
+      },
+      signal,
+      fetchImpl,
+    );
+    const decoder = new AnthropicStreamDecoder();
+    for await (const message of readEventStream(body)) {
+      // Events already buffered from one network read must not outlive a cancellation.
+      signal.throwIfAborted();
+      yield* decoder.accept(message.event, message.data);
+      if (decoder.failure) throw decoder.failure;
+      if (decoder.complete) return;
+    }
+    decoder.endOfStream();
+  } catch (error) {
+    throw toProviderError(error, signal, endpoint.apiKey);
+  }
+}
+
+/**
+ * Tool results become tool_result blocks of the next user message, all results of one round in one message
+ * (their content is the canonical string, seed 003 §26.8). An assistant message with nothing to say is left
+ * out: Anthropic rejects empty content, and consecutive user messages are merged by the API.
+ */
+function projectMessages(messages: readonly ModelMessage[]): AnthropicMessage[] {
+  const out: AnthropicMessage[] = [];
+  let results: AnthropicBlock[] | undefined;
+  for (const message of messages) {
+    if (message.role !== "tool") results = undefined;
+    switch (message.role) {
+      case "user":
+        out.push({ role: "user", content: message.content });
+        break;
+      case "tool":
+        if (results === undefined) {
+          results = [];
+          out.push({ role: "user", content: results });
+        }
+        results.push({ type: "tool_result", tool_use_id: message.toolCallId, content: message.content });
+        break;
+      case "assistant": {
+        const content = projectAssistant(message);
+        if (content.length > 0) out.push({ role: "assistant", content });
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Thinking blocks come back first and unchanged, from this endpoint's own replay state only: displayable thinking
+ * or another endpoint's state is never turned into a block Anthropic would have to verify (seed 003 §26.9).
+ */
+function projectAssistant(message: Extract<ModelMessage, { role: "assistant" }>): AnthropicBlock[] {
+  const replayed = message.replay?.provider === "anthropic" ? message.replay.blocks : [];
+  return [
+    ...replayed,
+    ...(message.text === "" ? [] : [{ type: "text" as const, text: message.text }]),
+    ...message.toolCalls.map((call) => ({
+      type: "tool_use" as const,
+      id: call.id,
+      name: call.name,
+      input: JSON.parse(call.argumentsJson) as Record<string, unknown>,
+    })),
+  ];
+}
+
+/**
+ * The thinking budget for this call, or none. Anthropic requires the assistant turn of an unfinished tool loop to
+ * start with a thinking block when thinking is on; a turn produced by another endpoint has none, so that call
+ * goes without thinking rather than with a forged block.
+ */
+function thinkingBudget(effort: ReasoningEffort | undefined, messages: readonly AnthropicMessage[]): number | undefined {
+  if (effort === undefined || effort === "none") return undefined;
+  const last = messages.at(-1);
+  const inToolLoop = last?.role === "user" && Array.isArray(last.content) && last.content.some((block) => block.type === "tool_result");
+  const turn = messages.at(-2);
+  if (inToolLoop && !(turn?.role === "assistant" && isThinkingBlock(turn.content[0]))) return undefined;
+  return THINKING_BUDGET[effort];
+}
+
+function isThinkingBlock(block: AnthropicBlock | undefined): boolean {
+  return block?.type === "thinking" || block?.type === "redacted_thinking";
+}
+
+function projectTool(tool: ToolDefinition): AnthropicTool {
+  return { name: tool.name, description: tool.description, input_schema: tool.parameters };
+}
