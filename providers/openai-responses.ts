@@ -10,6 +10,7 @@ import {
   type ModelEvent,
   type ModelMessage,
   type ModelRequest,
+  type ReasoningEffort,
   type ModelToolCall,
   type ProviderAdapter,
   type ProviderEndpoint,
@@ -41,6 +42,8 @@ export interface ResponsesRequest {
   input: ResponsesInputItem[];
   tools?: ResponsesTool[];
   max_output_tokens?: number;
+  /** Only when the client asked for an effort: models without reasoning reject the field. */
+  reasoning?: { effort: ReasoningEffort; summary: "auto" };
   /** Without it a `store: false` response's reasoning cannot be carried into the next call. */
   include: ["reasoning.encrypted_content"];
   store: false;
@@ -62,6 +65,7 @@ export function projectResponsesRequest(request: ModelRequest): ResponsesRequest
     input: request.messages.flatMap(projectMessage),
     ...(request.tools.length > 0 ? { tools: request.tools.map(projectTool) } : {}),
     ...(request.maxOutputTokens === undefined ? {} : { max_output_tokens: request.maxOutputTokens }),
+    ...(request.reasoningEffort === undefined ? {} : { reasoning: { effort: request.reasoningEffort, summary: "auto" as const } }),
     include: ["reasoning.encrypted_content"],
     store: false,
     stream: true,

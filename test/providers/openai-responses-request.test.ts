@@ -186,6 +186,12 @@ describe("OpenAI Responses request projection", () => {
     });
   });
 
+  it("asks for reasoning with summaries only when the request carries an effort", () => {
+    const request = { model: "m", system: "s", tools: [], messages: [{ role: "user" as const, content: "hi" }] };
+    expect(projectResponsesRequest({ ...request, reasoningEffort: "high" }).reasoning).to.deep.equal({ effort: "high", summary: "auto" });
+    expect(projectResponsesRequest(request)).not.to.have.property("reasoning");
+  });
+
   it("refuses replay items whose calls disagree with the assistant's calls, before any HTTP request", async () => {
     const before = server.requests.length;
     const adapter = createOpenAIResponsesAdapter({ kind: "openai-responses", baseUrl: server.baseUrl, apiKey: KEY });
