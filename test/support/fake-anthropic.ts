@@ -118,7 +118,8 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
     const path = (req.url ?? "").split("?")[0] ?? "";
-    const body = parseJsonOrText(raw);
+    // `any`: the body is whatever the client sent; only `stream` and `model` are read here.
+    const body: any = parseJsonOrText(raw);
     const scripted = req.method === "POST" && path === "/v1/messages" && body?.stream === true;
     requests.push({ method: req.method ?? "", url: req.url ?? "", path, headers: req.headers, body, scripted });
     res.setHeader("request-id", `req_fake_${++requestSeq}`);
