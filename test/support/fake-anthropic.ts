@@ -187,7 +187,8 @@ async function streamReply(
   async function beforeDelta(): Promise<boolean> {
     if (reply.holdAfterDeltas === deltas) await Promise.race([reply.release ?? new Promise(() => {}), gone]);
     if (reply.disconnectAfterDeltas === deltas) {
-      req.socket.destroy();
+      // end(), not destroy(): what was written so far still reaches the client, then the body stops short.
+      req.socket.end();
       return false;
     }
     if (reply.errorAfterDeltas === deltas) {
