@@ -32,7 +32,7 @@ describe("WorkerProcess machine", () => {
     expect(m.state()).to.equal("spawning");
     m.send({ type: "SPAWNED" });
     expect(m.state()).to.equal("ready");
-    m.send({ type: "INPUT_WRITTEN", inputId: "a" });
+    m.send({ type: "INPUT_SENT", inputId: "a" });
     expect(m.state()).to.equal("busy");
     m.send({ type: "INPUT_STARTED", inputId: "a" }, { type: "TURN_STARTED" }, { type: "TURN_FINISHED" });
     expect(m.state()).to.equal("ready");
@@ -40,8 +40,8 @@ describe("WorkerProcess machine", () => {
 
   it("stays busy while a queued input has not started, even after the running turn finished", () => {
     const m = startMachine();
-    m.send({ type: "SPAWNED" }, { type: "INPUT_WRITTEN", inputId: "a" }, { type: "INPUT_STARTED", inputId: "a" }, { type: "TURN_STARTED" });
-    m.send({ type: "INPUT_WRITTEN", inputId: "b" }, { type: "TURN_FINISHED" }, { type: "INPUT_COMPLETED", inputId: "a" });
+    m.send({ type: "SPAWNED" }, { type: "INPUT_SENT", inputId: "a" }, { type: "INPUT_STARTED", inputId: "a" }, { type: "TURN_STARTED" });
+    m.send({ type: "INPUT_SENT", inputId: "b" }, { type: "TURN_FINISHED" }, { type: "INPUT_COMPLETED", inputId: "a" });
     expect(m.state()).to.equal("busy");
     m.send({ type: "INPUT_STARTED", inputId: "b" }, { type: "TURN_STARTED" }, { type: "TURN_FINISHED" });
     expect(m.state()).to.equal("ready");
@@ -61,7 +61,7 @@ describe("WorkerProcess machine", () => {
 
     // "Session ID … is already in use": exit 1 before the CLI ever took the input.
     const unsettled = startMachine();
-    unsettled.send({ type: "SPAWNED" }, { type: "INPUT_WRITTEN", inputId: "a" }, exited(1));
+    unsettled.send({ type: "SPAWNED" }, { type: "INPUT_SENT", inputId: "a" }, exited(1));
     expect(unsettled.state()).to.equal("crashed");
   });
 
@@ -79,7 +79,7 @@ describe("WorkerProcess machine", () => {
 
   it("close is EOF; the turn may finish and the exit is normal; without an exit the group is killed after the grace", () => {
     const m = startMachine();
-    m.send({ type: "SPAWNED" }, { type: "INPUT_WRITTEN", inputId: "a" }, { type: "INPUT_STARTED", inputId: "a" }, { type: "TURN_STARTED" });
+    m.send({ type: "SPAWNED" }, { type: "INPUT_SENT", inputId: "a" }, { type: "INPUT_STARTED", inputId: "a" }, { type: "TURN_STARTED" });
     m.send({ type: "CLOSE" });
     expect(m.state()).to.equal("draining");
     expect(m.calls).to.deep.equal(["spawn 7", "eof"]);
