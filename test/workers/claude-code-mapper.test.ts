@@ -125,6 +125,23 @@ describe("claude-code mapper", () => {
     ]);
   });
 
+  it("a block whose stream broke is completed as abandoned when the CLI's own message_stop names it (2.1.328)", () => {
+    const r = mapperRig();
+    const stream = (event: Record<string, unknown>, extra: Record<string, unknown> = {}): StdoutFrame => ({ type: "stream_event", api_message_id: "m1", event, ...extra });
+    r.feed(
+      stream({ type: "message_start", message: { id: "m1" } }),
+      stream({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }),
+      stream({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "ab" } }),
+      stream({ type: "content_block_stop", index: 0 }),
+      stream({ type: "message_stop" }, { abandoned_blocks: { api_message_id: "m1", from_block_index: 0 } }),
+      { type: "assistant", message: { id: "m2", content: [{ type: "text", text: "fallback" }] } },
+    );
+    expect(r.events.filter((e) => e.type !== "text.delta")).to.deep.equal([
+      { type: "text.completed", blockId: "m1:0", text: "ab", abandoned: true },
+      { type: "text.completed", blockId: "m2:0", text: "fallback" },
+    ]);
+  });
+
   it("maps result outcomes by is_error and terminal_reason, never by subtype alone", () => {
     expect(outcomeOf({ type: "result", subtype: "success", is_error: false })).to.equal("completed");
     expect(outcomeOf({ type: "result", subtype: "success", is_error: true, terminal_reason: "api_error" })).to.equal("api_error");

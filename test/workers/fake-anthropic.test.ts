@@ -103,6 +103,16 @@ describe("fake Anthropic Messages API", () => {
     expect(events.at(-1)?.event).to.equal("message_stop");
   });
 
+  it("answers non-streamed calls from their own queue as one message", async () => {
+    fake.enqueueUnstreamed({ blocks: [{ type: "text", text: "whole" }, { type: "tool_use", id: "toolu_w", name: "Read", input: { file_path: "/x" } }] }, { status: 529 });
+    const body = { model: "m", max_tokens: 5, messages: [{ role: "user", content: "Hi" }] };
+    expect((await post(fake, "/v1/messages", body)).events[0]?.data).to.deep.include({
+      content: [{ type: "text", text: "whole" }, { type: "tool_use", id: "toolu_w", name: "Read", input: { file_path: "/x" } }],
+      stop_reason: "tool_use",
+    });
+    expect((await post(fake, "/v1/messages", body)).status).to.equal(529);
+  });
+
   it("answers count_tokens and non-streamed calls harmlessly without using the script, and logs every request", async () => {
     fake.enqueue({ blocks: [{ type: "text", text: "kept" }] });
     const count = await post(fake, "/v1/messages/count_tokens?beta=true", { model: "m", messages: [] });
