@@ -51,10 +51,6 @@ export class ClaudeCodeMapper {
     this.inputsByUuid.set(uuid, inputId);
   }
 
-  isTurnOpen(): boolean {
-    return this.turnOpen;
-  }
-
   handle(frame: StdoutFrame): void {
     switch (frame.type) {
       case "system":
