@@ -79,9 +79,9 @@ describe("fake Anthropic Messages API", () => {
     expect(none.events[0]?.data.error.message).to.match(/no scripted reply left/);
   });
 
-  it("sends an error event mid-stream, or cuts the connection", async () => {
+  it("sends an error event mid-stream (after slow deltas), or cuts the connection", async () => {
     fake.enqueue(
-      { blocks: [{ type: "text", text: "abcdef" }], chunkSize: 2, errorAfterDeltas: 1 },
+      { blocks: [{ type: "text", text: "abcdef" }], chunkSize: 2, errorAfterDeltas: 1, deltaDelayMs: 1 },
       { blocks: [{ type: "text", text: "abcdef" }], chunkSize: 2, disconnectAfterDeltas: 1 },
     );
     const errored = await post(fake, "/v1/messages", streamed);
