@@ -12,6 +12,7 @@ import { RunSession, type RunDeps } from "./run-session.js";
 import { endStreamFor } from "./run-end.js";
 import { RunSetupError } from "./run-errors.js";
 import type { Logger } from "./log.js";
+import type { TimerConfig } from "./config.js";
 
 export interface StreamSink {
   frame(message: AgentServerMessage): void;
@@ -31,7 +32,7 @@ interface StreamEntry {
   run: RunHandle | undefined;
 }
 
-export type ServiceDeps = Omit<RunDeps, "isCurrent"> & { log: Logger };
+export type ServiceDeps = Omit<RunDeps, "isCurrent"> & { log: Logger; timers: TimerConfig };
 
 export class AgentService {
   private readonly streams = new Map<string, StreamEntry>();
@@ -101,6 +102,7 @@ export class AgentService {
           deliver: (_, { message }) => this.deliver(requestId, message),
           abandon: () => this.abandon(requestId),
         },
+        delays: streamDelays(this.deps.timers),
       }),
       { input: { requestId } },
     );
@@ -143,7 +145,7 @@ export class AgentService {
     const previous = this.liveRuns.get(session.conversationId);
     this.liveRuns.set(session.conversationId, handle);
     if (previous && !previous.finished) previous.actor.send({ type: "CANCEL", reason: "superseded by a newer run of this conversation" });
-    const machine = buildRunMachine(session, {
+    const machine = buildRunMachine(session, this.deps.timers, {
       emit: (message) => {
         if (handle.finished) return;
         if (entry.actor.getSnapshot().context.backlog.length >= MAX_BACKLOG_FRAMES) {
@@ -192,6 +194,15 @@ export class AgentService {
     if (run && !run.finished) run.actor.send({ type: "CANCEL", reason: "RunSSE subscriber gone" });
     else this.endWithoutRun(requestId, { ok: false, error: new ConnectError("RunSSE subscriber gone", "canceled") });
   }
+}
+
+/** Configured stream timers override the machine's captured defaults one by one. */
+function streamDelays(t: TimerConfig) {
+  return {
+    ...(t.heartbeatMs ? { heartbeatAfter: t.heartbeatMs } : {}),
+    ...(t.reconnectGraceMs ? { reconnectGrace: t.reconnectGraceMs } : {}),
+    ...(t.terminalRetentionMs ? { retention: t.terminalRetentionMs } : {}),
+  };
 }
 
 function toRunEvent(message: AgentClientMessage): RunEvent | undefined {
