@@ -5,19 +5,18 @@
 // executed step by step on yet another fresh actor, checking the state after every step and, at the end of every
 // path that reaches a final state, the machine's termination invariants.
 import { getAdjacencyMap, getShortestPaths, getSimplePaths } from "@xstate/graph";
-import type { AnyMachineSnapshot, AnyStateMachine, AnyStateNode, EventObject } from "xstate";
+import type { AnyMachineSnapshot, AnyStateMachine, AnyStateNode } from "xstate";
 import { SimulatedClock } from "xstate";
 
 /** An `after` timer firing: the replay advances the SimulatedClock by `ms`. */
-export interface TimerEvent extends EventObject {
-  type: "TIMER";
-  ms: number;
-  delay: string;
-}
+export type TimerEvent = { type: "TIMER"; ms: number; delay: string };
+
+/** An event the harness supplies, payload included. */
+export type SuppliedEvent = { type: string; [field: string]: unknown };
 
 /** One live instance of the machine under test, with whatever its fakes recorded. */
 export interface Instance<R> {
-  send(event: EventObject): void;
+  send(event: SuppliedEvent): void;
   snapshot(): AnyMachineSnapshot;
   record: R;
 }
@@ -28,34 +27,34 @@ export interface Harness<R> {
   machine: AnyStateMachine;
   start(clock: SimulatedClock): Instance<R>;
   /** Payload variants for an event type the active states accept; undefined ⇒ the bare `{ type }`. */
-  payloads(eventType: string, snapshot: AnyMachineSnapshot, record: R): EventObject[] | undefined;
+  payloads(eventType: string, snapshot: AnyMachineSnapshot, record: R): SuppliedEvent[] | undefined;
   /** What distinguishes two vertices beyond the state value (keep it small: it bounds the graph). */
   summary?(snapshot: AnyMachineSnapshot, record: R): unknown;
   /** Termination invariants, asserted at the end of every path to a final state. */
-  checkFinal(instance: Instance<R>, trace: readonly EventObject[]): void;
+  checkFinal(instance: Instance<R>, trace: readonly SuppliedEvent[]): void;
   /** Events the harness sends after the end to prove they change nothing (late provider/KV/Exec events). */
-  lateEvents?: EventObject[];
+  lateEvents?: SuppliedEvent[];
   /** Bound for the simple-path enumeration (they explode with parallel states and loops). */
   maxSimplePaths: number;
 }
 
 interface Vertex {
-  trace: EventObject[];
+  trace: SuppliedEvent[];
   key: string;
   snapshot: AnyMachineSnapshot;
-  events: EventObject[];
+  events: SuppliedEvent[];
 }
 
 export const stringify = (v: unknown): string =>
   JSON.stringify(v, (_, x: unknown) => (typeof x === "bigint" ? `${x}n` : x instanceof Uint8Array ? Buffer.from(x).toString("hex") : x instanceof Map ? [...x.entries()] : x));
 
 /** Sends one event to the instance; a timer advances the simulated clock instead. */
-export function apply<R>(instance: Instance<R>, clock: SimulatedClock, event: EventObject): void {
-  if (event.type === "TIMER") clock.increment((event as TimerEvent).ms);
+export function apply<R>(instance: Instance<R>, clock: SimulatedClock, event: SuppliedEvent): void {
+  if (event.type === "TIMER") clock.increment(event.ms as TimerEvent["ms"]);
   else instance.send(event);
 }
 
-function replay<R>(h: Harness<R>, trace: readonly EventObject[]): { instance: Instance<R>; clock: SimulatedClock } {
+function replay<R>(h: Harness<R>, trace: readonly SuppliedEvent[]): { instance: Instance<R>; clock: SimulatedClock } {
   const clock = new SimulatedClock();
   const instance = h.start(clock);
   for (const e of trace) apply(instance, clock, e);
@@ -76,13 +75,14 @@ function delayMs(machine: AnyStateMachine, delay: string): number {
   return ms;
 }
 
-function eventsFor<R>(h: Harness<R>, snapshot: AnyMachineSnapshot, record: R): EventObject[] {
+function eventsFor<R>(h: Harness<R>, snapshot: AnyMachineSnapshot, record: R): SuppliedEvent[] {
   if (snapshot.status !== "active") return [];
-  const events: EventObject[] = [];
+  const events: SuppliedEvent[] = [];
   for (const type of acceptedEventTypes(snapshot)) {
     const after = /^xstate\.after\.([^.]+)\./.exec(type);
     if (after) {
-      events.push({ type: "TIMER", ms: delayMs(h.machine, after[1]!), delay: after[1]! } as TimerEvent);
+      const timer: TimerEvent = { type: "TIMER", ms: delayMs(h.machine, after[1]!), delay: after[1]! };
+      events.push(timer);
       continue;
     }
     if (type.startsWith("xstate.done.state.")) continue; // raised by the machine itself
@@ -91,7 +91,7 @@ function eventsFor<R>(h: Harness<R>, snapshot: AnyMachineSnapshot, record: R): E
   return events;
 }
 
-function vertex<R>(h: Harness<R>, trace: EventObject[]): Vertex {
+function vertex<R>(h: Harness<R>, trace: SuppliedEvent[]): Vertex {
   const { instance } = replay(h, trace);
   const snapshot = instance.snapshot();
   const key = stringify([snapshot.value, snapshot.status, h.summary?.(snapshot, instance.record) ?? null]);
@@ -101,7 +101,7 @@ function vertex<R>(h: Harness<R>, trace: EventObject[]): Vertex {
 /** The machine as logic @xstate/graph can traverse: snapshots are replayed traces (memoised per trace). */
 function replayLogic<R>(h: Harness<R>) {
   const cache = new Map<string, Vertex>();
-  const at = (trace: EventObject[]) => {
+  const at = (trace: SuppliedEvent[]) => {
     const k = stringify(trace);
     let v = cache.get(k);
     if (!v) cache.set(k, (v = vertex(h, trace)));
@@ -109,7 +109,7 @@ function replayLogic<R>(h: Harness<R>) {
   };
   return {
     config: {},
-    transition: (v: Vertex, event: EventObject) => at([...v.trace, event]),
+    transition: (v: Vertex, event: SuppliedEvent) => at([...v.trace, event]),
     getInitialSnapshot: () => at([]),
     getPersistedSnapshot: (v: Vertex) => v,
   };
@@ -119,7 +119,7 @@ export interface GeneratedPath {
   kind: "shortest" | "transition" | "simple";
   /** The vertex the path ends in. */
   to: string;
-  events: EventObject[];
+  events: SuppliedEvent[];
   /** The state (value + status) expected after each event. */
   expected: Array<{ value: unknown; status: string }>;
 }
@@ -139,9 +139,9 @@ export function generatePaths<R>(h: Harness<R>): GeneratedGraph {
   const options = {
     events: (v: Vertex) => v.events,
     serializeState: (v: Vertex) => v.key,
-    serializeEvent: (e: EventObject) => stringify(e),
+    serializeEvent: (e: SuppliedEvent) => stringify(e),
   } as never;
-  const toGenerated = (kind: GeneratedPath["kind"]) => (p: { steps: Array<{ state: Vertex; event: EventObject }> }): GeneratedPath => ({
+  const toGenerated = (kind: GeneratedPath["kind"]) => (p: { steps: Array<{ state: Vertex; event: SuppliedEvent }> }): GeneratedPath => ({
     kind,
     to: p.steps.at(-1)!.state.key,
     events: p.steps.slice(1).map((s) => s.event),
@@ -153,7 +153,7 @@ export function generatePaths<R>(h: Harness<R>): GeneratedGraph {
   const simple = getSimplePaths(logic, byValue).map(toGenerated("simple"));
   // Prefer the paths that end the lifecycle, then the longest: they exercise the most.
   const ranked = simple.sort((a, b) => endsFinal(b) - endsFinal(a) || b.events.length - a.events.length);
-  const adjacency = getAdjacencyMap(logic, options) as Adjacency;
+  const adjacency = getAdjacencyMap(logic, options) as unknown as Adjacency;
   return {
     shortest,
     transitions: transitionPaths(shortest, adjacency),
@@ -163,7 +163,7 @@ export function generatePaths<R>(h: Harness<R>): GeneratedGraph {
   };
 }
 
-type Adjacency = Record<string, { state: Vertex; transitions: Record<string, { event: EventObject; state: Vertex }> }>;
+type Adjacency = Record<string, { state: Vertex; transitions: Record<string, { event: SuppliedEvent; state: Vertex }> }>;
 
 /** Transition coverage: for every edge of the explored graph, the shortest path to its source plus that edge. */
 function transitionPaths(shortest: GeneratedPath[], adjacency: Adjacency): GeneratedPath[] {
