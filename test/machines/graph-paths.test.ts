@@ -7,8 +7,11 @@ import type { Harness } from "./support/replay-graph.js";
 import { executePath, generatePaths, stateNodeIds } from "./support/replay-graph.js";
 import { checkpointHarness, pendingExecHarness } from "./harnesses/exec-and-checkpoint.js";
 import { requestStreamHarness } from "./harnesses/request-stream.js";
+import { modelCallHarness } from "./harnesses/model-call.js";
+import { toolRoundHarness } from "./harnesses/tool-round.js";
+import { runHarness } from "./harnesses/run.js";
 
-const harnesses: Harness<any>[] = [requestStreamHarness, pendingExecHarness, checkpointHarness];
+const harnesses: Harness<any>[] = [requestStreamHarness, runHarness, modelCallHarness, toolRoundHarness, pendingExecHarness, checkpointHarness];
 
 describe("lifecycle machines: paths generated from their graphs", function () {
   this.timeout(60_000);

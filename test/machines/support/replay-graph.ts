@@ -1,10 +1,10 @@
 // Model-based testing of the lifecycle machines from their graphs (issue 3; STACK-NOTES §6, approach B).
-// @xstate/graph's getShortestPaths / getSimplePaths walk a "replay logic": each vertex is the event trace that
+// @xstate/graph's getShortestPaths / getAdjacencyMap walk a "replay logic": each vertex is the event trace that
 // reached it, and each transition replays that trace plus one event on a fresh *real* actor (real actions, fake
 // side-effect actors that never settle on their own, a SimulatedClock for `after` timers). The paths found are then
 // executed step by step on yet another fresh actor, checking the state after every step and, at the end of every
 // path that reaches a final state, the machine's termination invariants.
-import { getAdjacencyMap, getShortestPaths, getSimplePaths } from "@xstate/graph";
+import { getAdjacencyMap, getShortestPaths } from "@xstate/graph";
 import type { AnyMachineSnapshot, AnyStateMachine, AnyStateNode } from "xstate";
 import { SimulatedClock } from "xstate";
 
@@ -148,16 +148,12 @@ export function generatePaths<R>(h: Harness<R>): GeneratedGraph {
     expected: p.steps.slice(1).map((s) => ({ value: s.state.snapshot.value, status: s.state.snapshot.status })),
   });
   const shortest = getShortestPaths(logic, options).map(toGenerated("shortest"));
-  // Simple paths explode with context in the vertex, so they are taken over state values alone (STACK-NOTES §6).
-  const byValue = { ...(options as object), serializeState: (v: Vertex) => stringify([v.snapshot.value, v.snapshot.status]) } as never;
-  const simple = getSimplePaths(logic, byValue).map(toGenerated("simple"));
-  // Prefer the paths that end the lifecycle, then the longest: they exercise the most.
-  const ranked = simple.sort((a, b) => endsFinal(b) - endsFinal(a) || b.events.length - a.events.length);
   const adjacency = getAdjacencyMap(logic, options) as unknown as Adjacency;
+  const initial = shortest.find((p) => p.events.length === 0)!.to;
   return {
     shortest,
     transitions: transitionPaths(shortest, adjacency),
-    simple: ranked.slice(0, h.maxSimplePaths),
+    simple: simplePathsToEndings(adjacency, initial, h.maxSimplePaths),
     vertices: Object.keys(adjacency).length,
     deadEnds: deadEnds(adjacency),
   };
@@ -180,6 +176,33 @@ function transitionPaths(shortest: GeneratedPath[], adjacency: Adjacency): Gener
   });
 }
 
+/**
+ * Simple paths (no vertex twice) from the initial vertex to every final vertex, depth first, at most `max` of them.
+ * @xstate/graph's getSimplePaths enumerates every simple path to every vertex before anything can be capped, which
+ * does not finish on these graphs (STACK-NOTES §6), so the same walk runs here over its adjacency map, bounded.
+ */
+function simplePathsToEndings(adjacency: Adjacency, initial: string, max: number): GeneratedPath[] {
+  const paths: GeneratedPath[] = [];
+  const onPath = new Set<string>([initial]);
+  const events: SuppliedEvent[] = [];
+  const expected: GeneratedPath["expected"] = [];
+  const walk = (key: string): void => {
+    for (const t of Object.values(adjacency[key]!.transitions)) {
+      if (paths.length >= max) return;
+      const next = t.state.key;
+      if (onPath.has(next)) continue;
+      events.push(t.event);
+      expected.push({ value: t.state.snapshot.value, status: t.state.snapshot.status });
+      if (t.state.snapshot.status === "done") paths.push({ kind: "simple", to: next, events: [...events], expected: [...expected] });
+      else (onPath.add(next), walk(next), onPath.delete(next));
+      events.pop();
+      expected.pop();
+    }
+  };
+  walk(initial);
+  return paths;
+}
+
 /** Reverse reachability from the final vertices over the explored graph. */
 function deadEnds(adjacency: Adjacency): string[] {
   const reaches = new Set(Object.entries(adjacency).filter(([, a]) => a.state.snapshot.status === "done").map(([k]) => k));
@@ -193,7 +216,6 @@ function deadEnds(adjacency: Adjacency): string[] {
   return Object.keys(adjacency).filter((k) => !reaches.has(k));
 }
 
-const endsFinal = (p: GeneratedPath): number => (p.expected.at(-1)?.status === "done" ? 1 : 0);
 
 /**
  * Executes one path on a fresh actor, adding the state nodes it visits to `visited`; returns whether it ended in a
