@@ -29,13 +29,13 @@ export const lifecycles: Lifecycle[] = [
     name: "run",
     machine: runMachine,
     guarantees:
-      "One per run. Loads the history (fetching blobs the store lacks with get_blob_args and verifying their SHA-256), then alternates model calls and tool rounds until the provider finishes with stop, then publishes the final sequence. It has exactly three endings — succeeded, failed, canceled — each entered once and each committing the run's terminal state and EndStream exactly once. Cancel is accepted in every non-final state; during a tool round the round first aborts its running execs.",
+      "One per run. Loads the history (fetching blobs the store lacks with get_blob_args and verifying their SHA-256), then alternates model calls and tool rounds until the provider finishes with stop, then publishes the final sequence. It has exactly three endings — succeeded, failed, canceled — each entered once and each committing the run's terminal state and EndStream exactly once. Cancel is accepted in every non-final state; during a model call the pass is stopped first (closing an open thinking segment with its real elapsed time and aborting the provider request), during a tool round the round first aborts its running execs. The first reason to end wins, and events arriving after the end change nothing.",
   },
   {
     name: "model-call",
     machine: modelCallMachine,
     guarantees:
-      "One provider pass. Streams text, thinking and placeholder tool cards to the client as they arrive and enforces the strict contract: at most one usage, every block closed, done only with stop or toolUse. HTTP errors, stream errors, a bare EOF, finish length and anything out of contract fail the call; an open thinking segment is closed with its real elapsed time first. Stopping the actor aborts the HTTP request, whether it is still waiting for headers or reading the body.",
+      "One provider pass. Streams text, thinking and placeholder tool cards to the client as they arrive and enforces the strict contract: at most one usage, every block closed, done only with stop or toolUse. HTTP errors, stream errors, a bare EOF, finish length and anything out of contract fail the call; an open thinking segment is closed with its real elapsed time first. STOP from the run (cancel, or a failure found outside the pass) ends it as stopped, closing thinking the same way. Stopping the actor aborts the HTTP request, whether it is still waiting for headers or reading the body.",
   },
   {
     name: "tool-round",
