@@ -99,8 +99,9 @@ export const runHarness: Harness<Entry[]> = {
     const interruption = s.context.interruption as RunEnd | undefined;
     if (interruption) {
       expect(end).to.deep.equal(interruption);
-      const told = record.filter((e) => e.kind === "told" && (e.type === "STOP" || e.type === "CANCEL"));
+      const told = record.filter((e): e is Extract<Entry, { kind: "told" }> => e.kind === "told" && (e.type === "STOP" || e.type === "CANCEL"));
       expect(told.length, "the running child was told before the run ended").to.be.greaterThan(0);
+      for (const t of told) expect(`${t.child}:${t.type}`).to.be.oneOf(["modelCall:STOP", "toolRound:CANCEL"]);
     }
   },
   lateEvents: [
