@@ -13,6 +13,7 @@ import { endStreamFor } from "./run-end.js";
 import { RunSetupError } from "./run-errors.js";
 import { routeRun, UpstreamRequests, type RunRoute } from "./run-route.js";
 import type { Logger } from "./log.js";
+import type { TimerConfig } from "./config.js";
 
 export interface StreamSink {
   frame(message: AgentServerMessage): void;
@@ -35,7 +36,7 @@ interface StreamEntry {
   handOvers: Set<() => void>;
 }
 
-export type ServiceDeps = Omit<RunDeps, "isCurrent"> & { log: Logger };
+export type ServiceDeps = Omit<RunDeps, "isCurrent"> & { log: Logger; timers: TimerConfig };
 
 export class AgentService {
   private readonly streams = new Map<string, StreamEntry>();
@@ -125,6 +126,7 @@ export class AgentService {
           deliver: (_, { message }) => this.deliver(requestId, message),
           abandon: () => this.abandon(requestId),
         },
+        delays: streamDelays(this.deps.timers),
       }),
       { input: { requestId } },
     );
@@ -167,7 +169,7 @@ export class AgentService {
     const previous = this.liveRuns.get(session.conversationId);
     this.liveRuns.set(session.conversationId, handle);
     if (previous && !previous.finished) previous.actor.send({ type: "CANCEL", reason: "superseded by a newer run of this conversation" });
-    const machine = buildRunMachine(session, {
+    const machine = buildRunMachine(session, this.deps.timers, {
       emit: (message) => {
         if (handle.finished) return;
         if (entry.actor.getSnapshot().context.backlog.length >= MAX_BACKLOG_FRAMES) {
@@ -227,6 +229,15 @@ export class AgentService {
     if (run && !run.finished) run.actor.send({ type: "CANCEL", reason: "RunSSE subscriber gone" });
     else this.endWithoutRun(requestId, { ok: false, error: new ConnectError("RunSSE subscriber gone", "canceled") });
   }
+}
+
+/** Configured stream timers override the machine's captured defaults one by one. */
+function streamDelays(t: TimerConfig) {
+  return {
+    ...(t.heartbeatMs ? { heartbeatAfter: t.heartbeatMs } : {}),
+    ...(t.reconnectGraceMs ? { reconnectGrace: t.reconnectGraceMs } : {}),
+    ...(t.terminalRetentionMs ? { retention: t.terminalRetentionMs } : {}),
+  };
 }
 
 function toRunEvent(message: AgentClientMessage): RunEvent | undefined {

@@ -28,8 +28,17 @@ export interface AepConfig {
   workdir?: string;
 }
 
+/** Stream timers and the client's KV answer deadline (blob SET and GET), in ms (seeds 001 §4, 003 §20.1); unset ones keep the defaults. */
+export interface TimerConfig {
+  heartbeatMs?: number;
+  reconnectGraceMs?: number;
+  terminalRetentionMs?: number;
+  kvReplyDeadlineMs?: number;
+}
+
 export interface GatewayConfig {
   models: ModelConfig[];
+  timers?: TimerConfig;
   aep?: AepConfig;
   workers?: Record<string, unknown>;
 }
@@ -84,6 +93,14 @@ const configSchema = z.strictObject({
       host: nonEmpty.optional(),
       token: nonEmpty.optional(),
       workdir: nonEmpty.optional(),
+    })
+    .optional(),
+  timers: z
+    .strictObject({
+      heartbeatMs: positiveInt.optional(),
+      reconnectGraceMs: positiveInt.optional(),
+      terminalRetentionMs: positiveInt.optional(),
+      kvReplyDeadlineMs: positiveInt.optional(),
     })
     .optional(),
   // Accepted and kept for the AEP workers (seed 004); validated by their owner when it lands.

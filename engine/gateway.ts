@@ -34,7 +34,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   await mkdir(o.dataDir, { recursive: true });
   const store = await openStore({ dataDir: o.dataDir });
   const gc = scheduleBlobGc(store, o.log);
-  const service = new AgentService({ store, assets, models: o.config.models, log: o.log, adapterFor: createProviderAdapter });
+  const service = new AgentService({ store, assets, models: o.config.models, log: o.log, adapterFor: createProviderAdapter, timers: o.config.timers ?? {} });
   const http = createDualServer(createApp({ service, upstream: o.upstream, log: o.log, version: VERSION }).callback());
   const { server } = http;
   await new Promise<void>((resolve, reject) => {

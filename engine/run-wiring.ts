@@ -9,6 +9,7 @@ import { runMachine, type RunEnd } from "../machines/run.js";
 import { toolRoundMachine, type CommitResultInput } from "../machines/tool-round.js";
 import { frames } from "../transport/cursor/frames.js";
 import type { RunSession } from "./run-session.js";
+import type { TimerConfig } from "./config.js";
 
 export interface RunOutputs {
   emit(message: AgentServerMessage): void;
@@ -24,7 +25,7 @@ function concise<T>(work: () => Promise<T>): Promise<T> {
   });
 }
 
-export function buildRunMachine(session: RunSession, out: RunOutputs) {
+export function buildRunMachine(session: RunSession, timers: TimerConfig, out: RunOutputs) {
   const emitFrame = (_: unknown, params: { message: AgentServerMessage }) => out.emit(params.message);
   const checkpoint = checkpointMachine.provide({
     actors: {
@@ -32,6 +33,7 @@ export function buildRunMachine(session: RunSession, out: RunOutputs) {
       commit: fromPromise(() => concise(() => session.commitCheckpoint())),
     },
     actions: { emitFrame },
+    ...(timers.kvReplyDeadlineMs ? { delays: { kvAckDeadline: timers.kvReplyDeadlineMs } } : {}),
   });
   return runMachine.provide({
     actors: {
@@ -56,6 +58,7 @@ export function buildRunMachine(session: RunSession, out: RunOutputs) {
       recordModelCall: (_, { output }) => session.recordModelCall(output.ok ? output.assistant : undefined, output.usage),
       finish: (_, { end }) => out.finish(end),
     },
+    ...(timers.kvReplyDeadlineMs ? { delays: { kvGetDeadline: timers.kvReplyDeadlineMs } } : {}),
   });
 }
 

@@ -1,8 +1,9 @@
 // ModelCall: one provider pass (seed 003 §16.2, §16.3, §18, §21, §28). Consumes the unified ModelEvent stream,
 // projects it live to the client (text, thinking, placeholder tool cards, edit streaming) and enforces the strict
 // contract: one usage at most, every block closed, done(stop | toolUse) only; length, errors and anything out of
-// contract fail the call, with an open thinking segment closed at its real elapsed time first.
-import { enqueueActions, fromCallback, setup } from "xstate";
+// contract fail the call. STOP (the run is being canceled or failed) ends the pass as `stopped`. A failing or
+// stopped pass closes an open thinking segment at its real elapsed time first.
+import { assign, enqueueActions, fromCallback, setup } from "xstate";
 import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import type { CanonicalToolCall } from "../providers/messages.js";
 import type { ModelEvent, ReplayState, Usage } from "../providers/types.js";
@@ -25,7 +26,8 @@ interface OpenToolCall {
   streamer: ArgsStreamer | undefined;
 }
 
-type Failure = { kind: "provider" | "protocol"; message: string };
+/** `stopped`: the run asked the pass to end (cancel, or a failure found outside the pass). */
+type Failure = { kind: "provider" | "protocol" | "stopped"; message: string };
 
 interface ModelCallContext extends ModelCallInput {
   text: string;
@@ -55,7 +57,9 @@ export type ModelCallOutput =
 export type ModelCallEvent =
   | { type: "MODEL"; event: ModelEvent }
   | { type: "PROVIDER_ERROR"; message: string; aborted: boolean }
-  | { type: "STREAM_END" };
+  | { type: "STREAM_END" }
+  /** The run is ending for a reason of its own; stopping the provider actor aborts the HTTP request. */
+  | { type: "STOP" };
 
 const modelCallSetup = setup({
   types: {
@@ -70,6 +74,7 @@ const modelCallSetup = setup({
   },
   actions: {
     emitFrame: (_, _params: { message: AgentServerMessage }) => {},
+    markStopped: assign({ failure: { kind: "stopped", message: "model call stopped" } as Failure }),
   },
   guards: {
     failed: ({ context }) => context.failure !== undefined,
@@ -91,7 +96,7 @@ const failProvider = modelCallSetup.createAction(
   }),
 );
 
-/** A failing pass still closes its open thinking segment with the real elapsed time (003 §28). */
+/** A failing or stopped pass still closes its open thinking segment with the real elapsed time (003 §28). */
 const closeThinking = modelCallSetup.createAction(
   enqueueActions(({ context, enqueue }) => {
     if (context.thinkingStartedAt === undefined) return;
@@ -123,6 +128,7 @@ export const modelCallMachine = modelCallSetup.createMachine({
         MODEL: { actions: onModelEvent },
         PROVIDER_ERROR: { actions: failProvider },
         STREAM_END: { actions: failProvider },
+        STOP: { target: "stopped", actions: [closeThinking, "markStopped"] },
       },
       always: [
         { guard: "failed", target: "failed", actions: closeThinking },
@@ -131,6 +137,7 @@ export const modelCallMachine = modelCallSetup.createMachine({
     },
     done: { type: "final" },
     failed: { type: "final" },
+    stopped: { type: "final" },
   },
   output: ({ context }) => outputOf(context),
 });

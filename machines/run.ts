@@ -90,19 +90,20 @@ const runSetup = setup({
     forwardToRound: sendTo("toolRound", ({ event }) => event),
     /** The round aborts its running execs before it ends; the run then takes the recorded interruption. */
     cancelRound: sendTo("toolRound", { type: "CANCEL" }),
-    interrupt: assign({ interruption: (_, params: { end: RunEnd }) => params.end }),
+    /** The first reason to end wins: a later cancel or failure does not rewrite why the run ended. */
+    interrupt: assign({ interruption: ({ context }, params: { end: RunEnd }) => context.interruption ?? params.end }),
     forwardToCheckpoint: enqueueActions(({ event, enqueue, system }) => {
       const checkpoint = system.get("checkpoint");
       if (checkpoint && event.type === "KV_SET_RESULT") enqueue.sendTo(checkpoint, event);
     }),
-    /** Outside a tool round only late tails of finished execs are legal (003 §26.7). */
-    checkLateExec: enqueueActions(({ context, event, enqueue }) => {
-      if (!("id" in event) || event.type === "KV_SET_RESULT" || event.type === "KV_GET_RESULT") return;
-      if (event.id < context.nextExecId) return;
-      enqueue.assign({ end: { kind: "failed", code: "invalid_argument", cause: "protocol", message: `protocol error: exec message for unknown exec id ${event.id}` } });
-    }),
+    /** The model call closes its open thinking segment and aborts its provider request before it ends. */
+    stopCall: sendTo("modelCall", { type: "STOP" }),
   },
   guards: {
+    /** Outside a tool round only late tails of finished execs are legal (003 §26.7). */
+    unknownExec: ({ context, event }) =>
+      (event.type === "CLIENT_EXEC" || event.type === "CLIENT_STREAM_CLOSE" || event.type === "CLIENT_THROW") && event.id >= context.nextExecId,
+    interrupted: ({ context }) => context.interruption !== undefined,
     endedFailed: ({ context }) => context.end?.kind === "failed",
     endedCanceled: ({ context }) => context.end?.kind === "canceled",
     badGet: ({ context, event }) => {
@@ -115,7 +116,6 @@ const runSetup = setup({
     callFailed: (_, params: { output: ModelCallOutput }) => !params.output.ok,
     callWantsTools: (_, params: { output: ModelCallOutput }) => params.output.ok && params.output.reason === "toolUse",
     roundSettled: (_, params: { outcome: { kind: string } }) => params.outcome.kind === "ok",
-    roundCanceled: (_, params: { outcome: { kind: string } }) => params.outcome.kind === "canceled",
     checkpointPublished: (_, params: { ok: boolean }) => params.ok,
     resumesToolRound: (_, params: { prepared: PreparedRun }) => (params.prepared.resumeRound?.length ?? 0) > 0,
   },
@@ -146,9 +146,9 @@ export const runMachine = runSetup.createMachine({
     CANCEL: { actions: { type: "end", params: ({ event }) => ({ end: canceled(event.reason) }) } },
     FAIL: { actions: { type: "end", params: ({ event }) => ({ end: limitFailure(event.message) }) } },
     KV_SET_RESULT: { actions: "forwardToCheckpoint" },
-    CLIENT_EXEC: { actions: "checkLateExec" },
-    CLIENT_STREAM_CLOSE: { actions: "checkLateExec" },
-    CLIENT_THROW: { actions: "checkLateExec" },
+    CLIENT_EXEC: { guard: "unknownExec", actions: { type: "end", params: ({ event }) => ({ end: unknownExec(event) }) } },
+    CLIENT_STREAM_CLOSE: { guard: "unknownExec", actions: { type: "end", params: ({ event }) => ({ end: unknownExec(event) }) } },
+    CLIENT_THROW: { guard: "unknownExec", actions: { type: "end", params: ({ event }) => ({ end: unknownExec(event) }) } },
   },
   always: [
     { guard: "endedFailed", target: ".failed" },
@@ -208,6 +208,13 @@ export const runMachine = runSetup.createMachine({
         }),
         onDone: [
           {
+            guard: "interrupted",
+            actions: [
+              { type: "recordModelCall", params: ({ event }) => ({ output: event.output }) },
+              { type: "end", params: ({ context }) => ({ end: context.interruption! }) },
+            ],
+          },
+          {
             guard: { type: "callFailed", params: ({ event }) => ({ output: event.output }) },
             actions: [
               { type: "recordModelCall", params: ({ event }) => ({ output: event.output }) },
@@ -230,6 +237,14 @@ export const runMachine = runSetup.createMachine({
           },
         ],
       },
+      on: {
+        // The pass closes its thinking segment and aborts its provider request; the run then takes the interruption.
+        CANCEL: { actions: [{ type: "interrupt", params: ({ event }) => ({ end: canceled(event.reason) }) }, "stopCall"] },
+        FAIL: { actions: [{ type: "interrupt", params: ({ event }) => ({ end: limitFailure(event.message) }) }, "stopCall"] },
+        CLIENT_EXEC: { guard: "unknownExec", actions: [{ type: "interrupt", params: ({ event }) => ({ end: unknownExec(event) }) }, "stopCall"] },
+        CLIENT_STREAM_CLOSE: { guard: "unknownExec", actions: [{ type: "interrupt", params: ({ event }) => ({ end: unknownExec(event) }) }, "stopCall"] },
+        CLIENT_THROW: { guard: "unknownExec", actions: [{ type: "interrupt", params: ({ event }) => ({ end: unknownExec(event) }) }, "stopCall"] },
+      },
     },
     toolRound: {
       invoke: {
@@ -244,16 +259,16 @@ export const runMachine = runSetup.createMachine({
         }),
         onDone: [
           {
+            guard: "interrupted",
+            actions: [
+              assign({ nextExecId: ({ event }) => event.output.nextExecId }),
+              { type: "end", params: ({ context }) => ({ end: context.interruption! }) },
+            ],
+          },
+          {
             guard: { type: "roundSettled", params: ({ event }) => ({ outcome: event.output.outcome }) },
             target: "calling",
             actions: assign(({ context, event }) => ({ nextExecId: event.output.nextExecId, nextKvId: event.output.nextKvId, callIndex: context.callIndex + 1 })),
-          },
-          {
-            guard: { type: "roundCanceled", params: ({ event }) => ({ outcome: event.output.outcome }) },
-            actions: [
-              assign({ nextExecId: ({ event }) => event.output.nextExecId }),
-              { type: "end", params: ({ context }) => ({ end: context.interruption ?? canceled("canceled") }) },
-            ],
           },
           {
             actions: [
@@ -290,6 +305,12 @@ export const runMachine = runSetup.createMachine({
 });
 
 const canceled = (reason: string): RunEnd => ({ kind: "canceled", reason });
+const unknownExec = (event: { id: number }): RunEnd => ({
+  kind: "failed",
+  code: "invalid_argument",
+  cause: "protocol",
+  message: `protocol error: exec message for unknown exec id ${event.id}`,
+});
 const limitFailure = (message: string): RunEnd => ({ kind: "failed", code: "resource_exhausted", cause: "limit", message });
 
 function modelFailure(output: ModelCallOutput): RunEnd {

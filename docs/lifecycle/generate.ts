@@ -10,6 +10,7 @@ import { pendingExecMachine } from "../../machines/pending-exec.js";
 import { requestStreamMachine } from "../../machines/request-stream.js";
 import { runMachine } from "../../machines/run.js";
 import { toolRoundMachine } from "../../machines/tool-round.js";
+import { workerProcessMachine } from "../../machines/worker-process.js";
 import { toDot, toMermaid } from "./graph.js";
 
 export interface Lifecycle {
@@ -29,13 +30,13 @@ export const lifecycles: Lifecycle[] = [
     name: "run",
     machine: runMachine,
     guarantees:
-      "One per run. Loads the history (fetching blobs the store lacks with get_blob_args and verifying their SHA-256), then alternates model calls and tool rounds until the provider finishes with stop, then publishes the final sequence. It has exactly three endings — succeeded, failed, canceled — each entered once and each committing the run's terminal state and EndStream exactly once. Cancel is accepted in every non-final state; during a tool round the round first aborts its running execs.",
+      "One per run. Loads the history (fetching blobs the store lacks with get_blob_args and verifying their SHA-256), then alternates model calls and tool rounds until the provider finishes with stop, then publishes the final sequence. It has exactly three endings — succeeded, failed, canceled — each entered once and each committing the run's terminal state and EndStream exactly once. Cancel is accepted in every non-final state; during a model call the pass is stopped first (closing an open thinking segment with its real elapsed time and aborting the provider request), during a tool round the round first aborts its running execs. The first reason to end wins, and events arriving after the end change nothing.",
   },
   {
     name: "model-call",
     machine: modelCallMachine,
     guarantees:
-      "One provider pass. Streams text, thinking and placeholder tool cards to the client as they arrive and enforces the strict contract: at most one usage, every block closed, done only with stop or toolUse. HTTP errors, stream errors, a bare EOF, finish length and anything out of contract fail the call; an open thinking segment is closed with its real elapsed time first. Stopping the actor aborts the HTTP request, whether it is still waiting for headers or reading the body.",
+      "One provider pass. Streams text, thinking and placeholder tool cards to the client as they arrive and enforces the strict contract: at most one usage, every block closed, done only with stop or toolUse. HTTP errors, stream errors, a bare EOF, finish length and anything out of contract fail the call; an open thinking segment is closed with its real elapsed time first. STOP from the run (cancel, or a failure found outside the pass) ends it as stopped, closing thinking the same way. Stopping the actor aborts the HTTP request, whether it is still waiting for headers or reading the body.",
   },
   {
     name: "tool-round",
@@ -54,6 +55,12 @@ export const lifecycles: Lifecycle[] = [
     machine: checkpointMachine,
     guarantees:
       "Builds the new blobs, SETs them to the client, waits for every acknowledgement in the new reference closure (with a deadline), commits blobs, edges and the head switch in one transaction, and only then publishes. A refused or unacknowledged SET or a failed commit ends in failed: no checkpoint referencing an unacknowledged blob is ever published.",
+  },
+  {
+    name: "worker-process",
+    machine: workerProcessMachine,
+    guarantees:
+      "One per OS process of a worker (the Claude Code CLI), numbered by its generation so late callbacks of a replaced process are dropped. Busy while a turn is open or an input is unsettled. Closing is EOF — finish, then exit — with a kill of the process group after a grace period. How the process ended is decided once: a signal, an exit while busy, or a process that never started is a crash; exit code 1 after an error result is a normal end.",
   },
 ];
 
