@@ -6,7 +6,7 @@
 // tool_use input arriving as `input_json_delta` fragments (possibly only `""`, meaning no arguments), usage split
 // between message_start and message_delta (older streams report only output_tokens at the end).
 import { z } from "zod";
-import { isRecord } from "./http.js";
+import { isRecord, type StreamDecoder } from "./http.js";
 import { ProviderError, type ModelEvent, type ReplayState, type Usage } from "./types.js";
 
 const UsageSchema = z.object({
@@ -54,8 +54,7 @@ type OpenBlock =
 /** Stop reasons that end a call normally; every other one (max_tokens, refusal, pause_turn, …) is a failure. */
 const DONE_REASONS = { end_turn: "stop", stop_sequence: "stop", tool_use: "toolUse" } as const;
 
-export class AnthropicStreamDecoder {
-  /** True once message_stop was accepted; the caller stops reading, and throws `failure` if there is one. */
+export class AnthropicStreamDecoder implements StreamDecoder {
   complete = false;
   failure: ProviderError | undefined;
   private started = false;
@@ -66,7 +65,7 @@ export class AnthropicStreamDecoder {
   private stopReason: string | undefined;
   private usage: RawUsage = {};
 
-  accept(eventName: string | undefined, data: string): ModelEvent[] {
+  accept(data: string, eventName: string | undefined): ModelEvent[] {
     if (eventName === "error") fail(`anthropic stream reported an error: ${describeError(data)}`);
     const json = parseJson(data);
     if (!isRecord(json)) fail(`anthropic stream sent a non-object event: ${data.slice(0, 200)}`);

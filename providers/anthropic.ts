@@ -1,8 +1,7 @@
 // Anthropic Messages adapter: projects a ModelRequest onto `POST {baseUrl}/v1/messages` and turns the event stream
 // into ModelEvents under the strict contract of seed 003 §16.3. Endpoint quirks stay here and in anthropic-stream.ts.
 import { AnthropicStreamDecoder } from "./anthropic-stream.js";
-import { openEventStream, toProviderError } from "./http.js";
-import { readEventStream } from "./sse.js";
+import { streamModelEvents } from "./http.js";
 import type { ModelEvent, ModelMessage, ModelRequest, ProviderAdapter, ProviderEndpoint, ReasoningEffort, ToolDefinition } from "./types.js";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -73,34 +72,22 @@ async function* streamMessages(
   signal: AbortSignal,
   fetchImpl: typeof fetch,
 ): AsyncGenerator<ModelEvent> {
-  try {
-    const body = await openEventStream(
-      {
-        url: `${endpoint.baseUrl.replace(/\/+$/, "")}/v1/messages`,
-        headers: {
-          "x-api-key": endpoint.apiKey,
-          "anthropic-version": ANTHROPIC_VERSION,
-          "content-type": "application/json",
-          accept: "text/event-stream",
-        },
-        body: JSON.stringify(projectAnthropicRequest(request)),
-        secret: endpoint.apiKey,
+  yield* streamModelEvents(
+    {
+      url: `${endpoint.baseUrl.replace(/\/+$/, "")}/v1/messages`,
+      headers: {
+        "x-api-key": endpoint.apiKey,
+        "anthropic-version": ANTHROPIC_VERSION,
+        "content-type": "application/json",
+        accept: "text/event-stream",
       },
-      signal,
-      fetchImpl,
-    );
-    const decoder = new AnthropicStreamDecoder();
-    for await (const message of readEventStream(body)) {
-      // Events already buffered from one network read must not outlive a cancellation.
-      signal.throwIfAborted();
-      yield* decoder.accept(message.event, message.data);
-      if (decoder.failure) throw decoder.failure;
-      if (decoder.complete) return;
-    }
-    decoder.endOfStream();
-  } catch (error) {
-    throw toProviderError(error, signal, endpoint.apiKey);
-  }
+      body: JSON.stringify(projectAnthropicRequest(request)),
+      secret: endpoint.apiKey,
+    },
+    new AnthropicStreamDecoder(),
+    signal,
+    fetchImpl,
+  );
 }
 
 /**

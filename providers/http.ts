@@ -1,7 +1,8 @@
 // The HTTP edge every endpoint adapter shares: POST a JSON body, wait for headers, hand back the SSE body.
 // One AbortSignal covers both the header wait and the body read (seed 003 §16.3), and no error message ever
 // carries the API key (ARCHITECTURE invariant 8).
-import { ProviderError } from "./types.js";
+import { readEventStream } from "./sse.js";
+import { ProviderError, type ModelEvent } from "./types.js";
 
 export interface EventStreamRequest {
   url: string;
@@ -9,6 +10,39 @@ export interface EventStreamRequest {
   body: string;
   /** The credential sent in `headers`; it is redacted from every error message. */
   secret: string;
+}
+
+/** What each endpoint's stream decoder offers the shared read loop. */
+export interface StreamDecoder {
+  accept(data: string, event: string | undefined): Iterable<ModelEvent>;
+  /** True once the terminal event was accepted: the loop stops reading. */
+  readonly complete: boolean;
+  /** A failure found after the events before it went out (a call cut short still reports its usage). */
+  readonly failure?: ProviderError | undefined;
+  /** The body ended before the terminal event: a bare EOF is a failure, never a normal done (003 §16.3). */
+  endOfStream(): never;
+}
+
+/** One model call: POST, then decode the event stream into ModelEvents; every failure becomes a ProviderError. */
+export async function* streamModelEvents(
+  request: EventStreamRequest,
+  decoder: StreamDecoder,
+  signal: AbortSignal,
+  fetchImpl: typeof fetch,
+): AsyncGenerator<ModelEvent> {
+  try {
+    const body = await openEventStream(request, signal, fetchImpl);
+    for await (const message of readEventStream(body)) {
+      // Events already buffered from one network read must not outlive a cancellation.
+      signal.throwIfAborted();
+      yield* decoder.accept(message.data, message.event);
+      if (decoder.failure) throw decoder.failure;
+      if (decoder.complete) return;
+    }
+    decoder.endOfStream();
+  } catch (error) {
+    throw toProviderError(error, signal, request.secret);
+  }
 }
 
 /** Longest slice of a provider's error body quoted in an error message. */

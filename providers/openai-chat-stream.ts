@@ -7,7 +7,7 @@
 // (OpenAI moderation); a first chunk with `choices: []` (Azure); empty-string deltas; SSE comments; a repeated
 // finish_reason; `stop` after a forced tool call; `event: error` records (whatever their data).
 import { z } from "zod";
-import { isRecord } from "./http.js";
+import { isRecord, type StreamDecoder } from "./http.js";
 import { ProviderError, type DoneReason, type ModelEvent, type Usage } from "./types.js";
 
 const ToolCallDeltaSchema = z.object({
@@ -60,7 +60,7 @@ interface OpenToolCall {
 
 const DONE_REASONS: Record<string, DoneReason> = { stop: "stop", tool_calls: "toolUse", length: "length" };
 
-export class ChatStreamDecoder {
+export class ChatStreamDecoder implements StreamDecoder {
   /** True once `[DONE]` was accepted; the caller stops reading. */
   complete = false;
   private started = false;

@@ -1,9 +1,8 @@
 // OpenAI Chat Completions adapter (also OpenAI-compatible endpoints: DeepSeek, xAI, Z.ai, OpenRouter, Groq):
 // projects a ModelRequest onto `POST {baseUrl}/chat/completions` and turns the SSE chunks into ModelEvents
 // under the strict contract of seed 003 §16.3. Endpoint quirks stay in this file and openai-chat-stream.ts.
-import { openEventStream, toProviderError } from "./http.js";
+import { streamModelEvents } from "./http.js";
 import { ChatStreamDecoder } from "./openai-chat-stream.js";
-import { readEventStream } from "./sse.js";
 import type {
   ModelEvent,
   ModelMessage,
@@ -69,32 +68,21 @@ async function* streamChatCompletion(
   signal: AbortSignal,
   fetchImpl: typeof fetch,
 ): AsyncGenerator<ModelEvent> {
-  try {
-    const body = await openEventStream(
-      {
-        url: chatCompletionsUrl(endpoint),
-        headers: {
-          ...authorization(endpoint),
-          "content-type": "application/json",
-          accept: "text/event-stream",
-        },
-        body: JSON.stringify(projectChatRequest(request)),
-        secret: endpoint.apiKey,
+  yield* streamModelEvents(
+    {
+      url: chatCompletionsUrl(endpoint),
+      headers: {
+        ...authorization(endpoint),
+        "content-type": "application/json",
+        accept: "text/event-stream",
       },
-      signal,
-      fetchImpl,
-    );
-    const decoder = new ChatStreamDecoder();
-    for await (const message of readEventStream(body)) {
-      // Events already buffered from one network read must not outlive a cancellation.
-      signal.throwIfAborted();
-      yield* decoder.accept(message.data, message.event);
-      if (decoder.complete) return;
-    }
-    decoder.endOfStream();
-  } catch (error) {
-    throw toProviderError(error, signal, endpoint.apiKey);
-  }
+      body: JSON.stringify(projectChatRequest(request)),
+      secret: endpoint.apiKey,
+    },
+    new ChatStreamDecoder(),
+    signal,
+    fetchImpl,
+  );
 }
 
 /** `{baseUrl}/chat/completions`; an Azure deployment's base URL also takes the api-version query. */

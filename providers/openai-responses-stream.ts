@@ -7,7 +7,7 @@
 // (fixtures/providers/openai-responses/PROVENANCE.md): events without `sequence_number`, `obfuscation` on deltas,
 // reasoning with an empty summary, several summary parts, raw `reasoning_text` parts (DeepSeek), bare UUID ids.
 import { z } from "zod";
-import { isRecord } from "./http.js";
+import { isRecord, type StreamDecoder } from "./http.js";
 import { ProviderError, type ModelEvent, type Usage } from "./types.js";
 
 const OutputIndex = z.number().int().nonnegative();
@@ -60,7 +60,7 @@ interface OpenItem {
 
 const ITEM_KINDS: readonly string[] = ["message", "reasoning", "function_call"];
 
-export class ResponsesStreamDecoder {
+export class ResponsesStreamDecoder implements StreamDecoder {
   /** True once `response.completed` was accepted; the caller stops reading. */
   complete = false;
   private started = false;

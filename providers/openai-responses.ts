@@ -2,9 +2,8 @@
 // into ModelEvents (openai-responses-stream.ts). Every call sends the whole conversation with `store: false`, never
 // previous_response_id (seed 003 §16.3); reasoning continues through the encrypted reasoning items this endpoint
 // returned, replayed verbatim from its own replay state and never fabricated from another endpoint's (§26.9).
-import { openEventStream, toProviderError } from "./http.js";
+import { streamModelEvents } from "./http.js";
 import { ResponsesStreamDecoder } from "./openai-responses-stream.js";
-import { readEventStream } from "./sse.js";
 import {
   ProviderError,
   type ModelEvent,
@@ -78,32 +77,21 @@ async function* streamResponse(
   signal: AbortSignal,
   fetchImpl: typeof fetch,
 ): AsyncGenerator<ModelEvent> {
-  try {
-    const body = await openEventStream(
-      {
-        url: `${endpoint.baseUrl.replace(/\/+$/, "")}/responses`,
-        headers: {
-          authorization: `Bearer ${endpoint.apiKey}`,
-          "content-type": "application/json",
-          accept: "text/event-stream",
-        },
-        body: JSON.stringify(projectResponsesRequest(request)),
-        secret: endpoint.apiKey,
+  yield* streamModelEvents(
+    {
+      url: `${endpoint.baseUrl.replace(/\/+$/, "")}/responses`,
+      headers: {
+        authorization: `Bearer ${endpoint.apiKey}`,
+        "content-type": "application/json",
+        accept: "text/event-stream",
       },
-      signal,
-      fetchImpl,
-    );
-    const decoder = new ResponsesStreamDecoder();
-    for await (const message of readEventStream(body)) {
-      // Events already buffered from one network read must not outlive a cancellation.
-      signal.throwIfAborted();
-      yield* decoder.accept(message.data);
-      if (decoder.complete) return;
-    }
-    decoder.endOfStream();
-  } catch (error) {
-    throw toProviderError(error, signal, endpoint.apiKey);
-  }
+      body: JSON.stringify(projectResponsesRequest(request)),
+      secret: endpoint.apiKey,
+    },
+    new ResponsesStreamDecoder(),
+    signal,
+    fetchImpl,
+  );
 }
 
 function projectMessage(message: ModelMessage): ResponsesInputItem[] {
