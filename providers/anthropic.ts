@@ -1,8 +1,8 @@
 // Anthropic Messages adapter: projects a ModelRequest onto `POST {baseUrl}/v1/messages` and turns the event stream
 // into ModelEvents under the strict contract of seed 003 §16.3. Endpoint quirks stay here and in anthropic-stream.ts.
 import { AnthropicStreamDecoder } from "./anthropic-stream.js";
-import { streamModelEvents } from "./http.js";
-import type { ModelEvent, ModelMessage, ModelRequest, ProviderAdapter, ProviderEndpoint, ReasoningEffort, ToolDefinition } from "./types.js";
+import { streamModelEvents, type EventStreamRequest } from "./http.js";
+import type { ModelMessage, ModelRequest, ProviderAdapter, ProviderEndpoint, ReasoningEffort, ToolDefinition } from "./types.js";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 
@@ -44,7 +44,7 @@ export interface AnthropicRequest {
 }
 
 export function createAnthropicAdapter(endpoint: ProviderEndpoint, fetchImpl: typeof fetch = fetch): ProviderAdapter {
-  return { stream: (request, signal) => streamMessages(endpoint, request, signal, fetchImpl) };
+  return { stream: (request, signal) => streamModelEvents(() => messagesCall(endpoint, request), new AnthropicStreamDecoder(), signal, fetchImpl) };
 }
 
 /**
@@ -66,28 +66,19 @@ export function projectAnthropicRequest(request: ModelRequest): AnthropicRequest
   };
 }
 
-async function* streamMessages(
-  endpoint: ProviderEndpoint,
-  request: ModelRequest,
-  signal: AbortSignal,
-  fetchImpl: typeof fetch,
-): AsyncGenerator<ModelEvent> {
-  yield* streamModelEvents(
-    {
-      url: `${endpoint.baseUrl.replace(/\/+$/, "")}/v1/messages`,
-      headers: {
-        "x-api-key": endpoint.apiKey,
-        "anthropic-version": ANTHROPIC_VERSION,
-        "content-type": "application/json",
-        accept: "text/event-stream",
-      },
-      body: JSON.stringify(projectAnthropicRequest(request)),
-      secret: endpoint.apiKey,
+/** The HTTP call of one model request. */
+function messagesCall(endpoint: ProviderEndpoint, request: ModelRequest): EventStreamRequest {
+  return {
+    url: `${endpoint.baseUrl.replace(/\/+$/, "")}/v1/messages`,
+    headers: {
+      "x-api-key": endpoint.apiKey,
+      "anthropic-version": ANTHROPIC_VERSION,
+      "content-type": "application/json",
+      accept: "text/event-stream",
     },
-    new AnthropicStreamDecoder(),
-    signal,
-    fetchImpl,
-  );
+    body: JSON.stringify(projectAnthropicRequest(request)),
+    secret: endpoint.apiKey,
+  };
 }
 
 /**

@@ -23,14 +23,20 @@ export interface StreamDecoder {
   endOfStream(): never;
 }
 
-/** One model call: POST, then decode the event stream into ModelEvents; every failure becomes a ProviderError. */
+/**
+ * One model call: POST, then decode the event stream into ModelEvents; every failure becomes a ProviderError. The
+ * request is built on the first read, so a projection that refuses its history fails the iteration like any other.
+ */
 export async function* streamModelEvents(
-  request: EventStreamRequest,
+  buildRequest: () => EventStreamRequest,
   decoder: StreamDecoder,
   signal: AbortSignal,
   fetchImpl: typeof fetch,
 ): AsyncGenerator<ModelEvent> {
+  let secret = "";
   try {
+    const request = buildRequest();
+    secret = request.secret;
     const body = await openEventStream(request, signal, fetchImpl);
     for await (const message of readEventStream(body)) {
       // Events already buffered from one network read must not outlive a cancellation.
@@ -41,7 +47,7 @@ export async function* streamModelEvents(
     }
     decoder.endOfStream();
   } catch (error) {
-    throw toProviderError(error, signal, request.secret);
+    throw toProviderError(error, signal, secret);
   }
 }
 

@@ -1,10 +1,9 @@
 // OpenAI Chat Completions adapter (also OpenAI-compatible endpoints: DeepSeek, xAI, Z.ai, OpenRouter, Groq):
 // projects a ModelRequest onto `POST {baseUrl}/chat/completions` and turns the SSE chunks into ModelEvents
 // under the strict contract of seed 003 §16.3. Endpoint quirks stay in this file and openai-chat-stream.ts.
-import { streamModelEvents } from "./http.js";
+import { streamModelEvents, type EventStreamRequest } from "./http.js";
 import { ChatStreamDecoder } from "./openai-chat-stream.js";
 import type {
-  ModelEvent,
   ModelMessage,
   ModelRequest,
   ModelToolCall,
@@ -42,7 +41,7 @@ export interface ChatCompletionRequest {
 }
 
 export function createOpenAIChatAdapter(endpoint: ProviderEndpoint, fetchImpl: typeof fetch = fetch): ProviderAdapter {
-  return { stream: (request, signal) => streamChatCompletion(endpoint, request, signal, fetchImpl) };
+  return { stream: (request, signal) => streamModelEvents(() => chatCompletionCall(endpoint, request), new ChatStreamDecoder(), signal, fetchImpl) };
 }
 
 /**
@@ -62,27 +61,18 @@ export function projectChatRequest(request: ModelRequest): ChatCompletionRequest
   };
 }
 
-async function* streamChatCompletion(
-  endpoint: ProviderEndpoint,
-  request: ModelRequest,
-  signal: AbortSignal,
-  fetchImpl: typeof fetch,
-): AsyncGenerator<ModelEvent> {
-  yield* streamModelEvents(
-    {
-      url: chatCompletionsUrl(endpoint),
-      headers: {
-        ...authorization(endpoint),
-        "content-type": "application/json",
-        accept: "text/event-stream",
-      },
-      body: JSON.stringify(projectChatRequest(request)),
-      secret: endpoint.apiKey,
+/** The HTTP call of one model request. */
+function chatCompletionCall(endpoint: ProviderEndpoint, request: ModelRequest): EventStreamRequest {
+  return {
+    url: chatCompletionsUrl(endpoint),
+    headers: {
+      ...authorization(endpoint),
+      "content-type": "application/json",
+      accept: "text/event-stream",
     },
-    new ChatStreamDecoder(),
-    signal,
-    fetchImpl,
-  );
+    body: JSON.stringify(projectChatRequest(request)),
+    secret: endpoint.apiKey,
+  };
 }
 
 /** `{baseUrl}/chat/completions`; an Azure deployment's base URL also takes the api-version query. */

@@ -2,11 +2,10 @@
 // into ModelEvents (openai-responses-stream.ts). Every call sends the whole conversation with `store: false`, never
 // previous_response_id (seed 003 §16.3); reasoning continues through the encrypted reasoning items this endpoint
 // returned, replayed verbatim from its own replay state and never fabricated from another endpoint's (§26.9).
-import { streamModelEvents } from "./http.js";
+import { streamModelEvents, type EventStreamRequest } from "./http.js";
 import { ResponsesStreamDecoder } from "./openai-responses-stream.js";
 import {
   ProviderError,
-  type ModelEvent,
   type ModelMessage,
   type ModelRequest,
   type ReasoningEffort,
@@ -50,7 +49,7 @@ export interface ResponsesRequest {
 }
 
 export function createOpenAIResponsesAdapter(endpoint: ProviderEndpoint, fetchImpl: typeof fetch = fetch): ProviderAdapter {
-  return { stream: (request, signal) => streamResponse(endpoint, request, signal, fetchImpl) };
+  return { stream: (request, signal) => streamModelEvents(() => responsesCall(endpoint, request), new ResponsesStreamDecoder(), signal, fetchImpl) };
 }
 
 /**
@@ -71,27 +70,18 @@ export function projectResponsesRequest(request: ModelRequest): ResponsesRequest
   };
 }
 
-async function* streamResponse(
-  endpoint: ProviderEndpoint,
-  request: ModelRequest,
-  signal: AbortSignal,
-  fetchImpl: typeof fetch,
-): AsyncGenerator<ModelEvent> {
-  yield* streamModelEvents(
-    {
-      url: `${endpoint.baseUrl.replace(/\/+$/, "")}/responses`,
-      headers: {
-        authorization: `Bearer ${endpoint.apiKey}`,
-        "content-type": "application/json",
-        accept: "text/event-stream",
-      },
-      body: JSON.stringify(projectResponsesRequest(request)),
-      secret: endpoint.apiKey,
+/** The HTTP call of one model request. */
+function responsesCall(endpoint: ProviderEndpoint, request: ModelRequest): EventStreamRequest {
+  return {
+    url: `${endpoint.baseUrl.replace(/\/+$/, "")}/responses`,
+    headers: {
+      authorization: `Bearer ${endpoint.apiKey}`,
+      "content-type": "application/json",
+      accept: "text/event-stream",
     },
-    new ResponsesStreamDecoder(),
-    signal,
-    fetchImpl,
-  );
+    body: JSON.stringify(projectResponsesRequest(request)),
+    secret: endpoint.apiKey,
+  };
 }
 
 function projectMessage(message: ModelMessage): ResponsesInputItem[] {
