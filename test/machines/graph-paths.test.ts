@@ -10,8 +10,9 @@ import { requestStreamHarness } from "./harnesses/request-stream.js";
 import { modelCallHarness } from "./harnesses/model-call.js";
 import { toolRoundHarness } from "./harnesses/tool-round.js";
 import { runHarness } from "./harnesses/run.js";
+import { workerProcessHarness } from "./harnesses/worker-process.js";
 
-const harnesses: Harness<any>[] = [requestStreamHarness, runHarness, modelCallHarness, toolRoundHarness, pendingExecHarness, checkpointHarness];
+const harnesses: Harness<any>[] = [requestStreamHarness, runHarness, modelCallHarness, toolRoundHarness, pendingExecHarness, checkpointHarness, workerProcessHarness];
 
 describe("lifecycle machines: paths generated from their graphs", function () {
   this.timeout(60_000);
