@@ -7,6 +7,7 @@ import { loadPromptAssets } from "../prompt/assets.js";
 import { createProviderAdapter } from "../providers/index.js";
 import { openStore } from "../store/index.js";
 import { createApp } from "../transport/app.js";
+import { createDiagnostics, DIAGNOSTICS_ENV } from "../transport/diagnostics.js";
 import { createDualServer } from "../transport/listener.js";
 import { AgentService } from "./agent-service.js";
 import type { GatewayConfig } from "./config.js";
@@ -33,7 +34,9 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   await mkdir(o.dataDir, { recursive: true });
   const store = await openStore({ dataDir: o.dataDir });
   const service = new AgentService({ store, assets, models: o.config.models, log: o.log, adapterFor: createProviderAdapter });
-  const http = createDualServer(createApp({ service, upstream: o.upstream, log: o.log, version: VERSION }).callback());
+  // Bench-only (docs/performance.md); never enabled unless asked for in the environment.
+  const diagnostics = process.env[DIAGNOSTICS_ENV] === "1" ? createDiagnostics() : undefined;
+  const http = createDualServer(createApp({ service, upstream: o.upstream, log: o.log, version: VERSION, diagnostics }).callback());
   const { server } = http;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
