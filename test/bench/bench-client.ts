@@ -43,15 +43,16 @@ export interface TurnRecord {
   checkpoint: ConversationStateStructure | undefined;
   /**
    * Per tool round, ms from the last tool result leaving the client to the settled checkpoint's arrival, minus the
-   * client's own part: from its first kv_set received to its last ACK sent.
+   * client's own part (from its first kv_set received to its last ACK sent): the part before the SETs and the part
+   * after the last ACK.
    */
-  settledCheckpointMs: number[];
+  settledCheckpoints: Array<{ beforeSetsMs: number; afterAcksMs: number }>;
 }
 
 export const BENCH_MODEL = "gpt-bench";
 
 export function runTurn(o: TurnOptions): Promise<TurnRecord> {
-  const record: TurnRecord = { end: { ok: true }, deltaArrivals: [], deltas: 0, kvSets: 0, kvSetBytes: 0, checkpoint: undefined, settledCheckpointMs: [] };
+  const record: TurnRecord = { end: { ok: true }, deltaArrivals: [], deltas: 0, kvSets: 0, kvSetBytes: 0, checkpoint: undefined, settledCheckpoints: [] };
   const requestId = randomUUID();
   const blobs = o.blobs ?? new Map<string, Uint8Array>();
   let chain: Promise<unknown> = Promise.resolve();
@@ -105,7 +106,9 @@ export function runTurn(o: TurnOptions): Promise<TurnRecord> {
       record.checkpoint = m.value;
       if (round) {
         const { resultSentAt, firstKvAt, lastAckSentAt } = round;
-        record.settledCheckpointMs.push(firstKvAt === undefined ? at - resultSentAt : firstKvAt - resultSentAt + (at - (lastAckSentAt ?? firstKvAt)));
+        record.settledCheckpoints.push(
+          firstKvAt === undefined ? { beforeSetsMs: at - resultSentAt, afterAcksMs: 0 } : { beforeSetsMs: firstKvAt - resultSentAt, afterAcksMs: at - (lastAckSentAt ?? firstKvAt) },
+        );
         round = undefined;
       }
     }

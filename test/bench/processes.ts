@@ -30,7 +30,7 @@ export interface ServerProcess {
 
 export interface GatewayLaunch {
   upstream: string;
-  /** Run under `strace -f -e trace=fsync,fdatasync` writing to this file. */
+  /** Run under `strace -f -ttt -T -e trace=fsync,fdatasync` writing to this file. */
   straceFile?: string;
   /** Write a V8 CPU profile into this directory when the gateway exits. */
   cpuProfDir?: string;
@@ -49,7 +49,7 @@ export async function startGateway(launch: GatewayLaunch): Promise<ServerProcess
     ...["--host", "127.0.0.1", "--port", "0", "--data-dir", join(dir, "data"), "--config", config, "--upstream", launch.upstream],
   ];
   const [command, args] = launch.straceFile
-    ? ["strace", ["-f", "-qq", "--seccomp-bpf", "-ttt", "-e", "trace=fsync,fdatasync", "-e", "signal=none", "-o", launch.straceFile, process.execPath, ...node]]
+    ? ["strace", ["-f", "-qq", "--seccomp-bpf", "-ttt", "-T", "-e", "trace=fsync,fdatasync", "-e", "signal=none", "-o", launch.straceFile, process.execPath, ...node]]
     : [process.execPath, node];
   return startServer("gateway", command, args as string[], { BYOK_DIAGNOSTICS: "1" });
 }

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { runTurn } from "../bench-client.js";
 import { type BenchContext, type Figure, figure } from "../figures.js";
 import { startGateway, type ServerProcess } from "../processes.js";
+import { percentile } from "../stats.js";
 import type { ConversationStateStructure } from "../../../proto/gen/agent/v1/agent_pb.js";
 
 async function phase(ctx: BenchContext, gateway: ServerProcess, turns: number, toolRounds: number): Promise<{ from: number; to: number }> {
@@ -43,17 +44,21 @@ export async function fsyncScenario(ctx: BenchContext): Promise<Figure[]> {
   } finally {
     await gateway.stop();
   }
-  const stamps = (await readFile(file, "utf8"))
+  // e.g. `4242  1764690000.123456 fdatasync(12) = 0 <0.002345>`: pid, start time, call, result, time spent in it.
+  const calls = (await readFile(file, "utf8"))
     .split("\n")
-    .map((line) => /^\d+\s+(\d+\.\d+) f(?:data)?sync\(/.exec(line)?.[1])
-    .filter((s): s is string => s !== undefined)
-    .map(Number);
+    .map((line) => /^\d+\s+(\d+\.\d+) f(?:data)?sync\(.*<(\d+\.\d+)>$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ at: Number(m[1]), seconds: Number(m[2]) }));
   await rm(dir, { recursive: true, force: true });
-  const count = (p: { from: number; to: number }) => stamps.filter((t) => t >= p.from && t <= p.to).length;
+  const inPhase = (p: { from: number; to: number }) => calls.filter((c) => c.at >= p.from && c.at <= p.to);
+  const count = (p: { from: number; to: number }) => inPhase(p).length;
+  const durations = [...inPhase(one), ...inPhase(two)].map((c) => c.seconds * 1000);
   const perTurn = count(one) / turns;
   const perRound = (count(two) - count(one)) / turns;
   return [
     figure({ scenario: "4 checkpoint", figure: "fsyncs per tool round (strace)", unit: "calls", gateway: perRound, baseline: null, ratio: null, target: "≤ 2", met: perRound <= 2, note: `2-round turns minus 1-round turns, ${turns} turns each` }),
     figure({ scenario: "4 checkpoint", figure: "fsyncs per turn with one tool round (strace)", unit: "calls", gateway: perTurn, baseline: null, ratio: null }),
+    figure({ scenario: "4 checkpoint", figure: "time inside one fsync, p50 (strace -T)", unit: "ms", gateway: percentile(durations, 50), baseline: null, ratio: null, note: `p99 ${percentile(durations, 99).toFixed(2)} ms` }),
   ];
 }

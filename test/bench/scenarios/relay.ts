@@ -48,7 +48,7 @@ async function bigBody(base: string, bytes: number): Promise<number> {
 export async function relayScenario(ctx: BenchContext): Promise<Figure[]> {
   const count = ctx.quick ? 200 : 1_000;
   const bytes = (ctx.quick ? 2 : 10) * 1024 * 1024;
-  const repeats = ctx.quick ? 1 : 3;
+  const repeats = ctx.quick ? 1 : 5;
   const bare = await startPassthrough(ctx.fakes.upstreamUrl);
   const small = { gateway: [] as number[], bare: [] as number[] };
   const latency = { gateway: [] as number[], bare: [] as number[] };
