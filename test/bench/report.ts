@@ -11,6 +11,7 @@ const END = "<!-- bench:results end -->";
 
 export interface MachineFacts {
   at: string;
+  nproc: number;
   cpus: string;
   memory: string;
   node: string;
@@ -23,12 +24,18 @@ export function machineFacts(): MachineFacts {
   const free = spawnSync("free", ["-h"], { encoding: "utf8" }).stdout.split("\n")[1]?.trim().split(/\s+/) ?? [];
   return {
     at: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+    nproc: Number(nproc),
     cpus: `${nproc} × ${cpus()[0]?.model ?? "unknown CPU"}`,
     memory: free.length > 1 ? `${free[1]} total, ${free[2]} used at the start` : "unknown",
     node: process.version,
     os: `Linux ${release()}`,
     load: loadavg().map((l) => l.toFixed(2)).join(" / "),
   };
+}
+
+/** True when the 1-minute load average exceeded the core count at either end of the run. */
+function busy(...facts: MachineFacts[]): boolean {
+  return facts.some((f) => Number(f.load.split(" / ")[0]) > f.nproc);
 }
 
 export async function writeReport(file: string, figures: readonly Figure[], run: { quick: boolean; seconds: number; before: MachineFacts; after: MachineFacts }): Promise<void> {
@@ -47,7 +54,7 @@ function results(figures: readonly Figure[], run: { quick: boolean; seconds: num
   return [
     `**Run:** ${before.at}, ${run.quick ? "quick (`--quick`)" : "full"} run, ${Math.round(run.seconds)} s.`,
     `**Machine:** ${before.cpus}; ${before.memory}; ${before.os}; Node ${before.node}.`,
-    `**Load average (1/5/15 min):** ${before.load} at the start, ${after.load} at the end.`,
+    `**Load average (1/5/15 min):** ${before.load} at the start, ${after.load} at the end.${busy(before, after) ? " The load exceeded the core count: the machine was shared with other work during this run, so absolute times are noisy; the ratios, measured side by side in the same run, are what count." : ""}`,
     "",
     `**Targets:** ${figures.filter((f) => f.met === true).length} met, ${missed.length} missed${missed.length ? `: ${missed.map((f) => `${f.scenario} — ${f.figure}`).join("; ")}` : ""}.`,
     "",
