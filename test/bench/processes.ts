@@ -102,8 +102,14 @@ async function startServer(name: string, command: string, args: string[], env: R
   };
 }
 
+/** NaN where there is no /proc (not Linux): the RSS figures then read n/a instead of failing the run. */
 function rssOf(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, "utf8");
+  } catch {
+    return NaN;
+  }
   const kib = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
   return kib === undefined ? NaN : Number(kib) * 1024;
 }
