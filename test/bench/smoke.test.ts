@@ -6,7 +6,9 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { killAllGateways, startGatewayProcess } from "../support/gateway-process.js";
 import type { Figure } from "./figures.js";
+import { getJson } from "./processes.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -21,8 +23,25 @@ function runBench(args: string[]): Promise<{ code: number | null; stdout: string
   });
 }
 
-describe("bench: --quick smoke run", function () {
+describe("bench: the diagnostics channel and a --quick smoke run", function () {
   this.timeout(180_000);
+  after(() => killAllGateways());
+
+  it("serves /__byok/diagnostics only to a gateway started with BYOK_DIAGNOSTICS=1", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "byok-bench-diag-"));
+    try {
+      const plain = await startGatewayProcess({ dataDir: join(dir, "plain"), config: { models: [] }, env: { BYOK_DIAGNOSTICS: "" } });
+      const enabled = await startGatewayProcess({ dataDir: join(dir, "enabled"), config: { models: [] }, env: { BYOK_DIAGNOSTICS: "1" } });
+      const off = await fetch(`${plain.url}/__byok/diagnostics`);
+      expect(off.status).to.equal(404);
+      const on = await getJson<{ pid: number; cpuUserUs: number; eventLoopDelay: { samples: number } }>(`${enabled.url}/__byok/diagnostics`);
+      expect(on.pid).to.equal(enabled.pid);
+      expect(on.cpuUserUs).to.be.greaterThan(0);
+      await Promise.all([plain.stop(), enabled.stop()]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 
   it("runs all five scenarios against the gateway and its baselines, one JSON line per figure, and writes the report", async () => {
     const dir = await mkdtemp(join(tmpdir(), "byok-bench-smoke-"));
