@@ -3,7 +3,7 @@
 // "... listening on <url>" on stdout; every child is killed when the bench exits, however it exits.
 import { type ChildProcess, fork, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -51,7 +51,8 @@ export async function startGateway(launch: GatewayLaunch): Promise<ServerProcess
   const [command, args] = launch.straceFile
     ? ["strace", ["-f", "-qq", "--seccomp-bpf", "-ttt", "-T", "-e", "trace=fsync,fdatasync", "-e", "signal=none", "-o", launch.straceFile, process.execPath, ...node]]
     : [process.execPath, node];
-  return startServer("gateway", command, args as string[], { BYOK_DIAGNOSTICS: "1" });
+  const gateway = await startServer("gateway", command, args as string[], { BYOK_DIAGNOSTICS: "1" });
+  return { ...gateway, stop: () => gateway.stop().then(() => rm(dir, { recursive: true, force: true })) };
 }
 
 export function startRawRelay(): Promise<ServerProcess> {
