@@ -26,7 +26,8 @@ const byFile = new Map<string, number>();
 for (const [id, us] of selfUs) {
   const { functionName, url, lineNumber } = byId.get(id)!.callFrame;
   const where = url.replace(/^file:\/\/.*?\/(node_modules|wt-[^/]+|main)\//, "$1/");
-  byFunction.set(`${functionName || "(anonymous)"} ${where}:${lineNumber + 1}`, (byFunction.get(`${functionName || "(anonymous)"} ${where}:${lineNumber + 1}`) ?? 0) + us);
+  const fn = `${functionName || "(anonymous)"} ${where}:${lineNumber + 1}`;
+  byFunction.set(fn, (byFunction.get(fn) ?? 0) + us);
   const fileKey = where || functionName;
   byFile.set(fileKey, (byFile.get(fileKey) ?? 0) + us);
 }
