@@ -7,6 +7,7 @@ import { loadPromptAssets } from "../prompt/assets.js";
 import { createProviderAdapter } from "../providers/index.js";
 import { openStore } from "../store/index.js";
 import { createApp } from "../transport/app.js";
+import { createDiagnostics, DIAGNOSTICS_ENV } from "../transport/diagnostics.js";
 import { createDualServer } from "../transport/listener.js";
 import { AgentService } from "./agent-service.js";
 import { scheduleBlobGc } from "./blob-gc.js";
@@ -35,7 +36,9 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const store = await openStore({ dataDir: o.dataDir });
   const gc = scheduleBlobGc(store, o.log);
   const service = new AgentService({ store, assets, models: o.config.models, log: o.log, adapterFor: createProviderAdapter, timers: o.config.timers ?? {} });
-  const http = createDualServer(createApp({ service, upstream: o.upstream, log: o.log, version: VERSION }).callback());
+  // Bench-only (docs/performance.md); never enabled unless asked for in the environment.
+  const diagnostics = process.env[DIAGNOSTICS_ENV] === "1" ? createDiagnostics() : undefined;
+  const http = createDualServer(createApp({ service, upstream: o.upstream, log: o.log, version: VERSION, diagnostics }).callback());
   const { server } = http;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

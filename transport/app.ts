@@ -5,18 +5,25 @@ import Router from "@koa/router";
 import type { AgentService } from "../engine/agent-service.js";
 import type { Logger } from "../engine/log.js";
 import { bidiAppendHandler } from "./bidi-append.js";
+import type { Diagnostics } from "./diagnostics.js";
 import { createRelay } from "./relay.js";
 import { runSseHandler } from "./run-sse.js";
 
 const RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE";
 const BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend";
 
-export function createApp(opts: { service: AgentService; upstream: string; log: Logger; version: string }): Koa {
+export function createApp(opts: { service: AgentService; upstream: string; log: Logger; version: string; diagnostics?: Diagnostics }): Koa {
   const app = new Koa();
   const router = new Router();
   router.get("/__byok/health", (ctx) => {
     ctx.body = { status: "ok", name: "byok-gateway", version: opts.version };
   });
+  const { diagnostics } = opts;
+  if (diagnostics) {
+    router.get("/__byok/diagnostics", (ctx) => {
+      ctx.body = diagnostics.read(ctx.query.reset === "1");
+    });
+  }
   router.all("/__byok/{*rest}", (ctx) => {
     ctx.status = 404;
     ctx.body = { code: "not_found", message: `no gateway route ${ctx.method} ${ctx.path}` };

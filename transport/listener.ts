@@ -24,7 +24,9 @@ export function createDualServer(listener: RequestListener): DualServer {
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
   });
-  const server = createNetServer((socket) => route(socket, http1, http2));
+  // http.createServer turns Nagle off by default; a bare net.Server does not, and with it every small frame or
+  // response written after its headers waited for the peer's delayed ACK (~40 ms on loopback).
+  const server = createNetServer({ noDelay: true }, (socket) => route(socket, http1, http2));
   return {
     server,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

@@ -35,8 +35,20 @@ export function runSseHandler(service: AgentService, relay: Relay) {
     if (service.routeOf(requestId) === "upstream") return relay.pass(ctx, body);
     const gzip = acceptsGzip(ctx.get("connect-accept-encoding"));
     const res = writeHead(ctx, gzip);
+    // Frames produced in the same event-loop turn (a provider read often carries many deltas) leave in one
+    // write: one syscall and one TCP segment instead of one per frame. end() flushes whatever is still corked.
+    let corked = false;
     const write = (message: AgentServerMessage) => {
-      if (!res.writableEnded) res.write(encodeFrame(message, gzip));
+      if (res.writableEnded) return;
+      if (!corked) {
+        corked = true;
+        res.cork();
+        setImmediate(() => {
+          corked = false;
+          res.uncork();
+        });
+      }
+      res.write(encodeFrame(message, gzip));
     };
     let detach: () => void = () => {};
     const ended = new Promise<void>((resolve) => {

@@ -1,0 +1,64 @@
+// Scenario 4, durability cost: fsync/fdatasync calls per tool round, counted by strace on a second gateway (so
+// tracing never slows the timed scenarios). strace -f --seccomp-bpf stops the process only on those two calls;
+// -ttt stamps let the calls be split by phase. One phase of turns with one tool round each, one with two: their
+// difference per turn is the cost of one more tool round, the first phase per turn the cost of a whole turn.
+import { spawnSync } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runTurn } from "../bench-client.js";
+import { type BenchContext, type Figure, figure } from "../figures.js";
+import { startGateway, type ServerProcess } from "../processes.js";
+import { percentile } from "../stats.js";
+import type { ConversationStateStructure } from "../../../proto/gen/agent/v1/agent_pb.js";
+
+async function phase(ctx: BenchContext, gateway: ServerProcess, turns: number, toolRounds: number): Promise<{ from: number; to: number }> {
+  const conversationId = `fsync-${toolRounds}`;
+  const from = Date.now() / 1000;
+  let checkpoint: ConversationStateStructure | undefined;
+  for (let turn = 1; turn <= turns; turn++) {
+    const tag = `${conversationId}-${turn}`;
+    const record = await runTurn({ baseUrl: gateway.url, providerUrl: ctx.fakes.providerUrl, conversationId, directive: { tag, deltas: 5, toolRounds }, workspace: ctx.workspace, ...(checkpoint ? { checkpoint } : {}) });
+    if (!record.end.ok) throw new Error(`fsync phase: turn ${turn} failed: ${record.end.code} ${record.end.message}`);
+    checkpoint = record.checkpoint;
+    await ctx.fakes.records(tag);
+  }
+  return { from, to: Date.now() / 1000 };
+}
+
+export async function fsyncScenario(ctx: BenchContext): Promise<Figure[]> {
+  if (spawnSync("strace", ["-V"]).status !== 0) {
+    ctx.log("fsync: strace is not installed; not measured");
+    return [figure({ scenario: "4 checkpoint", figure: "fsyncs per tool round", unit: "calls", gateway: NaN, baseline: null, ratio: null, note: "not measured: strace not installed" })];
+  }
+  const turns = ctx.quick ? 3 : 20;
+  const dir = await mkdtemp(join(tmpdir(), "byok-bench-strace-"));
+  const file = join(dir, "fsync.trace");
+  const gateway = await startGateway({ upstream: ctx.fakes.upstreamUrl, straceFile: file });
+  let one: { from: number; to: number };
+  let two: { from: number; to: number };
+  try {
+    await phase(ctx, gateway, 1, 1); // warm-up: the first run of a fresh store also creates rows once
+    one = await phase(ctx, gateway, turns, 1);
+    two = await phase(ctx, gateway, turns, 2);
+  } finally {
+    await gateway.stop();
+  }
+  // e.g. `4242  1764690000.123456 fdatasync(12) = 0 <0.002345>`: pid, start time, call, result, time spent in it.
+  const calls = (await readFile(file, "utf8"))
+    .split("\n")
+    .map((line) => /^\d+\s+(\d+\.\d+) f(?:data)?sync\(.*<(\d+\.\d+)>$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ at: Number(m[1]), seconds: Number(m[2]) }));
+  await rm(dir, { recursive: true, force: true });
+  const inPhase = (p: { from: number; to: number }) => calls.filter((c) => c.at >= p.from && c.at <= p.to);
+  const count = (p: { from: number; to: number }) => inPhase(p).length;
+  const durations = [...inPhase(one), ...inPhase(two)].map((c) => c.seconds * 1000);
+  const perTurn = count(one) / turns;
+  const perRound = (count(two) - count(one)) / turns;
+  return [
+    figure({ scenario: "4 checkpoint", figure: "fsyncs per tool round (strace)", unit: "calls", gateway: perRound, baseline: null, ratio: null, target: "≤ 2", met: perRound <= 2, note: `2-round turns minus 1-round turns, ${turns} turns each` }),
+    figure({ scenario: "4 checkpoint", figure: "fsyncs per turn with one tool round (strace)", unit: "calls", gateway: perTurn, baseline: null, ratio: null }),
+    figure({ scenario: "4 checkpoint", figure: "time inside one fsync, p50 (strace -T)", unit: "ms", gateway: percentile(durations, 50), baseline: null, ratio: null, note: `p99 ${percentile(durations, 99).toFixed(2)} ms` }),
+  ];
+}

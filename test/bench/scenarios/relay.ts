@@ -1,0 +1,76 @@
+// Scenario 5, relay of every other path: 1,000 small GETs (8 in flight on keep-alive connections) and one 10 MB
+// streamed body, through the gateway's relay and through a bare node:http pass-through to the same upstream.
+import { Agent, request } from "node:http";
+import { type BenchContext, type Figure, figure } from "../figures.js";
+import { startPassthrough } from "../processes.js";
+import { median, nowMs, percentile } from "../stats.js";
+
+const IN_FLIGHT = 8;
+
+function get(url: string, agent: Agent): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent }, (res) => {
+      let bytes = 0;
+      res.on("data", (p: Buffer) => (bytes += p.byteLength));
+      res.on("end", () => (res.statusCode === 200 ? resolve(bytes) : reject(new Error(`GET ${url}: HTTP ${res.statusCode}`))));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+async function smallRequests(base: string, count: number): Promise<{ perSecond: number; latencies: number[] }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
+  const latencies: number[] = [];
+  let next = 0;
+  const started = nowMs();
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next++ < count) {
+        const t0 = nowMs();
+        await get(`${base}/small?n=${next}`, agent);
+        latencies.push(nowMs() - t0);
+      }
+    }),
+  );
+  agent.destroy();
+  return { perSecond: count / ((nowMs() - started) / 1000), latencies };
+}
+
+async function bigBody(base: string, bytes: number): Promise<number> {
+  const agent = new Agent({ keepAlive: false });
+  const t0 = nowMs();
+  const received = await get(`${base}/big?bytes=${bytes}`, agent);
+  if (received !== bytes) throw new Error(`expected ${bytes} bytes through ${base}, got ${received}`);
+  return bytes / (1024 * 1024) / ((nowMs() - t0) / 1000);
+}
+
+export async function relayScenario(ctx: BenchContext): Promise<Figure[]> {
+  const count = ctx.quick ? 200 : 1_000;
+  const bytes = (ctx.quick ? 2 : 10) * 1024 * 1024;
+  const repeats = ctx.quick ? 1 : 5;
+  const bare = await startPassthrough(ctx.fakes.upstreamUrl);
+  const small = { gateway: [] as number[], bare: [] as number[] };
+  const latency = { gateway: [] as number[], bare: [] as number[] };
+  const big = { gateway: [] as number[], bare: [] as number[] };
+  try {
+    for (let i = 0; i < repeats; i++) {
+      for (const [side, url] of [["bare", bare.url], ["gateway", ctx.gateway.url]] as const) {
+        const r = await smallRequests(url, count);
+        small[side].push(r.perSecond);
+        latency[side].push(...r.latencies);
+        big[side].push(await bigBody(url, bytes));
+      }
+    }
+  } finally {
+    await bare.stop();
+  }
+  const s = "5 relay";
+  const rate = (g: number, b: number, what: string, unit: string) =>
+    figure({ scenario: s, figure: what, unit, gateway: g, baseline: b, ratio: g / b, target: "ratio ≥ 0.8", met: g / b >= 0.8 });
+  return [
+    rate(median(small.gateway), median(small.bare), `${count} small requests, ${IN_FLIGHT} in flight (median of ${repeats})`, "req/s"),
+    figure({ scenario: s, figure: "small request latency p99", unit: "ms", gateway: percentile(latency.gateway, 99), baseline: percentile(latency.bare, 99), ratio: percentile(latency.gateway, 99) / percentile(latency.bare, 99) }),
+    rate(median(big.gateway), median(big.bare), `one ${bytes / 1024 / 1024} MB streamed body (median of ${repeats})`, "MB/s"),
+  ];
+}

@@ -1,0 +1,51 @@
+// Process diagnostics for the benchmark (docs/performance.md): event-loop delay, CPU time and memory, served at
+// GET /__byok/diagnostics only when the gateway runs with BYOK_DIAGNOSTICS=1. Off by default because the delay
+// histogram samples on a timer for as long as it is enabled.
+import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
+
+export const DIAGNOSTICS_ENV = "BYOK_DIAGNOSTICS";
+
+export interface DiagnosticsSnapshot {
+  pid: number;
+  /** process.cpuUsage(): all threads, including the libuv pool that runs SQLite. */
+  cpuUserUs: number;
+  cpuSystemUs: number;
+  rssBytes: number;
+  heapUsedBytes: number;
+  /** Event-loop delay since the last reset, in milliseconds. */
+  eventLoopDelay: { p50: number; p99: number; max: number; mean: number; samples: number };
+}
+
+export interface Diagnostics {
+  /** The snapshot; `reset` restarts the delay histogram afterwards so the next reading covers a new window. */
+  read(reset: boolean): DiagnosticsSnapshot;
+}
+
+/** Resolution of the delay sampler: fine enough to see a few milliseconds of blocking, cheap enough for 2 cores. */
+const SAMPLE_EVERY_MS = 5;
+
+export function createDiagnostics(): Diagnostics {
+  const delay = monitorEventLoopDelay({ resolution: SAMPLE_EVERY_MS });
+  delay.enable();
+  return {
+    read(reset) {
+      const cpu = process.cpuUsage();
+      const memory = process.memoryUsage();
+      const snapshot = {
+        pid: process.pid,
+        cpuUserUs: cpu.user,
+        cpuSystemUs: cpu.system,
+        rssBytes: memory.rss,
+        heapUsedBytes: memory.heapUsed,
+        eventLoopDelay: delayMs(delay),
+      };
+      if (reset) delay.reset();
+      return snapshot;
+    },
+  };
+}
+
+function delayMs(h: IntervalHistogram): DiagnosticsSnapshot["eventLoopDelay"] {
+  const ms = (ns: number) => (Number.isFinite(ns) ? ns / 1e6 : 0);
+  return { p50: ms(h.percentile(50)), p99: ms(h.percentile(99)), max: ms(h.max), mean: ms(h.mean), samples: h.count };
+}
