@@ -1,0 +1,78 @@
+// Live AEP sessions by server id and by client key (trap 24: the key is the client's, the id is ours). Opens are
+// serialised so two inits with the same key cannot create two sessions; a key whose session is not in memory is
+// revived from the store (its worker resumes on the next input).
+import { randomUUID } from "node:crypto";
+import { AttachRefused } from "../machines/aep-connection.js";
+import type { AepStore } from "../store/index.js";
+import { AepSession, type SessionDeps, type SessionLink } from "./session.js";
+
+export interface OpenRequest {
+  sessionKey?: string;
+  /** Already resolved and checked by the listener. */
+  workdir: () => Promise<string>;
+}
+
+export class AepRegistry {
+  private readonly sessions = new Map<string, AepSession>();
+  private opening: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly store: AepStore, private readonly deps: Omit<SessionDeps, "onForget">) {}
+
+  /** Finds or creates the session and attaches `link`; `isOpen` is checked last so a closed socket never attaches. */
+  open(request: OpenRequest, link: SessionLink, isOpen: () => boolean): Promise<AepSession> {
+    const next = this.opening.then(() => this.openNow(request, link, isOpen));
+    this.opening = next.catch(() => undefined);
+    return next;
+  }
+
+  async close(): Promise<void> {
+    await this.opening;
+    for (const session of this.sessions.values()) session.close();
+    this.sessions.clear();
+  }
+
+  private async openNow(request: OpenRequest, link: SessionLink, isOpen: () => boolean): Promise<AepSession> {
+    let session = request.sessionKey ? [...this.sessions.values()].find((s) => s.sessionKey === request.sessionKey) : undefined;
+    let created = false;
+    if (!session) {
+      const stored = request.sessionKey ? await this.store.findSessionByKey(request.sessionKey) : undefined;
+      if (stored) {
+        session = this.adopt(new AepSession({ ...stored, state: "idle" }, this.sessionDeps()));
+      } else {
+        const record = {
+          sessionId: `sess_${randomUUID()}`,
+          ...(request.sessionKey ? { sessionKey: request.sessionKey } : {}),
+          worker: "claude-code",
+          workdir: await request.workdir(),
+          workerSessionId: randomUUID(),
+          workerStarted: false,
+          state: "created" as const,
+          lastSeq: 0,
+        };
+        await this.store.createSession(record);
+        session = this.adopt(new AepSession(record, this.sessionDeps()));
+        created = true;
+      }
+    }
+    if (session.state === "terminated") {
+      // A terminated session's key opens it again: the stored facts come back, the worker resumes (seed 002 gc/resume).
+      this.sessions.delete(session.sessionId);
+      const stored = await this.store.getSession(session.sessionId);
+      if (!stored) throw new AttachRefused("SESSION_NOT_FOUND", "the session is gone");
+      session = this.adopt(new AepSession({ ...stored, state: "idle" }, this.sessionDeps()));
+    }
+    if (session.attached) throw new AttachRefused("SESSION_ALREADY_CONNECTED", `session ${session.sessionId} already has a connection; retry once it has closed`);
+    if (!isOpen()) throw new AttachRefused("INTERNAL_ERROR", "connection closed during init");
+    session.attach(link, created);
+    return session;
+  }
+
+  private adopt(session: AepSession): AepSession {
+    this.sessions.set(session.sessionId, session);
+    return session;
+  }
+
+  private sessionDeps(): SessionDeps {
+    return { ...this.deps, onForget: (id) => this.sessions.delete(id) };
+  }
+}
