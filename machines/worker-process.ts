@@ -1,0 +1,138 @@
+// WorkerProcess: one OS process of a worker (notes §5.1), numbered by its generation so that late callbacks of a
+// replaced process are recognisable. spawning → ready ⇄ busy → draining → exited | crashed. "busy" = a turn is open
+// or an input was written and has not been settled. Closing is EOF, "finish then exit" (fixture d2), with a kill
+// after a grace period. How it ended is decided here: a signal, or an exit while busy, is a crash; exit code 1
+// after an error result is a normal end (fixtures b5, f1). Spawning, EOF, kill and the exit report are actions the
+// driver supplies with .provide().
+import { assign, setup } from "xstate";
+
+export interface WorkerProcessInput {
+  generation: number;
+}
+
+export type WorkerProcessEvent =
+  | { type: "SPAWNED" }
+  | { type: "INPUT_WRITTEN"; inputId: string }
+  | { type: "INPUT_STARTED"; inputId: string }
+  | { type: "INPUT_COMPLETED"; inputId: string }
+  | { type: "TURN_STARTED" }
+  | { type: "TURN_FINISHED" }
+  /** Finish then exit: EOF on stdin. */
+  | { type: "CLOSE" }
+  /** Kill the process group now. */
+  | { type: "KILL" }
+  /** The process and its stdio are gone. */
+  | { type: "EXITED"; code: number | null; signal: string | null };
+
+export interface WorkerProcessExit {
+  generation: number;
+  code: number | null;
+  signal: string | null;
+  crashed: boolean;
+}
+
+interface WorkerProcessContext {
+  generation: number;
+  turnOpen: boolean;
+  /** Inputs written and not settled; `started` ones are settled by the end of their turn. */
+  inputs: ReadonlyArray<{ inputId: string; started: boolean }>;
+}
+
+const withoutInput = (context: WorkerProcessContext, inputId: string) => context.inputs.filter((i) => i.inputId !== inputId);
+
+const workerProcessSetup = setup({
+  types: {
+    context: {} as WorkerProcessContext,
+    input: {} as WorkerProcessInput,
+    events: {} as WorkerProcessEvent,
+  },
+  actions: {
+    spawnProcess: (_, _params: { generation: number }) => {},
+    endInput: () => {},
+    killGroup: () => {},
+    reportExit: (_, _params: WorkerProcessExit) => {},
+    trackWritten: assign({
+      inputs: ({ context, event }) =>
+        event.type === "INPUT_WRITTEN" ? [...withoutInput(context, event.inputId), { inputId: event.inputId, started: false }] : context.inputs,
+    }),
+    trackStarted: assign({
+      inputs: ({ context, event }) =>
+        event.type === "INPUT_STARTED" ? context.inputs.map((i) => (i.inputId === event.inputId ? { ...i, started: true } : i)) : context.inputs,
+    }),
+    trackCompleted: assign({
+      inputs: ({ context, event }) => (event.type === "INPUT_COMPLETED" ? withoutInput(context, event.inputId) : context.inputs),
+    }),
+    openTurn: assign({ turnOpen: true }),
+    // An interrupted input is reported `cancelled` only later, if at all: the end of its turn settles it.
+    closeTurn: assign({ turnOpen: false, inputs: ({ context }) => context.inputs.filter((i) => !i.started) }),
+  },
+  guards: {
+    isBusy: ({ context }) => context.turnOpen || context.inputs.length > 0,
+    isIdle: ({ context }) => !context.turnOpen && context.inputs.length === 0,
+    endedAbnormally: ({ context, event }) =>
+      event.type === "EXITED" && (event.signal !== null || context.turnOpen || context.inputs.length > 0),
+  },
+  delays: {
+    /** How long a closing process may take to finish its turn before it is killed. */
+    drainGrace: 30_000,
+  },
+});
+
+/** Bookkeeping shared by every live state. */
+const tracking = {
+  INPUT_WRITTEN: { actions: "trackWritten" },
+  INPUT_STARTED: { actions: "trackStarted" },
+  INPUT_COMPLETED: { actions: "trackCompleted" },
+  TURN_STARTED: { actions: "openTurn" },
+  TURN_FINISHED: { actions: "closeTurn" },
+  KILL: { actions: "killGroup" },
+} as const;
+
+const exitTransitions = [
+  { guard: "endedAbnormally", target: "#workerProcess.crashed" },
+  { target: "#workerProcess.exited" },
+] as const;
+
+export const workerProcessMachine = workerProcessSetup.createMachine({
+  id: "workerProcess",
+  context: ({ input }) => ({ generation: input.generation, turnOpen: false, inputs: [] }),
+  initial: "spawning",
+  states: {
+    spawning: {
+      entry: { type: "spawnProcess", params: ({ context }) => ({ generation: context.generation }) },
+      on: {
+        ...tracking,
+        SPAWNED: [{ guard: "isBusy", target: "busy" }, { target: "ready" }],
+        CLOSE: "draining",
+        // Never started (e.g. the command does not exist): nothing was delivered, but nothing works either.
+        EXITED: "crashed",
+      },
+    },
+    ready: {
+      always: { guard: "isBusy", target: "busy" },
+      on: { ...tracking, CLOSE: "draining", EXITED: exitTransitions },
+    },
+    busy: {
+      always: { guard: "isIdle", target: "ready" },
+      on: { ...tracking, CLOSE: "draining", EXITED: exitTransitions },
+    },
+    draining: {
+      entry: "endInput",
+      after: { drainGrace: { actions: "killGroup" } },
+      on: { ...tracking, EXITED: exitTransitions },
+    },
+    exited: {
+      type: "final",
+      entry: { type: "reportExit", params: ({ context, event }) => exitReport(context, event, false) },
+    },
+    crashed: {
+      type: "final",
+      entry: { type: "reportExit", params: ({ context, event }) => exitReport(context, event, true) },
+    },
+  },
+});
+
+function exitReport(context: WorkerProcessContext, event: WorkerProcessEvent, crashed: boolean): WorkerProcessExit {
+  const exit = event.type === "EXITED" ? event : { code: null, signal: null };
+  return { generation: context.generation, code: exit.code, signal: exit.signal, crashed };
+}
