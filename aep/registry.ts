@@ -27,8 +27,9 @@ export class AepRegistry {
 
   async close(): Promise<void> {
     await this.opening;
-    for (const session of this.sessions.values()) session.close();
+    const sessions = [...this.sessions.values()];
     this.sessions.clear();
+    await Promise.all(sessions.map((s) => s.close()));
   }
 
   private async openNow(request: OpenRequest, link: SessionLink, isOpen: () => boolean): Promise<AepSession> {

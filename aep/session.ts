@@ -38,7 +38,11 @@ export class AepSession {
   private readonly actor: Actor<typeof aepSessionMachine>;
   private readonly workers = new Map<number, Worker>();
   private link: SessionLink | undefined;
+  /** Shut down with the gateway: nothing more is written (the store is about to close). */
+  private closed = false;
   private admissions: Promise<void> = Promise.resolve();
+  /** Store writes in flight, so close() can wait for them before the store goes away. */
+  private writes: Promise<unknown> = Promise.resolve();
 
   constructor(record: AepSessionRecord, private readonly deps: SessionDeps) {
     this.sessionId = record.sessionId;
@@ -82,7 +86,7 @@ export class AepSession {
     if (this.link !== link) return;
     this.link = undefined;
     this.sequencer.detach(link);
-    this.persist({ lastSeq: this.sequencer.lastSeq });
+    if (!this.closed) this.persist({ lastSeq: this.sequencer.lastSeq });
   }
 
   /** Called by the attached connection's queue as it hands an event to the socket. */
@@ -114,11 +118,15 @@ export class AepSession {
   }
 
   /** Gateway shutdown: the worker goes with the session; the stored facts stay. */
-  close(): void {
-    this.persist({ lastSeq: this.sequencer.lastSeq, state: this.state === "terminated" ? "terminated" : "idle" });
+  async close(): Promise<void> {
+    this.closed = true;
+    const state = this.state === "terminated" ? "terminated" : "idle";
     this.actor.stop();
     for (const worker of this.workers.values()) worker.kill();
     this.workers.clear();
+    await this.admissions;
+    await this.writes;
+    await this.deps.store.updateSession(this.sessionId, { lastSeq: this.sequencer.lastSeq, state }).catch((err: unknown) => this.deps.log.error("aep session not persisted", { session_id: this.sessionId, error: err }));
   }
 
   private emit(event: ServerEvent, executionId?: string): void {
@@ -170,12 +178,16 @@ export class AepSession {
   }
 
   private persist(update: Parameters<AepStore["updateSession"]>[1]): void {
-    this.deps.store.updateSession(this.sessionId, update).catch((err: unknown) => this.deps.log.error("aep session not persisted", { session_id: this.sessionId, error: err }));
+    this.track(this.deps.store.updateSession(this.sessionId, update).catch((err: unknown) => this.deps.log.error("aep session not persisted", { session_id: this.sessionId, error: err })));
   }
 
   /** Runs after a durable write; a failed write is logged and the announcement withheld (trap 1). */
   private afterWrite(write: Promise<void>, announce: () => void): void {
-    write.then(announce, (err: unknown) => this.deps.log.error("aep ledger write failed", { session_id: this.sessionId, error: err }));
+    this.track(write.then(announce, (err: unknown) => this.deps.log.error("aep ledger write failed", { session_id: this.sessionId, error: err })));
+  }
+
+  private track(work: Promise<unknown>): void {
+    this.writes = Promise.all([this.writes, work]);
   }
 
   private machine() {

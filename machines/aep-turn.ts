@@ -142,8 +142,12 @@ const relay = turnSetup.createAction(
             : { outcome: "failed", code: "WORKER_CRASH", message: `worker exited during the turn (code ${w.code}, signal ${w.signal})` },
         });
         return;
+      case "worker.ready":
+        // Which worker and version serve this turn (a client may show it; the e2e tests pin the CLI version by it).
+        emit({ type: "raw", data: { kind: "worker.ready", raw: { version: w.version, model: w.model, permission_mode: w.permissionMode } } });
+        return;
       default:
-        return; // worker.ready, input.queued/completed: session and ledger facts, nothing for the client here
+        return; // input.queued/completed: ledger facts, nothing for the client here
     }
   }),
 );

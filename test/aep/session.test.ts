@@ -1,0 +1,314 @@
+// The AEP session core over a real WebSocket with a scripted worker: turn ordering, acks and the ledger, idempotent
+// input, busy, stop, interactions, crash and resume, reconnect. The worker is scripted here; test/aep/e2e runs the
+// real CLI.
+import { expect } from "chai";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startAepListener, type AepListener } from "../../aep/listener.js";
+import { workdirResolver } from "../../aep/workdir.js";
+import type { Logger } from "../../engine/log.js";
+import { tempStore, type TempStore } from "../store/temp-store.js";
+import { AepClient, openSession } from "./aep-client.js";
+import { OrderingChecker } from "./invariants.js";
+import { ScriptedFactory } from "./scripted-worker.js";
+
+const errors: string[] = [];
+const log: Logger = { info: () => {}, warn: () => {}, error: (msg, fields) => errors.push(`${msg} ${JSON.stringify(fields)}`) };
+
+describe("AEP session core (scripted worker)", () => {
+  let temp: TempStore;
+  let factory: ScriptedFactory;
+  let listener: AepListener;
+  let workdir: string;
+
+  beforeEach(async () => {
+    errors.length = 0;
+    temp = await tempStore();
+    factory = new ScriptedFactory();
+    workdir = await mkdtemp(join(tmpdir(), "aep-work-"));
+    listener = await startAepListener({ port: 0, host: "127.0.0.1", store: temp.store.aep, factory, log, workdirFor: workdirResolver({ dataDir: temp.dataDir }) });
+  });
+  afterEach(async () => {
+    await listener.close();
+    await temp.cleanup();
+    expect(errors, "no invariant violations or failures logged").to.deep.equal([]);
+  });
+
+  const open = (data: Record<string, unknown> = {}, checker?: OrderingChecker) => openSession(listener.url, { workdir, ...data }, checker);
+
+  async function runPlainTurn(client: AepClient, id: string, content: string) {
+    const from = client.mark();
+    client.send("input", { content }, id);
+    await client.next((e) => e.event.type === "input.ack" && (e.event.data as { status: string }).status === "delivered", from);
+    return from;
+  }
+
+  it("answers init with state(created) and a server session id; a plain turn follows seed 002's order", async () => {
+    const { client, state } = await open();
+    expect(state.event.data).to.deep.equal({ state: "created" });
+    expect(state.session_id).to.match(/^sess_/);
+    expect(state.seq).to.equal(1);
+
+    const from = await runPlainTurn(client, "m1", "hello");
+    const worker = factory.last;
+    expect(worker.options).to.include({ workdir, resume: false });
+    expect(worker.inputs).to.have.length(1);
+    worker.beginTurn();
+    worker.emit(
+      { type: "text.delta", blockId: "b0", text: "Hel" },
+      { type: "text.delta", blockId: "b0", text: "lo" },
+      { type: "text.completed", blockId: "b0", text: "Hello" },
+      { type: "turn.finished", outcome: "completed", usage: { inputTokens: 3, outputTokens: 2 } },
+    );
+    await client.next("runtime.execution.completed", from);
+    expect(client.kinds(from)).to.deep.equal([
+      "input.ack", "state(running)", "input.ack", "runtime.execution.started",
+      "message.start", "message.delta", "message.delta", "message.end", "message", "done", "runtime.execution.completed",
+    ]);
+    expect(client.of("input.ack", from).map((a) => a.status)).to.deep.equal(["accepted", "delivered"]);
+    expect(client.of("done", from)[0]).to.deep.equal({ success: true, stats: { input_tokens: 3, output_tokens: 2 } });
+    const seqs = client.received.slice(from).map((e) => e.seq);
+    expect(seqs).to.deep.equal(seqs.map((_, i) => seqs[0]! + i));
+    const exec = client.of("input.ack", from)[0]!.execution_id;
+    expect(await temp.store.aep.getInput(client.sessionId, "m1")).to.deep.include({ executionId: exec, deliveryStatus: "delivered", runtimeStatus: "completed" });
+    expect(client.checker.violations).to.deep.equal([]);
+  });
+
+  it("ping gets pong with seq 0; unknown kinds and bad frames get INVALID_MESSAGE and the session goes on", async () => {
+    const { client } = await open();
+    client.send("ping", {});
+    const pong = await client.next("pong");
+    expect(pong.seq).to.equal(0);
+    client.send("teleport", { to: "mars" });
+    const err = await client.next("error");
+    expect(err.event.data).to.deep.include({ code: "INVALID_MESSAGE" });
+    client.ws.send("{not json");
+    client.send("input", { text: "no content field" });
+    await client.next((e) => e.event.type === "error" && client.of("error").length === 3);
+    expect(client.of("error").map((e) => e.code)).to.deep.equal(["INVALID_MESSAGE", "INVALID_MESSAGE", "INVALID_MESSAGE"]);
+    await runPlainTurn(client, "m1", "still alive");
+    expect(client.checker.violations).to.deep.equal([]);
+  });
+
+  it("an input id repeated with the same payload returns the existing execution (duplicate) and never reaches the worker twice; a different payload is INVALID_MESSAGE", async () => {
+    const { client } = await open();
+    const from = await runPlainTurn(client, "dup", "once");
+    const exec = client.of("input.ack", from)[0]!.execution_id;
+    client.send("input", { content: "once" }, "dup");
+    const again = await client.next((e) => e.event.type === "input.ack" && (e.event.data as { duplicate?: boolean }).duplicate === true, from);
+    expect(again.event.data).to.deep.equal({ client_message_id: "dup", execution_id: exec, status: "delivered", duplicate: true });
+    client.send("input", { content: "twice?" }, "dup");
+    const err = await client.next("error", from);
+    expect(err.event.data).to.deep.include({ code: "INVALID_MESSAGE" });
+    expect(factory.last.inputs.map((i) => i.content)).to.deep.equal(["once"]);
+    factory.last.emit({ type: "turn.finished", outcome: "completed" });
+    await client.next("runtime.execution.completed", from);
+  });
+
+  it("a second input while a turn runs is recorded and refused with SESSION_BUSY", async () => {
+    const { client } = await open();
+    const from = await runPlainTurn(client, "first", "long job");
+    client.send("input", { content: "meanwhile" }, "second");
+    const failed = await client.next((e) => e.event.type === "input.ack" && (e.event.data as { status: string }).status === "failed", from);
+    expect(failed.event.data).to.deep.include({ client_message_id: "second", error_code: "SESSION_BUSY" });
+    expect(await temp.store.aep.getInput(client.sessionId, "second")).to.deep.include({ deliveryStatus: "failed", errorCode: "SESSION_BUSY" });
+    factory.last.emit({ type: "turn.finished", outcome: "completed" });
+    await client.next("done", from);
+  });
+
+  it("stop interrupts the worker and ends the turn with done(stopped_by_user); an open permission is withdrawn, not answered", async () => {
+    const { client } = await open();
+    const from = await runPlainTurn(client, "m1", "go");
+    const worker = factory.last;
+    worker.beginTurn();
+    worker.emit({ type: "interaction.requested", id: "perm-1", kind: "permission", payload: { tool_name: "Bash", input: { command: "ls" } } });
+    const request = await client.next("permission_request", from);
+    expect(request.event.data).to.deep.equal({ id: "perm-1", tool_name: "Bash", description: "Bash", args: ['{"command":"ls"}'], input_raw: { command: "ls" } });
+    client.send("control", { action: "stop" });
+    await new Promise<void>((resolve) => (function poll() { worker.interrupts > 0 ? resolve() : setImmediate(poll); })());
+    worker.emit({ type: "interaction.withdrawn", id: "perm-1" }, { type: "turn.finished", outcome: "stopped" });
+    const done = await client.next("done", from);
+    expect(done.event.data).to.deep.equal({ success: false, reason: "stopped_by_user" });
+    expect(worker.answers).to.deep.equal([]);
+    client.send("permission_response", { id: "perm-1", allowed: true });
+    expect((await client.next("error", from)).event.data).to.deep.include({ code: "INVALID_MESSAGE" });
+    // The next turn runs on the same worker.
+    const next = await runPlainTurn(client, "m2", "again");
+    expect(factory.workers).to.have.length(1);
+    worker.emit({ type: "turn.finished", outcome: "completed" });
+    await client.next("done", next);
+  });
+
+  it("a stop the worker does not acknowledge kills it; the turn still ends stopped", async () => {
+    const { client } = await open();
+    const from = await runPlainTurn(client, "m1", "go");
+    factory.last.interruptAcks = false;
+    client.send("control", { action: "stop" });
+    const done = await client.next("done", from);
+    expect(done.event.data).to.deep.equal({ success: false, reason: "stopped_by_user" });
+    expect(factory.last.killed).to.equal(true);
+  });
+
+  it("a permission answer reaches the worker in neutral form; a question answer too", async () => {
+    const { client } = await open();
+    const from = await runPlainTurn(client, "m1", "go");
+    const worker = factory.last;
+    worker.emit({ type: "interaction.requested", id: "p1", kind: "permission", payload: { tool_name: "Bash", input: {} } });
+    await client.next("permission_request", from);
+    client.send("permission_response", { id: "p1", allowed: false, reason: "not today" });
+    worker.emit({
+      type: "interaction.requested",
+      id: "q1",
+      kind: "question",
+      payload: { tool_name: "AskUserQuestion", questions: [{ question: "Color?", header: "C", options: [{ label: "Red" }], multiSelect: false }] },
+    });
+    const q = await client.next("question_request", from);
+    expect(q.event.data).to.deep.equal({ id: "q1", tool_name: "AskUserQuestion", questions: [{ question: "Color?", header: "C", options: [{ label: "Red" }], multi_select: false }] });
+    client.send("question_response", { id: "q1", answers: { "Color?": "Red" } });
+    while (worker.answers.length < 2) await new Promise((r) => setImmediate(r));
+    expect(worker.answers).to.deep.equal([
+      { id: "p1", answer: { kind: "permission", allowed: false, reason: "not today" } },
+      { id: "q1", answer: { kind: "question", answers: { "Color?": "Red" } } },
+    ]);
+    worker.emit({ type: "turn.finished", outcome: "completed" });
+    await client.next("done", from);
+  });
+
+  it("a worker crash mid-turn is error(WORKER_CRASH) then done; the next input resumes the worker's session", async () => {
+    const { client } = await open();
+    const from = await runPlainTurn(client, "m1", "go");
+    const first = factory.last;
+    first.emit({ type: "worker.ready", workerSessionId: first.options.workerSessionId }, { type: "text.delta", blockId: "b", text: "par" });
+    first.emit({ type: "worker.exited", code: null, signal: "SIGKILL", crashed: true });
+    await client.next("runtime.execution.failed", from);
+    expect(client.kinds(from).slice(-5)).to.deep.equal(["message.delta", "message.end", "error", "done", "runtime.execution.failed"]);
+    expect(client.of("error", from)[0]).to.deep.include({ code: "WORKER_CRASH" });
+    expect(client.of("done", from)[0]).to.deep.equal({ success: false });
+    expect(client.of("runtime.execution.failed", from)[0]).to.deep.include({ error_code: "WORKER_CRASH" });
+    // Late events of the dead process change nothing.
+    first.emit({ type: "text.delta", blockId: "late", text: "ghost" });
+
+    const next = await runPlainTurn(client, "m2", "again");
+    const second = factory.last;
+    expect(second).to.not.equal(first);
+    expect(second.options).to.deep.include({ workerSessionId: first.options.workerSessionId, resume: true });
+    second.emit({ type: "turn.finished", outcome: "completed" });
+    await client.next("done", next);
+    expect(client.kinds().filter((k) => k === "message.delta")).to.have.length(1);
+  });
+
+  it("an api error is error then done(success false) with the runtime failure after it", async () => {
+    const { client } = await open();
+    const from = await runPlainTurn(client, "m1", "go");
+    factory.last.emit({ type: "turn.error", code: "api_error", message: "API Error: 500" }, { type: "turn.finished", outcome: "api_error", message: "API Error: 500" });
+    await client.next("runtime.execution.failed", from);
+    expect(client.kinds(from).slice(-3)).to.deep.equal(["error", "done", "runtime.execution.failed"]);
+    expect(client.of("error", from)).to.deep.equal([{ code: "INTERNAL_ERROR", message: "API Error: 500" }]);
+  });
+
+  it("a client that reconnects with its session_key gets state and its seq goes on; mid-turn it sees the rest of the turn", async () => {
+    const checker = new OrderingChecker();
+    const { client, state } = await open({ session_key: "k1" }, checker);
+    const from = await runPlainTurn(client, "m1", "go");
+    factory.last.emit({ type: "text.delta", blockId: "b", text: "one " });
+    await client.next("message.delta", from);
+    await client.drop();
+    factory.last.emit({ type: "text.delta", blockId: "b", text: "lost " });
+
+    const again = await open({ session_key: "k1" }, checker);
+    expect(again.state.session_id).to.equal(state.session_id);
+    expect(again.state.event.data).to.deep.include({ state: "running" });
+    expect(again.state.seq).to.be.greaterThan(client.received.at(-1)!.seq);
+    factory.last.emit({ type: "text.delta", blockId: "b", text: "two" }, { type: "text.completed", blockId: "b", text: "one lost two" }, { type: "turn.finished", outcome: "completed" });
+    await again.client.next("runtime.execution.completed");
+    expect(again.client.kinds()).to.deep.equal(["state(running)", "message.delta", "message.end", "message", "done", "runtime.execution.completed"]);
+    await again.client.close();
+
+    const later = await open({ session_key: "k1" }, checker);
+    expect(later.state.event.data).to.deep.equal({ state: "idle" });
+    expect(checker.violations).to.deep.equal([]);
+  });
+
+  it("a second connection to an attached session is refused with SESSION_ALREADY_CONNECTED", async () => {
+    await open({ session_key: "solo" });
+    const other = await AepClient.connect(listener.url);
+    other.send("init", { session_key: "solo" });
+    const err = await other.next("error");
+    expect(err.event.data).to.deep.include({ code: "SESSION_ALREADY_CONNECTED" });
+    await other.closed;
+  });
+
+  it("control reset gives the worker a new session; terminate ends the session; later inputs are refused", async () => {
+    const { client } = await open();
+    const from = await runPlainTurn(client, "m1", "go");
+    const first = factory.last;
+    first.emit({ type: "worker.ready", workerSessionId: first.options.workerSessionId }, { type: "turn.finished", outcome: "completed" });
+    await client.next("done", from);
+    client.send("control", { action: "reset" });
+    expect((await client.next((e) => e.event.type === "state" && (e.event.data as { state: string }).state === "idle", from)).event.data).to.deep.include({ message: "context reset" });
+    const next = await runPlainTurn(client, "m2", "fresh");
+    expect(factory.last.options.workerSessionId).to.not.equal(first.options.workerSessionId);
+    expect(factory.last.options.resume).to.equal(false);
+    client.send("control", { action: "terminate" });
+    const done = await client.next("done", next);
+    expect(done.event.data).to.deep.equal({ success: false, reason: "terminate" });
+    await client.next((e) => e.event.type === "state" && (e.event.data as { state: string }).state === "terminated", next);
+    client.send("input", { content: "anyone?" }, "m3");
+    expect((await client.next("error", next)).event.data).to.deep.include({ code: "SESSION_TERMINATED" });
+  });
+
+  it("refuses a workdir that does not exist", async () => {
+    const client = await AepClient.connect(listener.url);
+    client.send("init", { workdir: "/definitely/not/here" });
+    expect((await client.next("error")).event.data).to.deep.include({ code: "INVALID_MESSAGE" });
+    await client.closed;
+  });
+
+  it("refuses frames before init and a browser Origin that is not loopback", async () => {
+    const client = await AepClient.connect(listener.url);
+    client.send("input", { content: "too early" });
+    expect((await client.next("error")).event.data).to.deep.include({ code: "PROTOCOL_VIOLATION" });
+    await client.close();
+    let refused = "";
+    await AepClient.connect(listener.url, { headers: { Origin: "https://evil.example" } }).catch((e: Error) => (refused = e.message));
+    expect(refused).to.contain("403");
+    const local = await AepClient.connect(listener.url, { headers: { Origin: "http://localhost:3000" } });
+    await local.close();
+  });
+});
+
+describe("AEP listener with a token", () => {
+  let temp: TempStore;
+  let listener: AepListener;
+  beforeEach(async () => {
+    temp = await tempStore();
+    listener = await startAepListener({ port: 0, host: "127.0.0.1", token: "s3cret", store: temp.store.aep, factory: new ScriptedFactory(), log, workdirFor: workdirResolver({ dataDir: temp.dataDir }) });
+  });
+  afterEach(async () => {
+    await listener.close();
+    await temp.cleanup();
+  });
+
+  it("accepts the token as a Bearer header or as init data, refuses it missing or wrong", async () => {
+    expect((await openSession(listener.url, { token: "s3cret" })).state.event.data).to.deep.equal({ state: "created" });
+    const bearer = await AepClient.connect(listener.url, { headers: { Authorization: "Bearer s3cret" } });
+    bearer.send("init", {});
+    expect((await bearer.next("state")).event.data).to.deep.equal({ state: "created" });
+    let refused = "";
+    await AepClient.connect(listener.url, { headers: { Authorization: "Bearer nope" } }).catch((e: Error) => (refused = e.message));
+    expect(refused).to.contain("401");
+    for (const [data, code] of [[{}, "AUTH_REQUIRED"], [{ token: "nope" }, "UNAUTHORIZED"]] as const) {
+      const c = await AepClient.connect(listener.url);
+      c.send("init", data);
+      expect((await c.next("error")).event.data).to.deep.include({ code });
+      await c.closed;
+    }
+  });
+
+  it("refuses to start on a non-loopback address without a token", async () => {
+    let error = "";
+    await startAepListener({ port: 0, host: "0.0.0.0", store: temp.store.aep, factory: new ScriptedFactory(), log, workdirFor: async () => "/" }).catch((e: Error) => (error = e.message));
+    expect(error).to.contain("aep.token is required");
+  });
+});
