@@ -73,6 +73,7 @@ const sessionSetup = setup({
     terminating: ({ context }) => endsSession(context.pendingControl),
     controlEndsSession: ({ event }) => event.type === "CONTROL" && endsSession(event.control),
   },
+  delays: { idleReclaim: 10 * 60_000 },
 });
 
 const ensureWorker = sessionSetup.createAction(
@@ -152,6 +153,8 @@ export const aepSessionMachine = sessionSetup.createMachine({
   states: {
     idle: {
       entry: applyControl,
+      // A worker nobody used for a while goes (about 190 MB each); the next input resumes its session.
+      after: { idleReclaim: { actions: killWorker } },
       on: {
         INPUT: { target: "busy", actions: ensureWorker },
         STOP: {},

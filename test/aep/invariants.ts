@@ -25,6 +25,8 @@ export class OrderingChecker {
   private lastSeq = 0;
   private turn: Turn | undefined;
   private fresh = true;
+  /** The execution of a turn the last connection was in when it went away (a joined turn continues it). */
+  private interrupted: string | undefined;
   private readonly started = new Set<string>();
   private readonly done = new Set<string>();
   private readonly settled = new Set<string>();
@@ -34,6 +36,7 @@ export class OrderingChecker {
   /** A new connection to the same session begins. */
   reconnected(): void {
     this.fresh = true;
+    this.interrupted = this.turn?.executionId;
     this.turn = undefined;
   }
 
@@ -56,7 +59,7 @@ export class OrderingChecker {
       case "state":
         if (data.state !== "running") return void (this.turn && fail(`state(${data.state}) inside an open turn`));
         if (this.turn) fail("state(running) inside an open turn");
-        this.turn = { executionId: undefined, joined: first, open: new Set(), deltas: new Map(), lost: false, unstreamed: false };
+        this.turn = { executionId: first ? this.interrupted : undefined, joined: first, open: new Set(), deltas: new Map(), lost: false, unstreamed: false };
         return;
       case "done": {
         const turn = this.turn;
