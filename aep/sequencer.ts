@@ -63,7 +63,8 @@ export class Sequencer {
     if (event.type === "done" && this.turn!.dropped) out = { type: "done", data: { ...event.data, dropped: true } };
     this.advance(event, executionId);
     const offer = this.outlet?.offer(out);
-    if (offer === "dropped" && this.turn) this.turn.dropped = true;
+    // done.dropped tells the client its text is incomplete (seed 002): only a lost delta means that.
+    if (offer === "dropped" && this.turn && event.type === "message.delta") this.turn.dropped = true;
     if (offer === "overflow") this.o.onOverflow();
   }
 

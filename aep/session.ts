@@ -196,9 +196,15 @@ export class AepSession {
     const turn = aepTurnMachine.provide({
       actors: {
         deliver: fromPromise(async ({ input }: { input: { executionId: string; content: string; generation: number } }) => {
-          const worker = this.workers.get(input.generation);
-          if (!worker) throw new Error("the worker is gone");
-          await worker.send({ inputId: input.executionId, content: input.content });
+          // Either way the ledger holds the delivery fact before the turn announces it.
+          try {
+            const worker = this.workers.get(input.generation);
+            if (!worker) throw new Error("the worker is gone");
+            await worker.send({ inputId: input.executionId, content: input.content });
+          } catch (err) {
+            await store.setDelivery(input.executionId, "failed", "WORKER_START_FAILED");
+            throw err;
+          }
           await store.setDelivery(input.executionId, "delivered");
         }),
         interrupt: fromPromise(async ({ input }: { input: { generation: number } }) => (await this.workers.get(input.generation)?.interrupt()) ?? false),
@@ -212,11 +218,8 @@ export class AepSession {
       },
       actions: {
         emit: (_, { event, executionId }) => this.emit(event, executionId),
-        ack: (_, { executionId, clientMessageId, status, errorCode }) => {
-          const ack: ServerEvent = { type: "input.ack", data: { client_message_id: clientMessageId, execution_id: executionId, status, ...(errorCode ? { error_code: errorCode } : {}) } };
-          if (status === "delivered") return this.emit(ack); // written inside `deliver`
-          this.afterWrite(store.setDelivery(executionId, status, errorCode), () => this.emit(ack));
-        },
+        ack: (_, { executionId, clientMessageId, status, errorCode }) =>
+          this.emit({ type: "input.ack", data: { client_message_id: clientMessageId, execution_id: executionId, status, ...(errorCode ? { error_code: errorCode } : {}) } }),
         recordStarted: (_, { executionId }) => this.afterWrite(store.setRuntime(executionId, "started"), () => {}),
         settleRuntime: (_, { executionId, end }) => this.settleRuntime(executionId, end),
         killWorker: (_, { generation }) => this.workers.get(generation)?.kill(),

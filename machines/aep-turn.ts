@@ -48,7 +48,7 @@ const turnSetup = setup({
     events: {} as AepTurnEvent,
   },
   actors: {
-    /** Writes the input to the worker, then records delivery in the ledger; rejects when the write failed. */
+    /** Writes the input to the worker and records delivered (or failed, then rejects) in the ledger. */
     deliver: fromPromise<void, { executionId: string; content: string; generation: number }>(async () => {
       throw new Error("deliver must be supplied by the session wiring");
     }),
@@ -59,7 +59,7 @@ const turnSetup = setup({
   actions: {
     /** Through the session's sequencer, tagged with this execution (supplied by the wiring). */
     emit: (_, _params: { event: ServerEvent; executionId: string }) => {},
-    /** input.ack for the ledger's delivery fact (the ledger write of `delivered` already happened in `deliver`). */
+    /** input.ack for the delivery fact `deliver` has already written to the ledger. */
     ack: (_, _params: { executionId: string; clientMessageId: string; status: "delivered" | "failed"; errorCode?: ErrorCode }) => {},
     /** Records runtime `started` in the ledger (supplied by the wiring). */
     recordStarted: (_, _params: { executionId: string }) => {},

@@ -2,6 +2,7 @@
 // input, busy, stop, interactions, crash and resume, reconnect. The worker is scripted here; test/aep/e2e runs the
 // real CLI.
 import { expect } from "chai";
+import { createHash } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -256,6 +257,49 @@ describe("AEP session core (scripted worker)", () => {
     await client.next((e) => e.event.type === "state" && (e.event.data as { state: string }).state === "terminated", next);
     client.send("input", { content: "anyone?" }, "m3");
     expect((await client.next("error", next)).event.data).to.deep.include({ code: "SESSION_TERMINATED" });
+  });
+
+  it("an input the worker could not take is acked failed, then error, done and the runtime failure", async () => {
+    const { client } = await open();
+    const from = client.mark();
+    factory.failSend = new Error("stdin closed");
+    client.send("input", { content: "lost" }, "m1");
+    await client.next("runtime.execution.failed", from);
+    expect(client.kinds(from)).to.deep.equal(["input.ack", "state(running)", "input.ack", "error", "done", "runtime.execution.failed"]);
+    expect(client.of("input.ack", from)[1]).to.deep.include({ status: "failed", error_code: "WORKER_START_FAILED" });
+    expect(client.of("error", from)[0]).to.deep.include({ code: "WORKER_START_FAILED" });
+    expect(await temp.store.aep.getInput(client.sessionId, "m1")).to.deep.include({ deliveryStatus: "failed", runtimeStatus: "failed" });
+  });
+
+  it("after a gateway restart an input whose delivery nobody confirmed is unknown, and a retry of it is never re-sent", async () => {
+    const { client } = await open({ session_key: "restart" });
+    const sessionId = client.sessionId;
+    await client.close();
+    await listener.close();
+    // The gateway went down between the ledger write and the worker's write.
+    const payloadHash = createHash("sha256").update(JSON.stringify({ content: "x" })).digest("hex");
+    await temp.store.aep.recordInput({ sessionId, clientMessageId: "in-flight", executionId: "exec_lost", payloadHash });
+    await temp.store.aep.settleAfterRestart();
+    listener = await startAepListener({ port: 0, host: "127.0.0.1", store: temp.store.aep, factory, log, workdirFor: workdirResolver({ dataDir: temp.dataDir }) });
+    const { client: again, state } = await open({ session_key: "restart" });
+    expect(state.session_id).to.equal(sessionId);
+    expect(state.event.data).to.deep.equal({ state: "idle" });
+    expect(state.seq).to.be.greaterThan(1);
+    const row = (await temp.store.aep.getInput(sessionId, "in-flight"))!;
+    expect(row.deliveryStatus).to.equal("unknown");
+    again.send("input", { content: "x" }, "in-flight");
+    const ack = await again.next("input.ack");
+    expect(ack.event.data).to.deep.equal({ client_message_id: "in-flight", execution_id: "exec_lost", status: "unknown", duplicate: true });
+    expect(factory.workers).to.have.length(0);
+  });
+
+  it("control delete forgets the session: the same key later opens a new one", async () => {
+    const { client, state } = await open({ session_key: "gone" });
+    client.send("control", { action: "delete" });
+    await client.closed;
+    const next = await open({ session_key: "gone" });
+    expect(next.state.event.data).to.deep.equal({ state: "created" });
+    expect(next.state.session_id).to.not.equal(state.session_id);
   });
 
   it("refuses a workdir that does not exist", async () => {
