@@ -24,6 +24,8 @@ export interface AepListenerOptions extends Omit<SessionDeps, "onForget" | "reso
   /** Resolves the working directory of a new session (client choice or default). */
   workdirFor(requested: string | undefined): Promise<string>;
   limits?: QueueLimits;
+  /** Live sessions kept in memory (default MAX_LIVE_SESSIONS). */
+  maxLiveSessions?: number;
 }
 
 export interface AepListener {
@@ -37,7 +39,7 @@ export function isLoopback(host: string): boolean {
 
 export async function startAepListener(o: AepListenerOptions): Promise<AepListener> {
   if (!isLoopback(o.host) && !o.token) throw new Error(`aep.host ${o.host} is not a loopback address: aep.token is required`);
-  const registry = new AepRegistry(o.store, { ...o, resolveWorkdir: (w) => o.workdirFor(w) });
+  const registry = new AepRegistry(o.store, { ...o, resolveWorkdir: (w) => o.workdirFor(w) }, o.maxLiveSessions);
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   const server = createServer((_req, res) => {
     res.writeHead(404, { "content-type": "text/plain" }).end("AEP v1 lives at /ws (WebSocket)\n");

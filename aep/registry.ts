@@ -6,6 +6,9 @@ import { AttachRefused } from "../machines/aep-connection.js";
 import type { AepStore } from "../store/index.js";
 import { AepSession, type SessionDeps, type SessionLink } from "./session.js";
 
+/** Live sessions (each may hold a worker process of ~190 MB); beyond it detached idle ones are put away first. */
+export const MAX_LIVE_SESSIONS = 64;
+
 export interface OpenRequest {
   sessionKey?: string;
   /** Already resolved and checked by the listener. */
@@ -16,7 +19,11 @@ export class AepRegistry {
   private readonly sessions = new Map<string, AepSession>();
   private opening: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly store: AepStore, private readonly deps: Omit<SessionDeps, "onForget">) {}
+  constructor(
+    private readonly store: AepStore,
+    private readonly deps: Omit<SessionDeps, "onForget">,
+    private readonly maxLive: number = MAX_LIVE_SESSIONS,
+  ) {}
 
   /** Finds or creates the session and attaches `link`; `isOpen` is checked last so a closed socket never attaches. */
   open(request: OpenRequest, link: SessionLink, isOpen: () => boolean): Promise<AepSession> {
@@ -36,6 +43,7 @@ export class AepRegistry {
     let session = request.sessionKey ? [...this.sessions.values()].find((s) => s.sessionKey === request.sessionKey) : undefined;
     let created = false;
     if (!session) {
+      await this.makeRoom();
       const stored = request.sessionKey ? await this.store.findSessionByKey(request.sessionKey) : undefined;
       if (stored) {
         session = this.adopt(new AepSession({ ...stored, state: "idle" }, this.sessionDeps()));
@@ -66,6 +74,17 @@ export class AepRegistry {
     if (!isOpen()) throw new AttachRefused("INTERNAL_ERROR", "connection closed during init");
     session.attach(link, created);
     return session;
+  }
+
+  /** Closes detached idle sessions (their facts stay in the store; the key revives them) until there is room. */
+  private async makeRoom(): Promise<void> {
+    if (this.sessions.size < this.maxLive) return;
+    const idle = [...this.sessions.values()].filter((s) => !s.attached && s.state !== "running");
+    for (const s of idle.slice(0, this.sessions.size - this.maxLive + 1)) {
+      this.sessions.delete(s.sessionId);
+      await s.close();
+    }
+    if (this.sessions.size >= this.maxLive) throw new AttachRefused("GATEWAY_OVERLOAD", `${this.maxLive} sessions are live and in use; retry later`);
   }
 
   private adopt(session: AepSession): AepSession {

@@ -124,7 +124,8 @@ describe("AEP sequencer and backpressure", () => {
     );
     fc.assert(
       fc.property(fc.array(step, { maxLength: 200 }), (steps) => {
-        const { sequencer, socket, violations } = rig();
+        // A hard limit the steps cannot reach: giving up the connection is the other test's subject.
+        const { sequencer, socket, violations } = rig({ capacity: 4, hardLimit: 1_000, socketHighWater: 1 });
         let acks = 0;
         let produced = 0;
         sequencer.emit(running, "x1");

@@ -176,6 +176,35 @@ describe("AEP session core (scripted worker)", () => {
     await client.next("done", from);
   });
 
+  it("maps reasoning, tool calls and results, steps and elicitations to their AEP kinds", async () => {
+    const { client } = await open();
+    const from = await runPlainTurn(client, "m1", "think");
+    const worker = factory.last;
+    worker.beginTurn();
+    worker.emit(
+      { type: "reasoning.delta", blockId: "r", text: "hmm" },
+      { type: "reasoning.completed", blockId: "r", text: "hmm" },
+      { type: "reasoning.completed", blockId: "r2", text: "not streamed" },
+      { type: "tool.called", id: "t1", name: "Read", input: { file_path: "/x" } },
+      { type: "tool.result", id: "t1", output: "boom", isError: true },
+      { type: "step", name: "api_retry", detail: { attempt: 1 } },
+      { type: "text.completed", blockId: "b", text: "whole" },
+      { type: "interaction.requested", id: "e1", kind: "elicitation", payload: { mcp_server_name: "srv", message: "Name?", requested_schema: { type: "object" } } },
+    );
+    const ask = await client.next("elicitation_request", from);
+    expect(ask.event.data).to.deep.equal({ id: "e1", mcp_server_name: "srv", message: "Name?", requested_schema: { type: "object" } });
+    client.send("elicitation_response", { id: "e1", action: "accept", content: { name: "Ada" } });
+    while (worker.answers.length < 1) await new Promise((r) => setImmediate(r));
+    expect(worker.answers[0]).to.deep.equal({ id: "e1", answer: { kind: "elicitation", action: "accept", content: { name: "Ada" } } });
+    worker.emit({ type: "turn.finished", outcome: "completed" });
+    await client.next("done", from);
+    expect(client.of("reasoning", from)).to.deep.equal([{ id: "r", content: "hmm" }, { id: "r2", content: "not streamed" }]);
+    expect(client.of("tool_call", from)).to.deep.equal([{ id: "t1", name: "Read", input: { file_path: "/x" } }]);
+    expect(client.of("tool_result", from)).to.deep.equal([{ id: "t1", output: "boom", error: "boom", status: "failed" }]);
+    expect(client.of("step", from)).to.deep.equal([{ id: "step_api_retry", step_type: "api_retry", name: "api_retry", output: { attempt: 1 } }]);
+    expect(client.kinds(from).filter((k) => k.startsWith("message"))).to.deep.equal(["message.start", "message.end", "message"]);
+  });
+
   it("a worker crash mid-turn is error(WORKER_CRASH) then done; the next input resumes the worker's session", async () => {
     const { client } = await open();
     const from = await runPlainTurn(client, "m1", "go");
@@ -300,6 +329,20 @@ describe("AEP session core (scripted worker)", () => {
     const next = await open({ session_key: "gone" });
     expect(next.state.event.data).to.deep.equal({ state: "created" });
     expect(next.state.session_id).to.not.equal(state.session_id);
+  });
+
+  it("keeps a bounded number of live sessions: detached idle ones are put away and revived by their key", async () => {
+    await listener.close();
+    listener = await startAepListener({ port: 0, host: "127.0.0.1", store: temp.store.aep, factory, log, workdirFor: workdirResolver({ dataDir: temp.dataDir }), maxLiveSessions: 2 });
+    const a = await open({ session_key: "a" });
+    await a.client.close();
+    await open({ session_key: "b" });
+    await open({ session_key: "c" }); // puts "a" away
+    const refused = await AepClient.connect(listener.url);
+    refused.send("init", { session_key: "a", workdir });
+    expect((await refused.next("error")).event.data).to.deep.include({ code: "GATEWAY_OVERLOAD" });
+    await refused.closed;
+    expect(await temp.store.aep.findSessionByKey("a")).to.deep.include({ sessionId: a.state.session_id, state: "idle" });
   });
 
   it("refuses a workdir that does not exist", async () => {
