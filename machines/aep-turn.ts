@@ -156,8 +156,8 @@ function endOf(context: AepTurnContext, w: Extract<WorkerEvent, { type: "turn.fi
   const usage = w.usage;
   if (w.outcome === "completed") return { outcome: "completed", usage };
   if (w.outcome === "stopped" || context.stopRequested) return { outcome: "stopped", reason: context.stopRequested ? context.stopReason : "interrupted", usage };
-  const fallback: ErrorCode = w.outcome === "limit" ? "TURN_TIMEOUT" : "INTERNAL_ERROR";
-  return { outcome: "failed", code: errorCodeOf(w.errorCode, fallback), message: w.message ?? `turn ${w.outcome}`, usage };
+  // Seed 002 has no code for an upstream error or a turn limit; the message says which it was.
+  return { outcome: "failed", code: errorCodeOf(w.errorCode), message: w.message ?? `turn ${w.outcome}`, usage };
 }
 
 const holdWorkerEvent = turnSetup.createAction(
