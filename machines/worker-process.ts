@@ -1,6 +1,6 @@
 // WorkerProcess: one OS process of a worker (notes §5.1), numbered by its generation so that late callbacks of a
 // replaced process are recognisable. spawning → ready ⇄ busy → draining → exited | crashed. "busy" = a turn is open
-// or an input was written and has not been settled. Closing is EOF, "finish then exit" (fixture d2), with a kill
+// or an input was sent and has not been settled. Closing is EOF, "finish then exit" (fixture d2), with a kill
 // after a grace period. How it ended is decided here: a signal, or an exit while busy, is a crash; exit code 1
 // after an error result is a normal end (fixtures b5, f1). Spawning, EOF, kill and the exit report are actions the
 // driver supplies with .provide().
@@ -12,7 +12,8 @@ export interface WorkerProcessInput {
 
 export type WorkerProcessEvent =
   | { type: "SPAWNED" }
-  | { type: "INPUT_WRITTEN"; inputId: string }
+  /** An input was handed to the stdin writer. */
+  | { type: "INPUT_SENT"; inputId: string }
   | { type: "INPUT_STARTED"; inputId: string }
   | { type: "INPUT_COMPLETED"; inputId: string }
   | { type: "TURN_STARTED" }
@@ -34,7 +35,7 @@ export interface WorkerProcessExit {
 interface WorkerProcessContext {
   generation: number;
   turnOpen: boolean;
-  /** Inputs written and not settled; `started` ones are settled by the end of their turn. */
+  /** Inputs sent and not settled; `started` ones are settled by the end of their turn. */
   inputs: ReadonlyArray<{ inputId: string; started: boolean }>;
 }
 
@@ -51,9 +52,9 @@ const workerProcessSetup = setup({
     endInput: () => {},
     killGroup: () => {},
     reportExit: (_, _params: WorkerProcessExit) => {},
-    trackWritten: assign({
+    trackSent: assign({
       inputs: ({ context, event }) =>
-        event.type === "INPUT_WRITTEN" ? [...withoutInput(context, event.inputId), { inputId: event.inputId, started: false }] : context.inputs,
+        event.type === "INPUT_SENT" ? [...withoutInput(context, event.inputId), { inputId: event.inputId, started: false }] : context.inputs,
     }),
     trackStarted: assign({
       inputs: ({ context, event }) =>
@@ -80,7 +81,7 @@ const workerProcessSetup = setup({
 
 /** Bookkeeping shared by every live state. */
 const tracking = {
-  INPUT_WRITTEN: { actions: "trackWritten" },
+  INPUT_SENT: { actions: "trackSent" },
   INPUT_STARTED: { actions: "trackStarted" },
   INPUT_COMPLETED: { actions: "trackCompleted" },
   TURN_STARTED: { actions: "openTurn" },

@@ -28,9 +28,10 @@ export type WorkerEvent =
   | { type: "input.completed"; inputId: string }
   | { type: "turn.started"; inputId?: string }
   | { type: "text.delta"; blockId: string; text: string }
-  | { type: "text.completed"; blockId: string; text: string }
+  /** `abandoned`: the worker retracted the block (its stream broke and the call was retried); not part of the answer. */
+  | { type: "text.completed"; blockId: string; text: string; abandoned?: boolean }
   | { type: "reasoning.delta"; blockId: string; text: string }
-  | { type: "reasoning.completed"; blockId: string; text: string }
+  | { type: "reasoning.completed"; blockId: string; text: string; abandoned?: boolean }
   | { type: "tool.called"; id: string; name: string; input: unknown }
   | { type: "tool.result"; id: string; output: string; isError: boolean }
   | { type: "interaction.requested"; id: string; kind: InteractionKind; payload: Record<string, unknown> }

@@ -3,8 +3,9 @@
 // message_start (with usage), a ping, content_block_start/delta/stop per block (text_delta, thinking_delta +
 // signature_delta, redacted_thinking without deltas, input_json_delta), message_delta (stop_reason + usage),
 // message_stop. Fault modes: an HTTP error with the API's error body, a slow stream, a hold (hang) at a chosen point,
-// a mid-stream disconnect and an `error` event. count_tokens and non-streamed calls (the CLI's model probe) get
-// harmless answers without consuming the queue.
+// a mid-stream disconnect and an `error` event. count_tokens gets a harmless answer. Non-streamed calls (the CLI's
+// model probe; also its fallback after a stream broke mid-way) take their own queue, `enqueueUnstreamed`, and get a
+// harmless "ok" message when it is empty.
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { readBody, waitUntil } from "./util.js";
@@ -73,6 +74,8 @@ export interface FakeAnthropic {
   enqueue(...replies: ScriptedReply[]): void;
   /** Replies still queued; a test can assert the client made every call it scripted. */
   pending(): number;
+  /** Replies for non-streamed POST /v1/messages calls, answered as one JSON message (fault hooks do not apply). */
+  enqueueUnstreamed(...replies: ScriptedReply[]): void;
   /** Resolves once `count` streamed message requests have arrived. */
   waitForMessageRequests(count: number, timeoutMs?: number): Promise<RecordedRequest[]>;
   close(): Promise<void>;
@@ -98,6 +101,7 @@ const errorTypeByStatus: Record<number, string> = {
 
 export async function startFakeAnthropic(): Promise<FakeAnthropic> {
   const queue: ScriptedReply[] = [];
+  const unstreamed: ScriptedReply[] = [];
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   let messageSeq = 0;
@@ -128,7 +132,9 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
       return sendJson(res, 200, { input_tokens: Math.max(1, Math.ceil(raw.byteLength / 4)) });
     }
     if (req.method === "POST" && path === "/v1/messages" && !scripted) {
-      return sendJson(res, 200, cannedMessage(`msg_fake_${++messageSeq}`, String(body?.model ?? "")));
+      const reply = unstreamed.shift() ?? { blocks: [{ type: "text", text: "ok" }], usage: { input_tokens: 1, output_tokens: 1 } };
+      if ("status" in reply) return sendReplyError(res, reply);
+      return sendJson(res, 200, wholeMessage(reply, `msg_fake_${++messageSeq}`, String(body?.model ?? ""), () => `toolu_fake_${++toolSeq}`));
     }
     if (!scripted) return sendError(res, 404, "not_found_error", `fake-anthropic: no route ${req.method} ${path}`);
 
@@ -137,11 +143,7 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
     if (reply === undefined) {
       return sendError(res, 400, "invalid_request_error", `fake-anthropic: no scripted reply left for request #${requests.length}`);
     }
-    if ("status" in reply) {
-      const type = reply.error?.type ?? errorTypeByStatus[reply.status] ?? "api_error";
-      for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
-      return sendError(res, reply.status, type, reply.error?.message ?? `fake ${type}`);
-    }
+    if ("status" in reply) return sendReplyError(res, reply);
     await streamReply(req, res, reply, `msg_fake_${++messageSeq}`, String(body?.model ?? ""), () => `toolu_fake_${++toolSeq}`);
   }
 
@@ -155,6 +157,7 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
     messageRequests,
     enqueue: (...replies) => void queue.push(...replies),
     pending: () => queue.length,
+    enqueueUnstreamed: (...replies) => void unstreamed.push(...replies),
     waitForMessageRequests: (count, timeoutMs = 10_000) =>
       waitUntil(
         () => messageRequests().length >= count,
@@ -187,7 +190,8 @@ async function streamReply(
   async function beforeDelta(): Promise<boolean> {
     if (reply.holdAfterDeltas === deltas) await Promise.race([reply.release ?? new Promise(() => {}), gone]);
     if (reply.disconnectAfterDeltas === deltas) {
-      req.socket.destroy();
+      // end(), not destroy(): what was written so far still reaches the client, then the body stops short.
+      req.socket.end();
       return false;
     }
     if (reply.errorAfterDeltas === deltas) {
@@ -229,10 +233,9 @@ async function streamReply(
     sse.event("content_block_stop", { type: "content_block_stop", index });
   }
   if (!(await beforeDelta())) return;
-  const stopReason = reply.stopReason ?? (reply.blocks.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn");
   sse.event("message_delta", {
     type: "message_delta",
-    delta: { stop_reason: stopReason, stop_sequence: null },
+    delta: { stop_reason: stopReasonOf(reply), stop_sequence: null },
     usage: { output_tokens: usage.output_tokens },
   });
   sse.event("message_stop", { type: "message_stop" });
@@ -279,17 +282,40 @@ function split(text: string, size: number | undefined): string[] {
   return pieces;
 }
 
-function cannedMessage(id: string, model: string): object {
+/** A scripted reply as the non-streamed API returns it: one message object. */
+function wholeMessage(reply: StreamedReply, id: string, model: string, nextToolId: () => string): object {
+  const content = reply.blocks.map((block) => {
+    switch (block.type) {
+      case "text":
+        return block;
+      case "thinking":
+        return { type: "thinking", thinking: block.thinking, signature: block.signature ?? "c2lnbmF0dXJl" };
+      case "redacted_thinking":
+        return block;
+      case "tool_use":
+        return { type: "tool_use", id: block.id ?? nextToolId(), name: block.name, input: typeof block.input === "string" ? JSON.parse(block.input) : block.input };
+    }
+  });
   return {
     id,
     type: "message",
     role: "assistant",
     model,
-    content: [{ type: "text", text: "ok" }],
-    stop_reason: "end_turn",
+    content,
+    stop_reason: stopReasonOf(reply),
     stop_sequence: null,
-    usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    usage: { ...defaultUsage, ...reply.usage },
   };
+}
+
+function stopReasonOf(reply: StreamedReply): string {
+  return reply.stopReason ?? (reply.blocks.some((b) => b.type === "tool_use") ? "tool_use" : "end_turn");
+}
+
+function sendReplyError(res: ServerResponse, reply: Extract<ScriptedReply, { status: number }>): void {
+  const type = reply.error?.type ?? errorTypeByStatus[reply.status] ?? "api_error";
+  for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
+  sendError(res, reply.status, type, reply.error?.message ?? `fake ${type}`);
 }
 
 class SseWriter {

@@ -135,14 +135,25 @@ describe("claude-code driver with the real CLI", function () {
     expect(log.events().some((e) => e.type === "worker.exited")).to.equal(false);
   });
 
-  it("an upstream 500 ends the turn as api_error after one retry; exit code 1 at EOF is not a crash", async () => {
-    rig.fake.enqueue({ status: 500, error: { message: "injected failure" } }, { status: 500, error: { message: "injected failure" } });
+  it("upstream faults: a broken stream is retried unstreamed and its preview abandoned; a 500 ends the turn as api_error; exit 1 at EOF is no crash", async () => {
+    rig.fake.enqueue({ blocks: [{ type: "text", text: "abcdefgh" }], chunkSize: 2, errorAfterDeltas: 2 });
+    rig.fake.enqueueUnstreamed({ blocks: [{ type: "text", text: "Recovered." }] });
     const { worker, log } = rig.start({ workerSessionId: randomUUID() });
-    await worker.send({ inputId: "fail", content: "please fail" });
+    await worker.send({ inputId: "broken", content: "stream and break" });
+    expect(await log.next("turn.finished")).to.deep.include({ outcome: "completed" });
+    const completed = log.events().filter((e) => e.type === "text.completed");
+    expect(completed.map((e) => e.type === "text.completed" && [e.text, e.abandoned === true])).to.deep.equal([
+      ["abcd", true],
+      ["Recovered.", false],
+    ]);
+    expect(rig.fake.requests.filter((r) => r.path === "/v1/messages").map((r) => r.body.stream === true)).to.deep.equal([true, false]);
 
-    const done = await log.next("turn.finished");
+    const from = log.mark();
+    rig.fake.enqueue({ status: 500, error: { message: "injected failure" } }, { status: 500, error: { message: "injected failure" } });
+    await worker.send({ inputId: "fail", content: "please fail" });
+    const done = await log.next("turn.finished", from);
     expect(done).to.deep.include({ outcome: "api_error", errorCode: "api_error" });
-    const events = log.events();
+    const events = log.events(from);
     const kinds = events.map((e) => e.type).filter((t) => ["step", "turn.error", "turn.finished", "text.completed"].includes(t));
     expect(kinds).to.deep.equal(["step", "turn.error", "turn.finished"]);
     expect(events.find((e) => e.type === "step")).to.deep.include({ name: "api_retry" });

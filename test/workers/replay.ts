@@ -70,7 +70,7 @@ export function replayRecording(scenario: string): Replay {
       // The driver always sends a uuid; recordings without one cannot be tracked by the process machine.
       if (typeof line.frame.uuid === "string") {
         mapper.registerInput(inputId, line.frame.uuid);
-        machine.send({ type: "INPUT_WRITTEN", inputId });
+        machine.send({ type: "INPUT_SENT", inputId });
       }
     }
     if (line.frame.type === "control_response") {

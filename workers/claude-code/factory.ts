@@ -48,8 +48,12 @@ export function createClaudeCodeWorkerFactory(options: ClaudeCodeFactoryOptions 
         env,
       });
       const worker = new ClaudeCodeWorker(generation, plan, limits, listener);
-      // Asked to resume but nothing to resume (transcript gone): the session continues without its history.
-      if (start.resume && !plan.resumed) listener({ type: "step", name: "resume_unavailable", detail: { workerSessionId: start.workerSessionId } }, generation);
+      // Asked to resume but nothing to resume (transcript gone): the session continues without its history. Told
+      // after start() has returned, like every other event.
+      const started = generation;
+      if (start.resume && !plan.resumed) {
+        queueMicrotask(() => listener({ type: "step", name: "resume_unavailable", detail: { workerSessionId: start.workerSessionId } }, started));
+      }
       return worker;
     },
   };

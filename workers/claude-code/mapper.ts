@@ -51,10 +51,6 @@ export class ClaudeCodeMapper {
     this.inputsByUuid.set(uuid, inputId);
   }
 
-  isTurnOpen(): boolean {
-    return this.turnOpen;
-  }
-
   handle(frame: StdoutFrame): void {
     switch (frame.type) {
       case "system":
@@ -135,7 +131,14 @@ export class ClaudeCodeMapper {
   private onStreamEvent(frame: StreamEventFrame): void {
     const { event } = frame;
     const messageId = frame.api_message_id ?? event.message?.id;
-    if (messageId === undefined || typeof event.index !== "number") return;
+    if (messageId === undefined) return;
+    // A stream that broke mid-block is retried as a new message with no stop for the old blocks: close them here.
+    if (event.type === "message_start") {
+      for (const blockId of [...this.openBlocks.keys()]) if (!blockId.startsWith(`${messageId}:`)) this.completeBlock(blockId, false);
+      return;
+    }
+    if (event.type === "message_stop") return this.stopMessage(messageId, frame.abandoned_blocks);
+    if (typeof event.index !== "number") return;
     const blockId = `${messageId}:${event.index}`;
     if (event.type === "content_block_start") {
       const type = event.content_block?.type;
@@ -152,17 +155,33 @@ export class ClaudeCodeMapper {
         this.emit({ type: "reasoning.delta", blockId, text: delta.thinking });
       }
     } else if (event.type === "content_block_stop") {
-      this.completeBlock(blockId);
+      // Its `assistant` frame normally came first; without one the block may be retracted: message_stop tells.
+      if (this.openBlocks.get(blockId)?.final !== undefined) this.completeBlock(blockId, false);
     }
   }
 
-  private completeBlock(blockId: string): void {
+  /**
+   * The end of an API message. When its stream broke, the CLI closes it itself and names the retracted blocks
+   * (`abandoned_blocks: {api_message_id, from_block_index}`) before retrying the call.
+   */
+  private stopMessage(messageId: string, abandoned: unknown): void {
+    const from =
+      typeof abandoned === "object" && abandoned !== null && (abandoned as { api_message_id?: unknown }).api_message_id === messageId
+        ? Number((abandoned as { from_block_index?: unknown }).from_block_index)
+        : Number.POSITIVE_INFINITY;
+    for (const blockId of [...this.openBlocks.keys()]) {
+      if (blockId.startsWith(`${messageId}:`)) this.completeBlock(blockId, Number(blockId.slice(messageId.length + 1)) >= from);
+    }
+  }
+
+  private completeBlock(blockId: string, abandoned: boolean): void {
     const block = this.openBlocks.get(blockId);
     if (!block) return;
     this.openBlocks.delete(blockId);
     const text = block.final ?? block.streamed;
-    if (block.kind === "text") this.emit({ type: "text.completed", blockId, text });
-    if (block.kind === "reasoning") this.emit({ type: "reasoning.completed", blockId, text });
+    const flag = abandoned ? { abandoned: true } : {};
+    if (block.kind === "text") this.emit({ type: "text.completed", blockId, text, ...flag });
+    if (block.kind === "reasoning") this.emit({ type: "reasoning.completed", blockId, text, ...flag });
   }
 
   private onAssistant(frame: MessageFrame): void {
@@ -204,7 +223,7 @@ export class ClaudeCodeMapper {
   }
 
   private onResult(frame: StdoutFrame): void {
-    for (const blockId of [...this.openBlocks.keys()]) this.completeBlock(blockId);
+    for (const blockId of [...this.openBlocks.keys()]) this.completeBlock(blockId, false);
     for (const id of this.interactions.withdrawAll()) this.emit({ type: "interaction.withdrawn", id });
     this.assistantBlocks.clear();
     this.turnOpen = false;

@@ -20,7 +20,7 @@ export interface WorkerLimits {
   readonly closeGraceMs: number;
   readonly maxLineChars: number;
   readonly maxUnmatchedResponses: number;
-  /** stderr lines reported as `step` events (the rest are counted, not shown). */
+  /** stderr lines reported as `step` events; later ones are dropped. */
   readonly maxStderrLines: number;
 }
 
@@ -31,6 +31,7 @@ export class ClaudeCodeWorker implements Worker {
   private child: ChildProcessWithoutNullStreams | undefined;
   private writer: StdinWriter | undefined;
   private stderrLines = 0;
+  private closed = false;
   private exitedAt: Promise<void>;
   private markExited!: () => void;
 
@@ -66,9 +67,10 @@ export class ClaudeCodeWorker implements Worker {
     const writer = this.liveWriter();
     const uuid = randomUUID();
     this.mapper.registerInput(input.inputId, uuid);
-    const frame = stdinFrames.user(input.content, uuid);
-    await writer.write(frame);
-    this.actor.send({ type: "INPUT_WRITTEN", inputId: input.inputId });
+    // Tracked before the write settles: the CLI's lifecycle frames for it may be read before the write callback runs.
+    const written = writer.write(stdinFrames.user(input.content, uuid));
+    this.actor.send({ type: "INPUT_SENT", inputId: input.inputId });
+    await written;
   }
 
   /** An answer for an id that is no longer open (withdrawn, already answered) is dropped: the CLI stopped waiting. */
@@ -139,6 +141,7 @@ export class ClaudeCodeWorker implements Worker {
   }
 
   private onClosed(code: number | null, signal: string | null): void {
+    this.closed = true;
     this.control.close("the claude-code process has exited");
     this.actor.send({ type: "EXITED", code, signal });
   }
@@ -148,22 +151,21 @@ export class ClaudeCodeWorker implements Worker {
     if (this.stderrLines <= this.limits.maxStderrLines) this.emit({ type: "step", name: "stderr", detail: { line } });
   }
 
+  /** The whole group, even after the leader exited: a tool's child holding stdout open would delay `close`. */
   private signalGroup(signal: NodeJS.Signals): void {
     const pid = this.child?.pid;
-    if (pid === undefined || this.child?.exitCode !== null || this.child.signalCode !== null) return;
+    if (pid === undefined || this.closed) return;
     try {
       process.kill(-pid, signal);
     } catch {
-      this.child.kill(signal); // the group is gone already; make sure the leader is too
+      // ESRCH: nobody is left in the group.
     }
   }
 
   private onWorkerEvent(event: WorkerEvent): void {
     const tracked = trackingEventOf(event);
-    // The turn's end is recorded after the event went out, so the listener sees turn.finished before worker.exited.
-    if (tracked && event.type !== "turn.finished") this.actor.send(tracked);
+    if (tracked) this.actor.send(tracked);
     this.emit(event);
-    if (tracked && event.type === "turn.finished") this.actor.send(tracked);
   }
 
   private reportExit(exit: WorkerProcessExit): void {
