@@ -27,6 +27,8 @@ export function mapContent(state: MappingState, event: ContentEvent): { state: M
       const open = state.openText.includes(event.blockId);
       const message: ServerEvent = { type: "message", data: { id: event.blockId, role: "assistant", content: event.text, content_type: "text" } };
       // A block that never streamed (no partial messages) still opens and closes, so every text has the same shape.
+      // A block the worker retracted (its call was retried) is closed but never offered as the answer.
+      if (event.abandoned) return { state: { ...state, openText: state.openText.filter((id) => id !== event.blockId) }, events: open ? [{ type: "message.end", data: { message_id: event.blockId } }] : [] };
       const events: ServerEvent[] = [
         ...(open ? [] : [messageStart(event.blockId)]),
         { type: "message.end", data: { message_id: event.blockId } },
@@ -39,7 +41,7 @@ export function mapContent(state: MappingState, event: ContentEvent): { state: M
       return { state: { ...state, streamedReasoning: streamed }, events: [{ type: "reasoning", data: { id: event.blockId, content: event.text } }] };
     }
     case "reasoning.completed":
-      if (state.streamedReasoning.includes(event.blockId)) return { state: { ...state, streamedReasoning: state.streamedReasoning.filter((id) => id !== event.blockId) }, events: [] };
+      if (event.abandoned || state.streamedReasoning.includes(event.blockId)) return { state: { ...state, streamedReasoning: state.streamedReasoning.filter((id) => id !== event.blockId) }, events: [] };
       return { state, events: [{ type: "reasoning", data: { id: event.blockId, content: event.text } }] };
     case "tool.called":
       return { state, events: [{ type: "tool_call", data: { id: event.id, name: event.name, input: asRecord(event.input) } }] };
