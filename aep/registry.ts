@@ -11,7 +11,7 @@ export const MAX_LIVE_SESSIONS = 64;
 
 export interface OpenRequest {
   sessionKey?: string;
-  /** Already resolved and checked by the listener. */
+  /** Resolves and checks the working directory; called only when a new session is created. */
   workdir: () => Promise<string>;
 }
 
@@ -46,7 +46,7 @@ export class AepRegistry {
       await this.makeRoom();
       const stored = request.sessionKey ? await this.store.findSessionByKey(request.sessionKey) : undefined;
       if (stored) {
-        session = this.adopt(new AepSession({ ...stored, state: "idle" }, this.sessionDeps()));
+        session = this.adopt(new AepSession(stored, this.sessionDeps()));
       } else {
         const record = {
           sessionId: `sess_${randomUUID()}`,
@@ -68,7 +68,7 @@ export class AepRegistry {
       this.sessions.delete(session.sessionId);
       const stored = await this.store.getSession(session.sessionId);
       if (!stored) throw new AttachRefused("SESSION_NOT_FOUND", "the session is gone");
-      session = this.adopt(new AepSession({ ...stored, state: "idle" }, this.sessionDeps()));
+      session = this.adopt(new AepSession(stored, this.sessionDeps()));
     }
     if (session.attached) throw new AttachRefused("SESSION_ALREADY_CONNECTED", `session ${session.sessionId} already has a connection; retry once it has closed`);
     if (!isOpen()) throw new AttachRefused("INTERNAL_ERROR", "connection closed during init");

@@ -43,10 +43,6 @@ export class Sequencer {
     return this.seq;
   }
 
-  get turnOpen(): boolean {
-    return this.turn !== undefined;
-  }
-
   attach(outlet: Outlet): void {
     this.outlet = outlet;
   }
