@@ -288,6 +288,30 @@ describe("AEP session core (scripted worker)", () => {
     expect((await client.next("error", next)).event.data).to.deep.include({ code: "SESSION_TERMINATED" });
   });
 
+  it("control gc releases the worker (the next input resumes it); cd moves the session to another directory with a new worker session", async () => {
+    const { client } = await open();
+    let from = await runPlainTurn(client, "m1", "go");
+    const first = factory.last;
+    first.emit({ type: "worker.ready", workerSessionId: first.options.workerSessionId }, { type: "turn.finished", outcome: "completed" });
+    await client.next("done", from);
+    client.send("control", { action: "gc" });
+    await client.next((e) => e.event.type === "state" && (e.event.data as { message?: string }).message === "worker released", from);
+    expect(first.killed).to.equal(true);
+    from = await runPlainTurn(client, "m2", "again");
+    expect(factory.last.options).to.deep.include({ workerSessionId: first.options.workerSessionId, resume: true });
+    factory.last.emit({ type: "turn.finished", outcome: "completed" });
+    await client.next("done", from);
+
+    const elsewhere = await mkdtemp(join(tmpdir(), "aep-cd-"));
+    client.send("control", { action: "cd", workdir: elsewhere });
+    await client.next((e) => e.event.type === "state" && (e.event.data as { message?: string }).message === `working directory ${elsewhere}`, from);
+    await runPlainTurn(client, "m3", "there");
+    expect(factory.last.options).to.deep.include({ workdir: elsewhere, resume: false });
+    expect(factory.last.options.workerSessionId).to.not.equal(first.options.workerSessionId);
+    client.send("control", { action: "cd" });
+    expect((await client.next("error", from)).event.data).to.deep.include({ code: "INVALID_MESSAGE" });
+  });
+
   it("an input the worker could not take is acked failed, then error, done and the runtime failure", async () => {
     const { client } = await open();
     const from = client.mark();
