@@ -47,6 +47,15 @@ export class Sequencer {
     this.outlet = outlet;
   }
 
+  /**
+   * Tells a newly attached client where the session stands. Inside an open turn that is state(running): the client
+   * joins the turn (it does not open a second one), and the turn's remaining events follow.
+   */
+  announce(state: "created" | "idle" | "terminated"): void {
+    if (this.turn) this.outlet?.offer({ type: "state", data: { state: "running", message: "turn in progress" } });
+    else this.emit({ type: "state", data: { state } });
+  }
+
   detach(outlet: Outlet): void {
     if (this.outlet === outlet) this.outlet = undefined;
   }

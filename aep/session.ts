@@ -76,10 +76,7 @@ export class AepSession {
     this.link = link;
     link.bind(this);
     this.sequencer.attach(link);
-    const state: SessionState = created ? "created" : this.state;
-    // Mid-turn the honest answer is running; the turn's remaining events follow.
-    if (state === "running") link.offer({ type: "state", data: { state: "running", message: "turn in progress" } });
-    else this.emit({ type: "state", data: { state } });
+    this.sequencer.announce(created ? "created" : this.state === "terminated" ? "terminated" : "idle");
   }
 
   detach(link: SessionLink): void {
