@@ -19,6 +19,7 @@ Options for serve:
   --data-dir DIR   store directory (default $XDG_DATA_HOME/byok-gateway or ~/.local/share/byok-gateway)
   --config FILE    model config, YAML or JSON
   --upstream URL   Cursor backend that receives relayed requests (default https://api2.cursor.sh)
+  --aep-port N     open the AEP v1 WebSocket endpoint (/ws) on this port, 0 picks a free one (overrides aep.port)
 
   -h, --help       show this help
   -v, --version    print the version
@@ -30,11 +31,12 @@ const options = {
   "data-dir": { type: "string" },
   config: { type: "string" },
   upstream: { type: "string" },
+  "aep-port": { type: "string" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const;
 
-const serveOnly = ["host", "port", "data-dir", "config", "upstream"] as const;
+const serveOnly = ["host", "port", "data-dir", "config", "upstream", "aep-port"] as const;
 
 class UsageError extends Error {}
 
@@ -74,13 +76,16 @@ async function serve(values: Values): Promise<void> {
   const host = values.host ?? "127.0.0.1";
   if (host === "") throw new UsageError("--host must not be empty");
   const port = parsePort(values.port ?? "8787");
+  const aepPort = values["aep-port"] === undefined ? undefined : parsePort(values["aep-port"], "--aep-port");
   const upstream = parseUpstream(values.upstream ?? "https://api2.cursor.sh");
   const dataDir = values["data-dir"] ?? defaultDataDir();
   const config = loadConfig(values.config);
   const log = createJsonLogger();
 
   const { startGateway } = await import("../engine/gateway.js");
-  const gateway = await startGateway({ host, port, dataDir, config, upstream, log });
+  const gateway = await startGateway({ host, port, dataDir, config, upstream, log, ...(aepPort === undefined ? {} : { aepPort }) });
+  // The AEP line comes first: whoever waits for the listening line may read the AEP one already.
+  if (gateway.aepUrl) process.stdout.write(`byok-gateway AEP v1 listening on ${gateway.aepUrl}\n`);
   process.stdout.write(`byok-gateway listening on ${gateway.url}\n`);
 
   let stopping = false;
@@ -101,9 +106,9 @@ async function serve(values: Values): Promise<void> {
   process.on("SIGINT", stop);
 }
 
-function parsePort(text: string): number {
+function parsePort(text: string, flag = "--port"): number {
   const port = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!(port >= 0 && port <= 65535)) throw new UsageError(`--port expects 0-65535, got ${JSON.stringify(text)}`);
+  if (!(port >= 0 && port <= 65535)) throw new UsageError(`${flag} expects 0-65535, got ${JSON.stringify(text)}`);
   return port;
 }
 

@@ -36,11 +36,23 @@ export interface TimerConfig {
   kvReplyDeadlineMs?: number;
 }
 
+/** `workers.claude-code`: how the AEP gateway launches the Claude Code CLI. env values are secrets: never logged. */
+export interface ClaudeCodeWorkerConfig {
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  permissionMode?: string;
+}
+
+export interface WorkersConfig {
+  "claude-code"?: ClaudeCodeWorkerConfig;
+}
+
 export interface GatewayConfig {
   models: ModelConfig[];
   timers?: TimerConfig;
   aep?: AepConfig;
-  workers?: Record<string, unknown>;
+  workers?: WorkersConfig;
 }
 
 export class ConfigError extends Error {
@@ -103,8 +115,20 @@ const configSchema = z.strictObject({
       kvReplyDeadlineMs: positiveInt.optional(),
     })
     .optional(),
-  // Accepted and kept for the AEP workers (seed 004); validated by their owner when it lands.
-  workers: z.record(z.string(), z.unknown()).optional(),
+  workers: z
+    .strictObject({
+      "claude-code": z
+        .strictObject({
+          command: nonEmpty.optional(),
+          args: z.array(z.string()).optional(),
+          env: z.record(z.string(), z.string()).optional(),
+          /** Names the variable holding the Anthropic key; it is handed to the CLI as ANTHROPIC_API_KEY. */
+          apiKeyEnv: nonEmpty.optional(),
+          permissionMode: z.enum(["default", "acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan"]).optional(),
+        })
+        .optional(),
+    })
+    .optional(),
 });
 
 export function loadConfig(path?: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
@@ -134,8 +158,21 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
     }
     return { ...rest, apiKey: fromEnv ?? "" };
   });
+  const workers = resolveWorkers(result.data.workers, source, env, problems);
   if (problems.length > 0) throw new ConfigError(problems.join("\n"));
-  return { ...result.data, models };
+  return { ...result.data, models, ...(workers ? { workers } : {}) };
+}
+
+type ParsedWorkers = z.infer<typeof configSchema>["workers"];
+
+function resolveWorkers(workers: ParsedWorkers, source: string, env: NodeJS.ProcessEnv, problems: string[]): WorkersConfig | undefined {
+  const claude = workers?.["claude-code"];
+  if (!workers || !claude) return workers as WorkersConfig | undefined;
+  const { apiKeyEnv, ...rest } = claude;
+  if (apiKeyEnv === undefined) return { "claude-code": rest };
+  const key = env[apiKeyEnv];
+  if (key === undefined || key === "") problems.push(`${source}: workers.claude-code.apiKeyEnv: environment variable ${apiKeyEnv} is not set`);
+  return { "claude-code": { ...rest, env: { ...rest.env, ANTHROPIC_API_KEY: key ?? "" } } };
 }
 
 // yaml's own messages quote the offending source line, which may hold a key; keep only the position.

@@ -3,12 +3,15 @@
 import { mkdir } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import { startAepListener, type AepListener } from "../aep/listener.js";
+import { workdirResolver } from "../aep/workdir.js";
 import { loadPromptAssets } from "../prompt/assets.js";
 import { createProviderAdapter } from "../providers/index.js";
 import { openStore } from "../store/index.js";
 import { createApp } from "../transport/app.js";
 import { createDiagnostics, DIAGNOSTICS_ENV } from "../transport/diagnostics.js";
 import { createDualServer } from "../transport/listener.js";
+import { createClaudeCodeWorkerFactory } from "../workers/claude-code/factory.js";
 import { AgentService } from "./agent-service.js";
 import { scheduleBlobGc } from "./blob-gc.js";
 import type { GatewayConfig } from "./config.js";
@@ -21,10 +24,14 @@ export interface GatewayOptions {
   config: GatewayConfig;
   upstream: string;
   log: Logger;
+  /** Overrides config aep.port (`--aep-port`); either one turns the AEP listener on. */
+  aepPort?: number;
 }
 
 export interface Gateway {
   url: string;
+  /** The AEP v1 WebSocket endpoint, when it is on. */
+  aepUrl?: string;
   close(): Promise<void>;
 }
 
@@ -47,9 +54,21 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const { port } = server.address() as AddressInfo;
   const host = o.host.includes(":") ? `[${o.host}]` : o.host;
   o.log.info("gateway started", { host: o.host, port, data_dir: o.dataDir, models: o.config.models.map((m) => m.id) });
+  let aep: AepListener | undefined;
+  try {
+    aep = await startAep(o, store);
+  } catch (err) {
+    const stopped = http.close();
+    http.closeAllConnections();
+    await stopped;
+    await store.close();
+    throw err;
+  }
   return {
     url: `http://${host}:${port}`,
+    ...(aep ? { aepUrl: aep.url } : {}),
     async close() {
+      await aep?.close();
       const stopped = http.close();
       await service.close();
       http.closeAllConnections();
@@ -59,4 +78,20 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       o.log.info("gateway stopped");
     },
   };
+}
+
+async function startAep(o: GatewayOptions, store: Awaited<ReturnType<typeof openStore>>): Promise<AepListener | undefined> {
+  const aep = o.config.aep;
+  const port = o.aepPort ?? aep?.port;
+  if (port === undefined) return undefined;
+  await store.aep.settleAfterRestart();
+  return startAepListener({
+    port,
+    host: aep?.host ?? "127.0.0.1",
+    ...(aep?.token ? { token: aep.token } : {}),
+    store: store.aep,
+    factory: createClaudeCodeWorkerFactory(o.config.workers?.["claude-code"]),
+    workdirFor: workdirResolver({ ...(aep?.workdir ? { base: aep.workdir } : {}), dataDir: o.dataDir }),
+    log: o.log,
+  });
 }

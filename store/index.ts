@@ -1,5 +1,9 @@
 import { mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import * as aepLedger from "./aep-ledger.js";
+import type { AepInputRecord, DeliveryStatus, RecordInputResult, RuntimeStatus } from "./aep-ledger.js";
+import * as aepSessions from "./aep-sessions.js";
+import type { AepSessionRecord, AepSessionUpdate } from "./aep-sessions.js";
 import * as blobs from "./blobs.js";
 import type { BlobPut } from "./blobs.js";
 import * as conversations from "./conversations.js";
@@ -12,6 +16,8 @@ import * as runs from "./runs.js";
 import type { NewRun, RunOutcome, RunRecord } from "./runs.js";
 
 export { BlobIntegrityError, BlobKinds, EdgeKinds, blobId } from "./blobs.js";
+export type { AepInputRecord, DeliveryStatus, RecordInputResult, RuntimeStatus } from "./aep-ledger.js";
+export type { AepSessionRecord, AepSessionState, AepSessionUpdate } from "./aep-sessions.js";
 export type { BlobEdge, BlobKind, BlobPut } from "./blobs.js";
 export type { CheckpointCommit, ConversationHead } from "./conversations.js";
 export type { GcResult } from "./gc.js";
@@ -52,6 +58,23 @@ export interface Store {
   getRun(runId: string): Promise<RunRecord | undefined>;
   /** Deletes blobs created before the time (Unix ms) that no head or message reaches (003 §13.5). */
   collectBlobs(createdBefore: number): Promise<GcResult>;
+  aep: AepStore;
+}
+
+/** AEP v1 sessions and their input ledger (store/aep-sessions.ts, store/aep-ledger.ts). */
+export interface AepStore {
+  createSession(s: AepSessionRecord): Promise<void>;
+  getSession(sessionId: string): Promise<AepSessionRecord | undefined>;
+  findSessionByKey(sessionKey: string): Promise<AepSessionRecord | undefined>;
+  updateSession(sessionId: string, update: AepSessionUpdate): Promise<void>;
+  deleteSession(sessionId: string): Promise<void>;
+  /** The accepted root row, written before the worker sees the input; or the row already there. */
+  recordInput(r: Pick<AepInputRecord, "sessionId" | "clientMessageId" | "executionId" | "payloadHash">): Promise<RecordInputResult>;
+  getInput(sessionId: string, clientMessageId: string): Promise<AepInputRecord | undefined>;
+  setDelivery(executionId: string, status: Exclude<DeliveryStatus, "accepted">, errorCode?: string): Promise<void>;
+  setRuntime(executionId: string, status: RuntimeStatus, errorCode?: string): Promise<void>;
+  /** At start-up: nothing runs any more, so in-flight facts become idle / unknown. */
+  settleAfterRestart(): Promise<void>;
 }
 
 export type StoreLocation = { dataDir: string } | { filename: string };
@@ -82,5 +105,20 @@ export async function openStore(opts: StoreLocation & StoreOptions): Promise<Sto
     finishRun: (r, o) => runs.finishRun(db, r, o),
     getRun: (r) => runs.getRun(db, r),
     collectBlobs: (before) => collectBlobs(db, before),
+    aep: {
+      createSession: (r) => aepSessions.createAepSession(db, r),
+      getSession: (id) => aepSessions.getAepSession(db, id),
+      findSessionByKey: (k) => aepSessions.findAepSessionByKey(db, k),
+      updateSession: (id, u) => aepSessions.updateAepSession(db, id, u),
+      deleteSession: (id) => aepSessions.deleteAepSession(db, id),
+      recordInput: (r) => aepLedger.recordInput(db, r),
+      getInput: (s, c) => aepLedger.getInput(db, s, c),
+      setDelivery: (e, st, c) => aepLedger.setDelivery(db, e, st, c),
+      setRuntime: (e, st, c) => aepLedger.setRuntime(db, e, st, c),
+      settleAfterRestart: async () => {
+        await aepSessions.settleAepSessionsAfterRestart(db);
+        await aepLedger.settleInputsAfterRestart(db);
+      },
+    },
   };
 }

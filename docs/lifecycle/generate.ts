@@ -4,6 +4,10 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import type { AnyStateMachine } from "xstate";
+import { aepConnectionMachine } from "../../machines/aep-connection.js";
+import { aepInteractionMachine } from "../../machines/aep-interaction.js";
+import { aepSessionMachine } from "../../machines/aep-session.js";
+import { aepTurnMachine } from "../../machines/aep-turn.js";
 import { checkpointMachine } from "../../machines/checkpoint.js";
 import { modelCallMachine } from "../../machines/model-call.js";
 import { pendingExecMachine } from "../../machines/pending-exec.js";
@@ -61,6 +65,30 @@ export const lifecycles: Lifecycle[] = [
     machine: workerProcessMachine,
     guarantees:
       "One per OS process of a worker (the Claude Code CLI), numbered by its generation so late callbacks of a replaced process are dropped. Busy while a turn is open or an input is unsettled. Closing is EOF — finish, then exit — with a kill of the process group after a grace period. How the process ended is decided once: a signal, an exit while busy, or a process that never started is a crash; exit code 1 after an error result is a normal end.",
+  },
+  {
+    name: "aep-connection",
+    machine: aepConnectionMachine,
+    guarantees:
+      "One per AEP WebSocket. The first frame must be init within 30 s, else an error and close; frames sent while the session is being found or created are held (at most 64) and replayed in order. ping is answered (seq 0) in every state. After the socket closes nothing reaches the session, and a connection that closed during its attach is never attached.",
+  },
+  {
+    name: "aep-session",
+    machine: aepSessionMachine,
+    guarantees:
+      "One per AEP session: idle ⇄ busy with one turn per accepted input. The worker starts on the first input, as a child per generation; only events of the current generation are routed, so a killed or replaced process changes nothing. A crash or gc leaves the session idle and the next input resumes the worker's own session; reset and cd give it a new one; terminate and delete end the session. A control during a turn ends that turn first, and its state follows the turn's done. An idle worker is reclaimed after 10 minutes.",
+  },
+  {
+    name: "aep-turn",
+    machine: aepTurnMachine,
+    guarantees:
+      "One per execution. state(running) is its first event; input.ack(delivered|failed) follows the durable ledger write; runtime.execution.started precedes all content; worker events that arrive before the delivery is confirmed are held and replayed in order. Stop interrupts the worker and kills it if the interrupt is not acknowledged or not honoured within the grace. It ends in exactly one of completed, failed, stopped, whose entry alone emits error (failed only), then done, then settles the runtime fact after done.",
+  },
+  {
+    name: "aep-interaction",
+    machine: aepInteractionMachine,
+    guarantees:
+      "One per permission_request, question_request or elicitation_request. It ends exactly once: answered by the client, denied automatically after 5 minutes, withdrawn by the worker, or canceled with its turn; the answer is written only to the worker generation that asked. A request that reuses an id is a new actor, so an old timer can never deny it.",
   },
 ];
 

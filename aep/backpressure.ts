@@ -1,0 +1,83 @@
+// Backpressure (seed 002 "Backpressure"): a pure policy over the event kind plus one bounded queue per connection.
+// Only message.delta and raw may be dropped, and only when the queue is full; control priority goes ahead of waiting
+// data; everything else is kept. Kept events beyond a hard bound mean the client cannot keep up at all: the
+// connection is given up (the client reconnects and gets `state`) rather than buffering without limit.
+import { priorityOf, type ServerEnvelope, type ServerEvent } from "./envelope.js";
+
+export type Admission = "control" | "droppable" | "kept";
+
+export function admissionOf(event: ServerEvent): Admission {
+  if (priorityOf(event) === "control") return "control";
+  return event.type === "message.delta" || event.type === "raw" ? "droppable" : "kept";
+}
+
+export interface QueueLimits {
+  /** Queued events at which droppable ones are refused (HotPlex's channel size). */
+  capacity: number;
+  /** Queued events at which the connection is given up. */
+  hardLimit: number;
+  /** Bytes the socket may hold unsent before the queue stops handing it more. */
+  socketHighWater: number;
+}
+
+export const DEFAULT_LIMITS: QueueLimits = { capacity: 256, hardLimit: 8192, socketHighWater: 256 * 1024 };
+
+export interface Socket {
+  readonly bufferedAmount: number;
+  send(text: string, done: (err?: Error) => void): void;
+}
+
+export type Offer = "queued" | "dropped" | "overflow";
+
+/**
+ * Events wait here unsequenced; `commit` (the session's sequencer) gives each its seq as it is handed to the socket,
+ * so the wire order and the seq order are the same by construction, and a dropped delta never holds a seq.
+ */
+export class OutboundQueue {
+  private readonly waiting: ServerEvent[] = [];
+  private controlCount = 0;
+  private closed = false;
+  private pumping = false;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly commit: (event: ServerEvent) => ServerEnvelope | undefined,
+    private readonly limits: QueueLimits = DEFAULT_LIMITS,
+  ) {}
+
+  get length(): number {
+    return this.waiting.length;
+  }
+
+  offer(event: ServerEvent): Offer {
+    if (this.closed) return "dropped";
+    const admission = admissionOf(event);
+    if (admission === "droppable" && this.waiting.length >= this.limits.capacity) return "dropped";
+    if (admission !== "control" && this.waiting.length >= this.limits.hardLimit) return "overflow";
+    if (admission === "control") this.waiting.splice(this.controlCount++, 0, event); // behind earlier control only
+    else this.waiting.push(event);
+    this.pump();
+    return "queued";
+  }
+
+  close(): void {
+    this.closed = true;
+    this.waiting.length = 0;
+    this.controlCount = 0;
+  }
+
+  private pump(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (!this.closed && this.waiting.length > 0 && this.socket.bufferedAmount < this.limits.socketHighWater) {
+        const event = this.waiting.shift()!;
+        if (this.controlCount > 0) this.controlCount--;
+        const envelope = this.commit(event);
+        if (envelope) this.socket.send(JSON.stringify(envelope), () => this.pump());
+      }
+    } finally {
+      this.pumping = false;
+    }
+  }
+}

@@ -1,0 +1,139 @@
+// AEP v1 envelope codec (seed 002): the client→server kinds validated with zod, the server→client kinds as a closed
+// union, and the one constructor of outbound envelopes. Pure: no sockets, no state, no seq decisions (those live in
+// sequencer.ts).
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+
+export const AEP_VERSION = "aep/v1";
+
+export const ERROR_CODES = [
+  "WORKER_START_FAILED", "WORKER_CRASH", "WORKER_TIMEOUT", "WORKER_OOM", "PROCESS_SIGKILL", "WORKER_OUTPUT_LIMIT",
+  "INVALID_MESSAGE", "SESSION_NOT_FOUND", "SESSION_BUSY", "SESSION_ALREADY_CONNECTED", "SESSION_EXPIRED",
+  "SESSION_TERMINATED", "SESSION_INVALIDATED", "UNAUTHORIZED", "AUTH_REQUIRED", "INTERNAL_ERROR", "PROTOCOL_VIOLATION",
+  "VERSION_MISMATCH", "CONFIG_INVALID", "RATE_LIMITED", "GATEWAY_OVERLOAD", "EXECUTION_TIMEOUT", "RECONNECT_REQUIRED",
+  "RESUME_RETRY", "NOT_SUPPORTED", "TURN_TIMEOUT",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+export const isErrorCode = (code: string): code is ErrorCode => (ERROR_CODES as readonly string[]).includes(code);
+
+export type Priority = "control" | "data";
+export type SessionState = "created" | "running" | "idle" | "terminated";
+export type ExecutionStatus = "accepted" | "delivered" | "unknown" | "failed";
+export type ControlAction = "terminate" | "delete" | "gc" | "reset" | "cd" | "stop";
+
+// ---- client → server ----
+
+const text = z.string();
+const record = z.record(z.string(), z.unknown());
+
+const clientEvents = {
+  init: z.object({ worker: z.literal("claude-code").optional(), workdir: text.min(1).optional(), session_key: text.min(1).max(256).optional(), token: text.optional() }).loose(),
+  input: z.object({ content: text, metadata: record.optional() }),
+  permission_response: z.object({ id: text.min(1), allowed: z.boolean(), reason: text.optional() }),
+  question_response: z.object({ id: text.min(1), answers: z.record(z.string(), z.string()) }),
+  elicitation_response: z.object({ id: text.min(1), action: z.enum(["accept", "decline", "cancel"]), content: record.optional() }),
+  ping: z.object({}).loose(),
+  control: z.object({
+    action: z.enum(["terminate", "delete", "gc", "reset", "cd", "stop"]),
+    reason: text.optional(),
+    delay_ms: z.number().int().nonnegative().optional(),
+    recoverable: z.boolean().optional(),
+    /** `cd` only: the new working directory (additive; the seed's ControlData names no field for it). */
+    workdir: text.min(1).optional(),
+  }),
+} as const;
+
+type ClientEventSchemas = typeof clientEvents;
+export type ClientKind = keyof ClientEventSchemas;
+export type ClientEvent = { [K in ClientKind]: { type: K; data: z.infer<ClientEventSchemas[K]> } }[ClientKind];
+
+export interface ClientEnvelope {
+  id: string;
+  session_id: string;
+  event: ClientEvent;
+}
+
+const envelopeShape = z.object({
+  version: z.string(),
+  id: text.min(1).max(256),
+  seq: z.number().optional(), // clients send 0; the gateway owns seq
+  priority: z.enum(["control", "data"]).optional(),
+  session_id: z.string().optional(),
+  timestamp: z.number().optional(),
+  event: z.object({ type: z.string().min(1), data: z.unknown().optional() }),
+});
+
+export type DecodeResult =
+  | { ok: true; envelope: ClientEnvelope }
+  | { ok: false; code: "INVALID_MESSAGE" | "VERSION_MISMATCH"; message: string; id?: string };
+
+/** Parses one client frame; every failure is a value (unknown kinds included), never an exception. */
+export function decodeClientFrame(raw: string): DecodeResult {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return { ok: false, code: "INVALID_MESSAGE", message: "frame is not JSON" };
+  }
+  const shape = envelopeShape.safeParse(json);
+  if (!shape.success) return { ok: false, code: "INVALID_MESSAGE", message: `bad envelope: ${describe(shape.error)}` };
+  const { id, version, event } = shape.data;
+  if (version !== AEP_VERSION) return { ok: false, code: "VERSION_MISMATCH", message: `expected version ${AEP_VERSION}, got ${JSON.stringify(version)}`, id };
+  if (!(event.type in clientEvents)) return { ok: false, code: "INVALID_MESSAGE", message: `unknown event type ${JSON.stringify(event.type)}`, id };
+  const kind = event.type as ClientKind;
+  const data = clientEvents[kind].safeParse(event.data ?? {});
+  if (!data.success) return { ok: false, code: "INVALID_MESSAGE", message: `bad ${kind} data: ${describe(data.error)}`, id };
+  return { ok: true, envelope: { id, session_id: shape.data.session_id ?? "", event: { type: kind, data: data.data } as ClientEvent } };
+}
+
+function describe(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`).join("; ");
+}
+
+// ---- server → client ----
+
+export interface QuestionOption { label: string; description?: string; preview?: string }
+export interface Question { id?: string; question: string; header: string; options: QuestionOption[]; multi_select: boolean }
+
+export type ServerEvent =
+  | { type: "input.ack"; data: { client_message_id: string; execution_id: string; status: ExecutionStatus; duplicate?: boolean; error_code?: ErrorCode } }
+  | { type: "runtime.execution.started" | "runtime.execution.completed" | "runtime.execution.failed"; data: { execution_id: string; status: "started" | "completed" | "failed"; error_code?: ErrorCode; started_at?: number; finished_at?: number } }
+  | { type: "state"; data: { state: SessionState; message?: string } }
+  | { type: "message.start"; data: { id: string; role: "assistant"; content_type: string; metadata?: Record<string, unknown> } }
+  | { type: "message.delta"; data: { message_id: string; content: string } }
+  | { type: "message.end"; data: { message_id: string } }
+  | { type: "message"; data: { id: string; role: string; content: string; content_type?: string; metadata?: Record<string, unknown> } }
+  | { type: "tool_call"; data: { id: string; name: string; input: Record<string, unknown> } }
+  | { type: "tool_result"; data: { id: string; output: unknown; error?: string; status?: "completed" | "failed" } }
+  | { type: "permission_request"; data: { id: string; tool_name: string; description?: string; args?: string[]; input_raw?: unknown } }
+  | { type: "question_request"; data: { id: string; tool_name?: string; questions: Question[] } }
+  | { type: "elicitation_request"; data: { id: string; mcp_server_name: string; message: string; mode?: string; url?: string; elicitation_id?: string; requested_schema?: Record<string, unknown> } }
+  | { type: "reasoning"; data: { id: string; content: string; model?: string } }
+  | { type: "step"; data: { id: string; step_type: string; name?: string; input?: Record<string, unknown>; output?: Record<string, unknown> } }
+  | { type: "raw"; data: { kind: string; raw: unknown } }
+  | { type: "context_usage"; data: Record<string, unknown> }
+  | { type: "mcp_status"; data: { servers: Array<{ name: string; status: string }> } }
+  | { type: "done"; data: { success: boolean; stats?: Record<string, unknown>; dropped?: boolean; reason?: string } }
+  | { type: "error"; data: { code: ErrorCode; message: string } }
+  | { type: "pong"; data: Record<string, unknown> };
+
+export type ServerKind = ServerEvent["type"];
+
+export interface ServerEnvelope {
+  version: typeof AEP_VERSION;
+  id: string;
+  seq: number;
+  priority?: Priority;
+  session_id: string;
+  timestamp: number;
+  event: ServerEvent;
+}
+
+/** Kinds that go ahead of waiting data (seed 002 "Backpressure": input.ack and control are delivered directly). */
+export function priorityOf(event: ServerEvent): Priority {
+  return event.type === "input.ack" || event.type === "pong" ? "control" : "data";
+}
+
+export function serverEnvelope(sessionId: string, seq: number, event: ServerEvent, now: number = Date.now()): ServerEnvelope {
+  return { version: AEP_VERSION, id: `evt_${randomUUID()}`, seq, priority: priorityOf(event), session_id: sessionId, timestamp: now, event };
+}

@@ -1,0 +1,137 @@
+// The per-session outbound sequencer (seed 002 "Seq", design notes §5.1, traps 1, 14, 15, 16): every seq-bearing
+// event of a session passes through here. `emit` checks the ordering invariants on the session's logical stream and
+// offers the event to the attached connection's queue; `commit` is the only place a seq is assigned, when the queue
+// hands the event to the socket, after the drop decision. Ping/pong and pre-session errors use seq 0 and never come
+// here.
+import { serverEnvelope, type ServerEnvelope, type ServerEvent, type ServerKind } from "./envelope.js";
+import type { Offer } from "./backpressure.js";
+
+/** Kinds that exist only inside a turn (between its state(running) and its done). */
+const TURN_KINDS: ReadonlySet<ServerKind> = new Set<ServerKind>([
+  "message.start", "message.delta", "message.end", "message", "tool_call", "tool_result", "permission_request",
+  "question_request", "elicitation_request", "reasoning", "step", "done", "runtime.execution.started",
+]);
+
+export interface Outlet {
+  offer(event: ServerEvent): Offer;
+}
+
+export interface SequencerOptions {
+  sessionId: string;
+  /** The last seq this session used (from the store), so a re-attached client never sees a seq go back. */
+  lastSeq: number;
+  /** An invariant was about to be broken; the event is not sent. */
+  onViolation(message: string, event: ServerEvent): void;
+  /** The connection cannot keep up even with kept events; the session gives it up. */
+  onOverflow(): void;
+}
+
+export class Sequencer {
+  private seq: number;
+  private outlet: Outlet | undefined;
+  private turn: { executionId: string; dropped: boolean; openMessages: Set<string> } | undefined;
+  /** Executions whose done was emitted and whose runtime.execution.completed|failed is still due. */
+  private readonly awaitingRuntimeEnd = new Set<string>();
+  /** Client message ids with input.ack(accepted) emitted and their second ack still due. */
+  private readonly awaitingSecondAck = new Set<string>();
+
+  constructor(private readonly o: SequencerOptions) {
+    this.seq = o.lastSeq;
+  }
+
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  attach(outlet: Outlet): void {
+    this.outlet = outlet;
+  }
+
+  /**
+   * Tells a newly attached client where the session stands. Inside an open turn that is state(running): the client
+   * joins the turn (it does not open a second one), and the turn's remaining events follow.
+   */
+  announce(state: "created" | "idle" | "terminated"): void {
+    if (this.turn) this.outlet?.offer({ type: "state", data: { state: "running", message: "turn in progress" } });
+    else this.emit({ type: "state", data: { state } });
+  }
+
+  detach(outlet: Outlet): void {
+    if (this.outlet === outlet) this.outlet = undefined;
+  }
+
+  /** `executionId` names the turn an event belongs to; required for state(running) and the runtime facts. */
+  emit(event: ServerEvent, executionId?: string): void {
+    const violation = this.check(event, executionId);
+    if (violation) return this.o.onViolation(violation, event);
+    let out = event;
+    if (event.type === "done" && this.turn!.dropped) out = { type: "done", data: { ...event.data, dropped: true } };
+    this.advance(event, executionId);
+    const offer = this.outlet?.offer(out);
+    // done.dropped tells the client its text is incomplete (seed 002): only a lost delta means that.
+    if (offer === "dropped" && this.turn && event.type === "message.delta") this.turn.dropped = true;
+    if (offer === "overflow") this.o.onOverflow();
+  }
+
+  /** Called by the connection's queue as it hands an event to the socket. */
+  commit(event: ServerEvent): ServerEnvelope {
+    this.seq += 1;
+    return serverEnvelope(this.o.sessionId, this.seq, event);
+  }
+
+  private check(event: ServerEvent, executionId: string | undefined): string | undefined {
+    const turn = this.turn;
+    switch (event.type) {
+      case "state":
+        if (event.data.state === "running") {
+          if (turn) return `state(running) while turn ${turn.executionId} is open`;
+          if (!executionId) return "state(running) without an execution";
+        } else if (turn) return `state(${event.data.state}) inside turn ${turn.executionId}`;
+        return undefined;
+      case "runtime.execution.completed":
+      case "runtime.execution.failed":
+        return this.awaitingRuntimeEnd.has(event.data.execution_id) ? undefined : `${event.type} for ${event.data.execution_id} before its done (or twice)`;
+      case "input.ack":
+        if (event.data.duplicate || event.data.status === "accepted") return undefined;
+        return this.awaitingSecondAck.has(event.data.client_message_id) ? undefined : `input.ack(${event.data.status}) for ${event.data.client_message_id} without accepted`;
+      case "error":
+        return executionId && turn?.executionId !== executionId ? `turn error after the done of ${executionId}` : undefined;
+      case "message.delta":
+      case "message.end":
+        if (!turn) return `${event.type} outside a turn`;
+        return turn.openMessages.has(event.data.message_id) ? undefined : `${event.type} for message ${event.data.message_id} that is not open`;
+      default:
+        if (!TURN_KINDS.has(event.type)) return undefined;
+        if (!turn) return `${event.type} outside a turn`;
+        if (executionId && executionId !== turn.executionId) return `${event.type} of ${executionId} inside turn ${turn.executionId}`;
+        return undefined;
+    }
+  }
+
+  private advance(event: ServerEvent, executionId: string | undefined): void {
+    switch (event.type) {
+      case "state":
+        if (event.data.state === "running") this.turn = { executionId: executionId!, dropped: false, openMessages: new Set() };
+        return;
+      case "message.start":
+        this.turn!.openMessages.add(event.data.id);
+        return;
+      case "message.end":
+        this.turn!.openMessages.delete(event.data.message_id);
+        return;
+      case "done":
+        this.awaitingRuntimeEnd.add(this.turn!.executionId);
+        this.turn = undefined;
+        return;
+      case "runtime.execution.completed":
+      case "runtime.execution.failed":
+        this.awaitingRuntimeEnd.delete(event.data.execution_id);
+        return;
+      case "input.ack":
+        if (event.data.duplicate) return;
+        if (event.data.status === "accepted") this.awaitingSecondAck.add(event.data.client_message_id);
+        else this.awaitingSecondAck.delete(event.data.client_message_id);
+        return;
+    }
+  }
+}

@@ -1,0 +1,133 @@
+// AepConnection: one WebSocket (seed 002 "init", design notes §5.1). The first frame must be `init` within 30 s,
+// else a clear error and close. Frames that arrive while the session is being found or created are held (bounded)
+// and replayed in order once attached. ping is answered in every state. After close nothing reaches the session: a
+// late attach result finds the machine gone, and the wiring detaches a connection that closed during its attach.
+import { assign, enqueueActions, fromPromise, setup } from "xstate";
+import type { ClientEnvelope, ErrorCode } from "../aep/envelope.js";
+
+/** Frames held during the attach; a client that sends more before its `state` arrives is refused. */
+export const MAX_HELD_FRAMES = 64;
+
+export interface InitRequest {
+  id: string;
+  data: Extract<ClientEnvelope["event"], { type: "init" }>["data"];
+}
+
+export type AepConnectionEvent = { type: "FRAME"; envelope: ClientEnvelope } | { type: "SOCKET_CLOSED" };
+
+/** Why an attach was refused; the wiring's attach rejects with it. */
+export class AttachRefused extends Error {
+  constructor(readonly code: ErrorCode, message: string) {
+    super(message);
+  }
+}
+
+const connectionSetup = setup({
+  types: {
+    context: {} as { held: ClientEnvelope[] },
+    events: {} as AepConnectionEvent,
+  },
+  actors: {
+    /** Finds or creates the session for this init, attaches this connection and sends `state` (supplied by the wiring). */
+    attach: fromPromise<void, InitRequest>(async () => {
+      throw new AttachRefused("INTERNAL_ERROR", "attach must be supplied by the listener wiring");
+    }),
+  },
+  actions: {
+    /** pong with seq 0 (supplied by the wiring). */
+    pong: () => {},
+    /** An error envelope on this connection, outside any turn (supplied by the wiring). */
+    sendError: (_, _params: { code: ErrorCode; message: string }) => {},
+    /** Closes the socket with a reason (supplied by the wiring). */
+    close: (_, _params: { reason: string }) => {},
+    /** Hands a frame to the attached session (supplied by the wiring). */
+    route: (_, _params: { envelope: ClientEnvelope }) => {},
+    /** Releases the session this connection held, if any (supplied by the wiring). */
+    detach: () => {},
+    hold: assign({ held: ({ context, event }) => (event.type === "FRAME" ? [...context.held, event.envelope] : context.held) }),
+  },
+  guards: {
+    isInit: ({ event }) => event.type === "FRAME" && event.envelope.event.type === "init",
+    isPing: ({ event }) => event.type === "FRAME" && event.envelope.event.type === "ping",
+    holdIsFull: ({ context }) => context.held.length >= MAX_HELD_FRAMES,
+  },
+  delays: { initTimeout: 30_000 },
+});
+
+const replayHeld = connectionSetup.createAction(
+  enqueueActions(({ context, enqueue }) => {
+    enqueue.assign({ held: [] });
+    for (const envelope of context.held) enqueue.raise({ type: "FRAME", envelope });
+  }),
+);
+
+export const aepConnectionMachine = connectionSetup.createMachine({
+  id: "aepConnection",
+  context: { held: [] },
+  initial: "awaitingInit",
+  on: { SOCKET_CLOSED: ".closed" },
+  states: {
+    awaitingInit: {
+      on: {
+        FRAME: [
+          { guard: "isInit", target: "attaching" },
+          { guard: "isPing", actions: "pong" },
+          { actions: { type: "sendError", params: ({ event }) => ({ code: "PROTOCOL_VIOLATION" as const, message: `init must come first, got ${event.envelope.event.type}` }) } },
+        ],
+      },
+      after: {
+        initTimeout: {
+          target: "closed",
+          actions: [
+            { type: "sendError", params: { code: "PROTOCOL_VIOLATION", message: "no init within 30 s of connecting" } },
+            { type: "close", params: { reason: "init timeout" } },
+          ],
+        },
+      },
+    },
+    attaching: {
+      invoke: {
+        src: "attach",
+        input: ({ event }) => {
+          const envelope = (event as Extract<AepConnectionEvent, { type: "FRAME" }>).envelope;
+          return { id: envelope.id, data: envelope.event.data as InitRequest["data"] };
+        },
+        onDone: "attached",
+        onError: {
+          target: "closed",
+          actions: enqueueActions(({ event, enqueue }) => {
+            const refused = event.error instanceof AttachRefused ? event.error : new AttachRefused("INTERNAL_ERROR", `init failed: ${event.error instanceof Error ? event.error.message : String(event.error)}`);
+            enqueue({ type: "sendError", params: { code: refused.code, message: refused.message } });
+            enqueue({ type: "close", params: { reason: refused.code } });
+          }),
+        },
+      },
+      on: {
+        FRAME: [
+          { guard: "isPing", actions: "pong" },
+          { guard: "isInit", actions: { type: "sendError", params: { code: "PROTOCOL_VIOLATION", message: "init sent twice" } } },
+          {
+            guard: "holdIsFull",
+            target: "closed",
+            actions: [
+              { type: "sendError", params: { code: "RATE_LIMITED", message: `more than ${MAX_HELD_FRAMES} frames before the session was ready` } },
+              { type: "close", params: { reason: "too many frames before state" } },
+            ],
+          },
+          { actions: "hold" },
+        ],
+      },
+    },
+    attached: {
+      entry: replayHeld,
+      on: {
+        FRAME: [
+          { guard: "isPing", actions: "pong" },
+          { guard: "isInit", actions: { type: "sendError", params: { code: "PROTOCOL_VIOLATION", message: "init sent twice" } } },
+          { actions: { type: "route", params: ({ event }) => ({ envelope: event.envelope }) } },
+        ],
+      },
+    },
+    closed: { type: "final", entry: "detach" },
+  },
+});

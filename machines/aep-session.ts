@@ -1,0 +1,200 @@
+// AepSession: one AEP session (design notes §5.1, §2.3): idle ⇄ busy, with one AepTurn invoked per accepted input
+// and the worker process as a spawned child per generation. Worker events are routed only when they carry the
+// current generation, so late events of a killed or replaced process change nothing (trap 6). The worker starts on
+// the first input (the CLI prints nothing before one), resumes its own session after a crash or gc, and a reset
+// gives it a new one. Controls other than stop end a running turn first; their `state` follows that turn's `done`.
+import { assign, enqueueActions, fromCallback, setup } from "xstate";
+import type { ServerEvent } from "../aep/envelope.js";
+import type { InteractionAnswer, WorkerEvent } from "../workers/types.js";
+import { aepTurnMachine, type AepTurnInput } from "./aep-turn.js";
+
+export interface AepSessionInput {
+  sessionId: string;
+  workdir: string;
+  workerSessionId: string;
+  /** The worker already holds a transcript for workerSessionId: the next start resumes it. */
+  workerStarted: boolean;
+}
+
+export type SessionControl = { action: "gc" | "reset" | "terminate" | "delete" } | { action: "cd"; workdir: string };
+
+interface AepSessionContext extends AepSessionInput {
+  generation: number;
+  workerAlive: boolean;
+  /** A control that waits for the running turn's done before it takes effect. */
+  pendingControl: SessionControl | undefined;
+}
+
+export interface WorkerProcessInput {
+  generation: number;
+  workdir: string;
+  workerSessionId: string;
+  resume: boolean;
+}
+
+export type AepSessionEvent =
+  | { type: "INPUT"; executionId: string; clientMessageId: string; content: string }
+  | { type: "STOP" }
+  | { type: "ANSWER"; id: string; answer: InteractionAnswer }
+  | { type: "CONTROL"; control: SessionControl }
+  | { type: "WORKER"; generation: number; event: WorkerEvent };
+
+const endsSession = (c: SessionControl | undefined) => c?.action === "terminate" || c?.action === "delete";
+const workerChild = (generation: number) => `worker-${generation}`;
+const killedExit: WorkerEvent = { type: "worker.exited", code: null, signal: "SIGKILL", crashed: true };
+
+const sessionSetup = setup({
+  types: {
+    context: {} as AepSessionContext,
+    input: {} as AepSessionInput,
+    events: {} as AepSessionEvent,
+  },
+  actors: {
+    turn: aepTurnMachine,
+    /** Starts one worker process, reports its events as WORKER with its generation, kills it when stopped. */
+    workerProcess: fromCallback<{ type: "NONE" }, WorkerProcessInput>(() => {
+      throw new Error("workerProcess must be supplied by the session wiring");
+    }),
+  },
+  actions: {
+    /** A session-level event through the sequencer (supplied by the wiring). */
+    emit: (_, _params: { event: ServerEvent }) => {},
+    /** Persists what a restart needs (supplied by the wiring). */
+    persist: (_, _params: { workdir: string; workerSessionId: string; workerStarted: boolean; state: "idle" | "running" | "terminated" }) => {},
+    /** Forgets the session: store row, registry entry, connection (supplied by the wiring). */
+    forget: () => {},
+    /** A worker asked something outside any turn: nobody can answer, so it is denied at once. */
+    denyStray: (_, _params: { generation: number; id: string }) => {},
+    /** A response for a request no turn holds open (supplied by the wiring: an INVALID_MESSAGE error). */
+    rejectAnswer: (_, _params: { id: string }) => {},
+  },
+  guards: {
+    fromCurrentWorker: ({ context, event }) => event.type === "WORKER" && context.workerAlive && event.generation === context.generation,
+    terminating: ({ context }) => endsSession(context.pendingControl),
+    controlEndsSession: ({ event }) => event.type === "CONTROL" && endsSession(event.control),
+  },
+  delays: { idleReclaim: 10 * 60_000 },
+});
+
+const ensureWorker = sessionSetup.createAction(
+  enqueueActions(({ context, enqueue }) => {
+    if (context.workerAlive) return;
+    const generation = context.generation + 1;
+    enqueue.assign({ generation, workerAlive: true });
+    enqueue.spawnChild("workerProcess", {
+      id: workerChild(generation),
+      input: { generation, workdir: context.workdir, workerSessionId: context.workerSessionId, resume: context.workerStarted },
+    });
+  }),
+);
+
+/** Bookkeeping every current-generation worker event gets, in or out of a turn. */
+const observeWorker = sessionSetup.createAction(
+  enqueueActions(({ context, event, enqueue }) => {
+    if (event.type !== "WORKER") return;
+    const w = event.event;
+    if (w.type === "worker.ready" && !context.workerStarted) {
+      enqueue.assign({ workerStarted: true });
+      enqueue({ type: "persist", params: { workdir: context.workdir, workerSessionId: context.workerSessionId, workerStarted: true, state: "running" } });
+    }
+    if (w.type === "worker.exited") {
+      enqueue.assign({ workerAlive: false });
+      enqueue.stopChild(workerChild(event.generation));
+    }
+  }),
+);
+
+/** Outside a turn only a few worker events mean anything to the client. */
+const observeIdleWorker = sessionSetup.createAction(
+  enqueueActions(({ event, enqueue }) => {
+    if (event.type !== "WORKER") return;
+    const w = event.event;
+    if (w.type === "interaction.requested") enqueue({ type: "denyStray", params: { generation: event.generation, id: w.id } });
+    if (w.type === "raw") enqueue({ type: "emit", params: { event: { type: "raw", data: { kind: "worker", raw: w.frame } } } });
+  }),
+);
+
+const killWorker = sessionSetup.createAction(
+  enqueueActions(({ context, enqueue }) => {
+    if (!context.workerAlive) return;
+    enqueue.stopChild(workerChild(context.generation));
+    enqueue.assign({ workerAlive: false });
+  }),
+);
+
+/** gc / reset / cd / terminate / delete, once no turn runs. */
+const applyControl = sessionSetup.createAction(
+  enqueueActions(({ context, enqueue }) => {
+    const control = context.pendingControl;
+    if (!control) return;
+    enqueue.assign({ pendingControl: undefined });
+    let { workdir, workerSessionId, workerStarted } = context;
+    if (control.action === "reset" || control.action === "cd") {
+      workerSessionId = crypto.randomUUID();
+      workerStarted = false;
+      if (control.action === "cd") workdir = control.workdir;
+      enqueue.assign({ workdir, workerSessionId, workerStarted });
+    }
+    const terminated = control.action === "terminate" || control.action === "delete";
+    enqueue({ type: "persist", params: { workdir, workerSessionId, workerStarted, state: terminated ? "terminated" : "idle" } });
+    const message = { gc: "worker released", reset: "context reset", cd: `working directory ${workdir}`, terminate: "session terminated", delete: "session deleted" }[control.action];
+    enqueue({ type: "emit", params: { event: { type: "state", data: { state: terminated ? "terminated" : "idle", message } } } });
+    if (control.action === "delete") enqueue("forget");
+  }),
+);
+
+export const aepSessionMachine = sessionSetup.createMachine({
+  id: "aepSession",
+  context: ({ input }) => ({ ...input, generation: 0, workerAlive: false, pendingControl: undefined }),
+  initial: "idle",
+  on: {
+    WORKER: { guard: "fromCurrentWorker", actions: [observeWorker, observeIdleWorker] },
+  },
+  states: {
+    idle: {
+      entry: applyControl,
+      // A worker nobody used for a while goes (about 190 MB each); the next input resumes its session.
+      after: { idleReclaim: { actions: killWorker } },
+      on: {
+        INPUT: { target: "busy", actions: ensureWorker },
+        STOP: {},
+        ANSWER: { actions: { type: "rejectAnswer", params: ({ event }) => ({ id: event.id }) } },
+        CONTROL: [
+          { guard: "controlEndsSession", target: "terminated", actions: assign({ pendingControl: ({ event }) => event.control }) },
+          { target: "idle", reenter: true, actions: [killWorker, assign({ pendingControl: ({ event }) => event.control })] },
+        ],
+      },
+    },
+    busy: {
+      invoke: {
+        id: "turn",
+        src: "turn",
+        input: ({ context, event }): AepTurnInput => {
+          const e = event as Extract<AepSessionEvent, { type: "INPUT" }>;
+          return { executionId: e.executionId, clientMessageId: e.clientMessageId, content: e.content, generation: context.generation };
+        },
+        onDone: [{ guard: "terminating", target: "terminated" }, { target: "idle" }],
+      },
+      on: {
+        WORKER: { guard: "fromCurrentWorker", actions: [enqueueActions(({ event, enqueue }) => enqueue.sendTo("turn", event)), observeWorker] },
+        STOP: { actions: enqueueActions(({ enqueue }) => enqueue.sendTo("turn", { type: "STOP" })) },
+        ANSWER: { actions: enqueueActions(({ event, enqueue }) => enqueue.sendTo("turn", event)) },
+        // The turn ends as stopped with the control's name as its reason; the worker goes with it.
+        CONTROL: {
+          actions: [
+            assign({ pendingControl: ({ event }) => event.control }),
+            enqueueActions(({ event, enqueue }) => {
+              enqueue.sendTo("turn", { type: "STOP", reason: event.control.action });
+              enqueue.sendTo("turn", { type: "WORKER", event: killedExit });
+            }),
+            killWorker,
+          ],
+        },
+      },
+    },
+    terminated: {
+      type: "final",
+      entry: [killWorker, applyControl],
+    },
+  },
+});

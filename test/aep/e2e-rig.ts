@@ -1,0 +1,68 @@
+// The rig for AEP end-to-end tests: the real gateway process (`byok serve` with aep.port 0), the REAL Claude Code CLI
+// as its worker (node_modules, pinned), our fake Anthropic API behind it, a fresh workdir — which is also the CLI's
+// HOME — per test, and AEP clients over real WebSockets. Nothing of the gateway is replaced.
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type FakeAnthropic, startFakeAnthropic } from "../support/fake-anthropic.js";
+import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.js";
+import { waitUntil } from "../support/util.js";
+import { openSession } from "./aep-client.js";
+import { OrderingChecker } from "./invariants.js";
+
+export interface AepRig {
+  gateway: GatewayProcess;
+  fake: FakeAnthropic;
+  url: string;
+  root: string;
+  /** A fresh working directory (and CLI HOME) for one test. */
+  workdir(): Promise<string>;
+  open(data: Record<string, unknown>, checker?: OrderingChecker): ReturnType<typeof openSession>;
+  /** Pids of the gateway's worker processes (each leads its own process group). */
+  workerPids(): number[];
+  /** Resolves once the gateway logged the done of `count` turns in total. */
+  turnsDone(count: number): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+export async function startAepRig(): Promise<AepRig> {
+  const fake = await startFakeAnthropic();
+  const root = await mkdtemp(join(tmpdir(), "byok-aep-e2e-"));
+  const gateway = await startGatewayProcess({
+    dataDir: join(root, "data"),
+    config: {
+      aep: { port: 0 },
+      workers: {
+        "claude-code": {
+          env: { ANTHROPIC_BASE_URL: fake.baseUrl, ANTHROPIC_API_KEY: "sk-aep-e2e", CLAUDE_CODE_MAX_RETRIES: "1", TMPDIR: root },
+          permissionMode: "default",
+        },
+      },
+    },
+  });
+  const line = gateway.stdoutLines().find((l) => l.startsWith("byok-gateway AEP v1 listening on "));
+  if (!line) throw new Error(`no AEP listening line in ${JSON.stringify(gateway.stdoutLines())}`);
+  const url = line.slice("byok-gateway AEP v1 listening on ".length).trim();
+  const doneLines = () => gateway.stderrLines().filter((l) => l.includes('"msg":"aep turn done"')).length;
+  return {
+    gateway,
+    fake,
+    url,
+    root,
+    workdir: () => mkdtemp(join(root, "work-")),
+    open: (data, checker) => openSession(url, { worker: "claude-code", ...data }, checker),
+    workerPids: () => childrenOf(gateway.pid),
+    turnsDone: (count) => waitUntil(() => doneLines() >= count, 60_000, () => `only ${doneLines()} turns done, wanted ${count}`),
+    async dispose() {
+      await gateway.stop();
+      await fake.close();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+function childrenOf(pid: number): number[] {
+  const tasks = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8");
+  return tasks.trim() === "" ? [] : tasks.trim().split(/\s+/).map(Number);
+}
