@@ -1,13 +1,12 @@
 // For the harness's own tests only: a bare HTTP server that plays the gateway's wire side by hand, so the Cursor
 // client can be checked without the real gateway. Each test scripts what RunSSE sends and reads what was appended.
 import { create, fromBinary, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
-import { createServer, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import { type ServerResponse } from "node:http";
 import { gzipSync } from "node:zlib";
 import { type AgentClientMessage, AgentClientMessageSchema, AgentServerMessageSchema } from "../../proto/gen/agent/v1/agent_pb.js";
 import { BidiAppendRequestSchema, BidiRequestIdSchema } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
 import { encodeEnvelope, EnvelopeFlags, EnvelopeReader } from "../../transport/connect/envelope.js";
-import { readBody, waitUntil } from "../support/util.js";
+import { listenOnLoopback, readBody, waitUntil } from "../support/util.js";
 
 export type ServerMessageInit = MessageInitShape<typeof AgentServerMessageSchema>["message"];
 
@@ -40,10 +39,9 @@ export interface ScriptedGateway {
 
 export async function startScriptedGateway(): Promise<ScriptedGateway> {
   const appends: ReceivedAppend[] = [];
-  const sockets = new Set<Socket>();
   let runSse: (stream: ScriptedStream) => void = (s) => s.end();
 
-  const server = createServer(async (req, res) => {
+  const server = await listenOnLoopback(async (req, res) => {
     const body = await readBody(req);
     if (req.url === "/aiserver.v1.BidiService/BidiAppend") {
       const append = fromBinary(BidiAppendRequestSchema, body);
@@ -64,25 +62,16 @@ export async function startScriptedGateway(): Promise<ScriptedGateway> {
     }
     res.writeHead(404).end();
   });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
 
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `http://127.0.0.1:${server.port}`,
     appends,
     onRunSse: (handler) => void (runSse = handler),
     waitForAppends: async (pred, count = 1) => {
       await waitUntil(() => appends.filter(pred).length >= count, 5_000, () => `expected ${count} matching appends, have ${appends.length} appends`);
       return appends.filter(pred);
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    close: () => server.close(),
   };
 }
 

@@ -6,9 +6,8 @@
 // a mid-stream disconnect and an `error` event. count_tokens gets a harmless answer. Non-streamed calls (the CLI's
 // model probe; also its fallback after a stream broke mid-way) take their own queue, `enqueueUnstreamed`, and get a
 // harmless "ok" message when it is empty.
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import { readBody, waitUntil } from "./util.js";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import { listenOnLoopback, readBody, waitUntil } from "./util.js";
 
 export type ScriptedBlock =
   | { type: "text"; text: string }
@@ -103,20 +102,15 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
   const queue: ScriptedReply[] = [];
   const unstreamed: ScriptedReply[] = [];
   const requests: RecordedRequest[] = [];
-  const sockets = new Set<Socket>();
   let messageSeq = 0;
   let toolSeq = 0;
   let requestSeq = 0;
 
-  const server = createServer((req, res) => {
+  const server = await listenOnLoopback((req, res) => {
     void handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) sendError(res, 500, "api_error", `fake-anthropic failed: ${String(err)}`);
       else res.destroy();
     });
-  });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -147,8 +141,7 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
     await streamReply(req, res, reply, `msg_fake_${++messageSeq}`, String(body?.model ?? ""), () => `toolu_fake_${++toolSeq}`);
   }
 
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port } = server;
   const messageRequests = () => requests.filter((r) => r.scripted);
 
   return {
@@ -164,11 +157,7 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
         timeoutMs,
         () => `fake-anthropic: expected ${count} message requests, got ${messageRequests().length}`,
       ).then(() => messageRequests().slice(0, count)),
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    close: () => server.close(),
   };
 }
 

@@ -6,9 +6,8 @@
 // Like the real API with `store: false`, it checks the input it is sent: a reasoning item must come back with the
 // encrypted_content its `output_item.done` carried (the capsules in `.added` and in `response.completed` differ
 // and are rejected), and every function_call needs its function_call_output.
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import { readBody } from "./util.js";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import { listenOnLoopback, readBody } from "./util.js";
 
 export interface ScriptedToolCall {
   callId: string;
@@ -61,18 +60,13 @@ export async function startFakeOpenAIResponses(): Promise<FakeOpenAIResponses> {
   const sentItems: Array<Record<string, unknown>> = [];
   /** What the real service would decrypt: reasoning id → the capsule its output_item.done carried. */
   const capsules = new Map<string, string>();
-  const sockets = new Set<Socket>();
   let responseSeq = 0;
 
-  const server = createServer((req, res) => {
+  const server = await listenOnLoopback((req, res) => {
     void handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) sendError(res, 500, `fake-openai-responses failed: ${String(err)}`);
       else res.destroy();
     });
-  });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -101,19 +95,14 @@ export async function startFakeOpenAIResponses(): Promise<FakeOpenAIResponses> {
     res.end();
   }
 
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port } = server;
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
     sentItems,
     enqueue: (...turns) => void queue.push(...turns),
     pending: () => queue.length,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    close: () => server.close(),
   };
 }
 

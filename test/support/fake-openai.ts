@@ -2,9 +2,8 @@
 // consumes the next scripted turn and answers it the way the real API streams (role chunk, reasoning_content and
 // content deltas, tool_calls deltas, finish_reason chunk, usage chunk with `choices: []`, `data: [DONE]`).
 import { readFile } from "node:fs/promises";
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import { readBody, waitUntil } from "./util.js";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import { listenOnLoopback, readBody, waitUntil } from "./util.js";
 
 export interface ScriptedToolCall {
   id: string;
@@ -68,18 +67,13 @@ const defaultUsage: ChatUsage = { prompt_tokens: 10, completion_tokens: 5, total
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   const queue: ScriptedTurn[] = [];
   const requests: RecordedChatRequest[] = [];
-  const sockets = new Set<Socket>();
   let completionSeq = 0;
 
-  const server = createServer((req, res) => {
+  const server = await listenOnLoopback((req, res) => {
     void handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) sendError(res, 500, `fake-openai failed: ${String(err)}`);
       else res.destroy();
     });
-  });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -125,8 +119,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     res.end();
   }
 
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port } = server;
 
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
@@ -137,11 +130,7 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       waitUntil(() => requests.length >= count, timeoutMs, () => `fake-openai: expected ${count} requests, got ${requests.length}`).then(
         () => requests.slice(0, count),
       ),
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    close: () => server.close(),
   };
 }
 

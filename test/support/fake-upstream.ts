@@ -1,7 +1,6 @@
 // A stand-in for Cursor's real backend (the relay target): records every request and answers scripted responses.
-import { createServer, type IncomingHttpHeaders } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
-import { readBody, sleep, waitUntil } from "./util.js";
+import type { IncomingHttpHeaders } from "node:http";
+import { listenOnLoopback, readBody, sleep, waitUntil } from "./util.js";
 
 export interface UpstreamRequest {
   method: string;
@@ -32,7 +31,6 @@ export interface FakeUpstream {
 export async function startFakeUpstream(): Promise<FakeUpstream> {
   const requests: UpstreamRequest[] = [];
   const queue: UpstreamResponse[] = [];
-  const sockets = new Set<Socket>();
   // Loud by default: a relay test that forgot to script the upstream sees which request was not expected.
   let fallback: (req: UpstreamRequest) => UpstreamResponse = (req) => ({
     status: 599,
@@ -40,7 +38,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     body: `fake-upstream: nothing scripted for ${req.method} ${req.url}`,
   });
 
-  const server = createServer(async (req, res) => {
+  const server = await listenOnLoopback(async (req, res) => {
     const recorded: UpstreamRequest = {
       method: req.method ?? "",
       url: req.url ?? "",
@@ -60,13 +58,8 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     }
     res.end(answer.body ?? "");
   });
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
 
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const { port } = server;
 
   return {
     url: `http://127.0.0.1:${port}`,
@@ -79,10 +72,6 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       waitUntil(() => requests.length >= count, timeoutMs, () => `fake-upstream: expected ${count} requests, got ${requests.length}`).then(
         () => requests.slice(0, count),
       ),
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    close: () => server.close(),
   };
 }

@@ -1,5 +1,6 @@
 // Small helpers shared by the test fakes.
-import type { IncomingMessage } from "node:http";
+import { createServer, type IncomingMessage, type RequestListener } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -27,4 +28,29 @@ export async function waitUntil(condition: () => boolean, timeoutMs: number, des
 export function sharedFixture(relativePath: string): string {
   const shared = process.env.BYOK_SHARED_DIR ?? fileURLToPath(new URL("../../../shared/", import.meta.url));
   return join(shared, "fixtures", relativePath);
+}
+
+export interface LoopbackServer {
+  port: number;
+  /** Closes the server and destroys every open connection (hanging streams and keep-alive sockets included). */
+  close(): Promise<void>;
+}
+
+/** An HTTP server for a fake on 127.0.0.1 and a free port. */
+export async function listenOnLoopback(handler: RequestListener): Promise<LoopbackServer> {
+  const sockets = new Set<Socket>();
+  const server = createServer(handler);
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
 }
