@@ -33,11 +33,11 @@ const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.
 export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const assets = loadPromptAssets(); // a broken asset stops start-up with a clear message
   await mkdir(o.dataDir, { recursive: true });
-  const store = await openStore({ dataDir: o.dataDir });
-  const gc = scheduleBlobGc(store, o.log);
-  const service = new AgentService({ store, assets, models: o.config.models, log: o.log, adapterFor: createProviderAdapter, timers: o.config.timers ?? {} });
   // Bench-only (docs/performance.md); never enabled unless asked for in the environment.
   const diagnostics = process.env[DIAGNOSTICS_ENV] === "1" ? createDiagnostics() : undefined;
+  const store = await openStore({ dataDir: o.dataDir, ...(diagnostics ? { onQuery: diagnostics.countStatement } : {}) });
+  const gc = scheduleBlobGc(store, o.log);
+  const service = new AgentService({ store, assets, models: o.config.models, log: o.log, adapterFor: createProviderAdapter, timers: o.config.timers ?? {} });
   const http = createDualServer(createApp({ service, upstream: o.upstream, log: o.log, version: VERSION, diagnostics }).callback());
   const { server } = http;
   await new Promise<void>((resolve, reject) => {
