@@ -11,6 +11,7 @@ import { createDiagnostics, DIAGNOSTICS_ENV } from "../transport/diagnostics.js"
 import { createDualServer } from "../transport/listener.js";
 import { AgentService } from "./agent-service.js";
 import { scheduleBlobGc } from "./blob-gc.js";
+import { HistoryCache } from "./history-cache.js";
 import type { GatewayConfig } from "./config.js";
 import type { Logger } from "./log.js";
 
@@ -36,8 +37,9 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   // Bench-only (docs/performance.md); never enabled unless asked for in the environment.
   const diagnostics = process.env[DIAGNOSTICS_ENV] === "1" ? createDiagnostics() : undefined;
   const store = await openStore({ dataDir: o.dataDir, ...(diagnostics ? { onQuery: diagnostics.countStatement } : {}) });
-  const gc = scheduleBlobGc(store, o.log);
-  const service = new AgentService({ store, assets, models: o.config.models, log: o.log, adapterFor: createProviderAdapter, timers: o.config.timers ?? {} });
+  const history = new HistoryCache();
+  const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear() });
+  const service = new AgentService({ store, assets, models: o.config.models, log: o.log, history, adapterFor: createProviderAdapter, timers: o.config.timers ?? {} });
   const http = createDualServer(createApp({ service, upstream: o.upstream, log: o.log, version: VERSION, diagnostics }).callback());
   const { server } = http;
   await new Promise<void>((resolve, reject) => {

@@ -18,13 +18,16 @@ import type { ModelConfig } from "./config.js";
 import type { Logger } from "./log.js";
 import { resolveModel, type ResolvedModel } from "./models.js";
 import { RunSetupError } from "./run-errors.js";
-import { appendRuntimeMessage, loadHistory, loadResumedTurn, modeAssets, pendingRound, readRunRequest, type RunRequestFacts } from "./run-setup.js";
+import { appendRuntimeMessage, loadHistory, loadResumedTurn, modeAssets, pendingRound, readRunRequest, rootIds, type RunRequestFacts } from "./run-setup.js";
+import type { HistoryCache } from "./history-cache.js";
 
 export interface RunDeps {
   store: Store;
   assets: PromptAssets;
   models: readonly ModelConfig[];
   log: Logger;
+  /** Decoded checkpoint histories shared by the runs of this gateway. */
+  history: HistoryCache;
   adapterFor(endpoint: ProviderEndpoint): ProviderAdapter;
   /** False once a newer run of the same conversation took over (its late commits must not move the head). */
   isCurrent(): boolean;
@@ -71,7 +74,9 @@ export class RunSession {
   /** History roots, plus the turn a resume continues, that the store lacks: they come from the client (003 §8.3). */
   async findMissingBlobs(): Promise<Uint8Array[]> {
     const { state, action } = this.facts;
-    return this.deps.store.missingBlobs([...state.rootPromptMessagesJson, ...(action.kind === "resume" ? [action.turnId] : [])]);
+    // Roots the history cache holds decoded are stored (garbage collection clears the cache when it deletes).
+    const cached = this.deps.history.prefix(this.conversationId, rootIds(state)).messages.length;
+    return this.deps.store.missingBlobs([...state.rootPromptMessagesJson.slice(cached), ...(action.kind === "resume" ? [action.turnId] : [])]);
   }
 
   async prepare(fetched: Array<{ blobId: Uint8Array; data: Uint8Array }>): Promise<PreparedRun> {
@@ -85,7 +90,7 @@ export class RunSession {
       throw new RunSetupError((e as Error).message, "failed_precondition");
     }
     if (fetched.length) await store.putBlobs(fetched.map((f) => ({ id: f.blobId, data: f.data })));
-    this.history = await loadHistory(store, this.facts.state);
+    this.history = await loadHistory(store, this.deps.history, this.conversationId, this.facts.state);
     for (const m of this.history) this.account(m);
     await store.createRun({ runId: this.requestId, conversationId: this.conversationId, model: this.model.model });
     const env = this.facts.requestContext?.env;
