@@ -3,7 +3,7 @@
 // events; a newer run of a conversation cancels the older one, whose late events then reach a stopped actor.
 import { toBinary } from "@bufbuild/protobuf";
 import { createActor, type Actor } from "xstate";
-import { AgentServerMessageSchema, type AgentClientMessage, type AgentRunRequest } from "../proto/gen/agent/v1/agent_pb.js";
+import { AgentServerMessageSchema, type AgentClientMessage, type AgentRunRequest, type AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import { MAX_BACKLOG_FRAMES, MAX_HELD_APPENDS, requestStreamMachine } from "../machines/request-stream.js";
 import { runMachine, type RunEnd, type RunEvent } from "../machines/run.js";
 import type { EndStream } from "../transport/connect/end-stream.js";
@@ -171,6 +171,7 @@ export class AgentService {
     const previous = this.liveRuns.get(session.conversationId);
     this.liveRuns.set(session.conversationId, handle);
     if (previous && !previous.finished) previous.actor.send({ type: "CANCEL", reason: "superseded by a newer run of this conversation" });
+    let last: { message: AgentServerMessage; payload: Uint8Array } | undefined;
     const machine = buildRunMachine(session, this.deps.timers, {
       emit: (message) => {
         if (handle.finished) return;
@@ -178,8 +179,9 @@ export class AgentService {
           handle.actor.send({ type: "FAIL", message: `the run exceeded ${MAX_BACKLOG_FRAMES} stream frames` });
           return;
         }
-        // Encoded once here: the backlog and every subscriber share the bytes.
-        entry.actor.send({ type: "OUTPUT", payload: toBinary(AgentServerMessageSchema, message) });
+        // Encoded once here: the backlog and every subscriber share the bytes (a repeated frame shares them too).
+        if (last?.message !== message) last = { message, payload: toBinary(AgentServerMessageSchema, message) };
+        entry.actor.send({ type: "OUTPUT", payload: last.payload });
       },
       finish: (end) => {
         if (handle.finished) return;

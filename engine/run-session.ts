@@ -220,12 +220,11 @@ export class RunSession {
     b.addRoot(assistant.message);
     this.pushHistory(assistant.message);
     const settled = this.snapshot([]);
-    return this.plan(kind, [staged, settled], [assistant.message], ([s, t]) => [
-      frames.turnEnded(this.totalUsage),
-      frames.checkpoint(s!.state),
-      frames.checkpoint(t!.state),
-      frames.checkpoint(t!.state),
-    ]);
+    return this.plan(kind, [staged, settled], [assistant.message], ([s, t]) => {
+      // The repeat is the same message, so it is encoded (and compressed) once: it carries every root id.
+      const final = frames.checkpoint(t!.state);
+      return [frames.turnEnded(this.totalUsage), frames.checkpoint(s!.state), final, final];
+    });
   }
 
   /**

@@ -39,6 +39,7 @@ export function runSseHandler(service: AgentService, relay: Relay) {
     // Frames produced in the same event-loop turn (a provider read often carries many deltas) leave in one
     // write: one syscall and one TCP segment instead of one per frame. end() flushes whatever is still corked.
     let corked = false;
+    let last: { payload: Uint8Array; frame: Uint8Array } | undefined;
     const write = (payload: Uint8Array) => {
       if (res.writableEnded) return;
       if (!corked) {
@@ -49,7 +50,9 @@ export function runSseHandler(service: AgentService, relay: Relay) {
           res.uncork();
         });
       }
-      res.write(encodeFrame(payload, gzip));
+      // A repeated frame (the final checkpoint is sent twice) is enveloped and compressed once.
+      if (last?.payload !== payload) last = { payload, frame: encodeFrame(payload, gzip) };
+      res.write(last.frame);
     };
     let detach: () => void = () => {};
     const ended = new Promise<void>((resolve) => {
