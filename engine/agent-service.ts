@@ -1,8 +1,9 @@
 // The request registry (seeds 001 §4, 003 §12, §16.1): request_id → RequestStream (+ its Run), conversation_id →
 // the one live run. Client messages arrive here already in append_seqno order and are routed to the run as machine
 // events; a newer run of a conversation cancels the older one, whose late events then reach a stopped actor.
+import { toBinary } from "@bufbuild/protobuf";
 import { createActor, type Actor } from "xstate";
-import type { AgentClientMessage, AgentRunRequest, AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
+import { AgentServerMessageSchema, type AgentClientMessage, type AgentRunRequest, type AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import { MAX_BACKLOG_FRAMES, MAX_HELD_APPENDS, requestStreamMachine } from "../machines/request-stream.js";
 import { runMachine, type RunEnd, type RunEvent } from "../machines/run.js";
 import type { EndStream } from "../transport/connect/end-stream.js";
@@ -16,7 +17,8 @@ import type { Logger } from "./log.js";
 import type { TimerConfig } from "./config.js";
 
 export interface StreamSink {
-  frame(message: AgentServerMessage): void;
+  /** One encoded AgentServerMessage (its protobuf payload, without the Connect envelope). */
+  frame(payload: Uint8Array): void;
   heartbeat(): void;
   end(end: EndStream): void;
   /** The request's run went to the upstream after this subscriber came (RunSSE before the run_request). */
@@ -56,13 +58,13 @@ export class AgentService {
     const entry = this.entry(requestId);
     const { actor } = entry;
     const { backlog, end } = actor.getSnapshot().context;
-    for (const message of backlog) sink.frame(message);
+    for (const payload of backlog) sink.frame(payload);
     if (end) {
       sink.end(end);
       return () => {};
     }
     const subscriptions = [
-      actor.on("frame", (e) => sink.frame(e.message)),
+      actor.on("frame", (e) => sink.frame(e.payload)),
       actor.on("heartbeat", () => sink.heartbeat()),
       actor.on("end", (e) => sink.end(e.end)),
     ];
@@ -169,6 +171,7 @@ export class AgentService {
     const previous = this.liveRuns.get(session.conversationId);
     this.liveRuns.set(session.conversationId, handle);
     if (previous && !previous.finished) previous.actor.send({ type: "CANCEL", reason: "superseded by a newer run of this conversation" });
+    let last: { message: AgentServerMessage; payload: Uint8Array } | undefined;
     const machine = buildRunMachine(session, this.deps.timers, {
       emit: (message) => {
         if (handle.finished) return;
@@ -176,7 +179,9 @@ export class AgentService {
           handle.actor.send({ type: "FAIL", message: `the run exceeded ${MAX_BACKLOG_FRAMES} stream frames` });
           return;
         }
-        entry.actor.send({ type: "OUTPUT", message });
+        // Encoded once here: the backlog and every subscriber share the bytes (a repeated frame shares them too).
+        if (last?.message !== message) last = { message, payload: toBinary(AgentServerMessageSchema, message) };
+        entry.actor.send({ type: "OUTPUT", payload: last.payload });
       },
       finish: (end) => {
         if (handle.finished) return;

@@ -9,6 +9,8 @@ export interface BlobGcSchedule {
 }
 
 export interface BlobGcOptions {
+  /** Called after a sweep that deleted blobs (the history cache vouches for stored roots and must forget them). */
+  onDeleted?: () => void;
   retentionMs?: number;
   firstAfterMs?: number;
   everyMs?: number;
@@ -22,7 +24,9 @@ export function scheduleBlobGc(store: Store, log: Logger, o: BlobGcOptions = {})
   const sweep = () => {
     running = store.collectBlobs(Date.now() - retentionMs).then(
       (r) => {
-        if (r.deletedBlobs > 0) log.info("unreachable blobs collected", { blobs: r.deletedBlobs, bytes: r.deletedBytes });
+        if (r.deletedBlobs === 0) return;
+        o.onDeleted?.();
+        log.info("unreachable blobs collected", { blobs: r.deletedBlobs, bytes: r.deletedBytes });
       },
       (e: unknown) => log.error("blob garbage collection failed", { error: String(e) }),
     );

@@ -14,6 +14,7 @@ import { createDualServer } from "../transport/listener.js";
 import { createClaudeCodeWorkerFactory } from "../workers/claude-code/factory.js";
 import { AgentService } from "./agent-service.js";
 import { scheduleBlobGc } from "./blob-gc.js";
+import { HistoryCache } from "./history-cache.js";
 import type { GatewayConfig } from "./config.js";
 import type { Logger } from "./log.js";
 
@@ -40,11 +41,12 @@ const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.
 export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const assets = loadPromptAssets(); // a broken asset stops start-up with a clear message
   await mkdir(o.dataDir, { recursive: true });
-  const store = await openStore({ dataDir: o.dataDir });
-  const gc = scheduleBlobGc(store, o.log);
-  const service = new AgentService({ store, assets, models: o.config.models, log: o.log, adapterFor: createProviderAdapter, timers: o.config.timers ?? {} });
   // Bench-only (docs/performance.md); never enabled unless asked for in the environment.
   const diagnostics = process.env[DIAGNOSTICS_ENV] === "1" ? createDiagnostics() : undefined;
+  const store = await openStore({ dataDir: o.dataDir, ...(diagnostics ? { onQuery: diagnostics.countStatement } : {}) });
+  const history = new HistoryCache();
+  const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear() });
+  const service = new AgentService({ store, assets, models: o.config.models, log: o.log, history, adapterFor: createProviderAdapter, timers: o.config.timers ?? {} });
   const http = createDualServer(createApp({ service, upstream: o.upstream, log: o.log, version: VERSION, diagnostics }).callback());
   const { server } = http;
   await new Promise<void>((resolve, reject) => {

@@ -1,5 +1,6 @@
 // The side effects of one run, supplied to the machines with .provide(): provider calls, durable commits and the
 // checkpoint graph. It decides nothing about lifecycles — the machines do — it only does what they ask, in order.
+import { setImmediate as nextTurn } from "node:timers/promises";
 import type { AgentRunRequest, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
 import type { PreparedRun } from "../machines/run.js";
 import type { AssistantTurn } from "../machines/model-call.js";
@@ -12,18 +13,21 @@ import { addUsage } from "../providers/usage.js";
 import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../transport/cursor/checkpoint-builder.js";
 import { frames } from "../transport/cursor/frames.js";
 import { tokenBreakdown } from "../transport/cursor/token-breakdown.js";
-import { StaleCheckpointError, type Store } from "../store/index.js";
+import { StaleCheckpointError, type NewMessage, type Store } from "../store/index.js";
 import type { ModelConfig } from "./config.js";
 import type { Logger } from "./log.js";
 import { resolveModel, type ResolvedModel } from "./models.js";
 import { RunSetupError } from "./run-errors.js";
-import { appendRuntimeMessage, loadHistory, loadResumedTurn, modeAssets, pendingRound, readRunRequest, type RunRequestFacts } from "./run-setup.js";
+import { appendRuntimeMessage, loadHistory, loadResumedTurn, modeAssets, pendingRound, readRunRequest, rootIds, type RunRequestFacts } from "./run-setup.js";
+import type { HistoryCache } from "./history-cache.js";
 
 export interface RunDeps {
   store: Store;
   assets: PromptAssets;
   models: readonly ModelConfig[];
   log: Logger;
+  /** Decoded checkpoint histories shared by the runs of this gateway. */
+  history: HistoryCache;
   adapterFor(endpoint: ProviderEndpoint): ProviderAdapter;
   /** False once a newer run of the same conversation took over (its late commits must not move the head). */
   isCurrent(): boolean;
@@ -45,8 +49,13 @@ export class RunSession {
   private results: Array<{ message: ToolResult; toolCall: ToolCall }> = [];
   private lastUsage: Usage | undefined;
   private totalUsage: Usage = {};
-  private pendingCommit: { snapshots: CheckpointSnapshot[]; messages: CanonicalMessage[] } | undefined;
+  private pendingCommit: { kind: CheckpointKind; snapshots: CheckpointSnapshot[]; messages: CanonicalMessage[] } | undefined;
   private roundCounter = 0;
+  /** The provider_call_index last written for this run; -1 (createRun's value) before the first call. */
+  private persistedCallIndex = -1;
+  /** Tool results waiting to be committed together in one transaction, behind the batch being written. */
+  private resultBatch: { messages: ToolResult[]; committed: Promise<void> } | undefined;
+  private resultsWritten: Promise<void> = Promise.resolve();
   /** What the projected history is made of, kept as it grows, for the checkpoint's context breakdown (003 §21). */
   private projected = { rules: "", conversationCharacters: 0 };
 
@@ -65,7 +74,9 @@ export class RunSession {
   /** History roots, plus the turn a resume continues, that the store lacks: they come from the client (003 §8.3). */
   async findMissingBlobs(): Promise<Uint8Array[]> {
     const { state, action } = this.facts;
-    return this.deps.store.missingBlobs([...state.rootPromptMessagesJson, ...(action.kind === "resume" ? [action.turnId] : [])]);
+    // Roots the history cache holds decoded are stored (garbage collection clears the cache when it deletes).
+    const cached = this.deps.history.prefix(this.conversationId, rootIds(state)).messages.length;
+    return this.deps.store.missingBlobs([...state.rootPromptMessagesJson.slice(cached), ...(action.kind === "resume" ? [action.turnId] : [])]);
   }
 
   async prepare(fetched: Array<{ blobId: Uint8Array; data: Uint8Array }>): Promise<PreparedRun> {
@@ -79,7 +90,7 @@ export class RunSession {
       throw new RunSetupError((e as Error).message, "failed_precondition");
     }
     if (fetched.length) await store.putBlobs(fetched.map((f) => ({ id: f.blobId, data: f.data })));
-    this.history = await loadHistory(store, this.facts.state);
+    this.history = await loadHistory(store, this.deps.history, this.conversationId, this.facts.state);
     for (const m of this.history) this.account(m);
     await store.createRun({ runId: this.requestId, conversationId: this.conversationId, model: this.model.model });
     const env = this.facts.requestContext?.env;
@@ -124,10 +135,16 @@ export class RunSession {
     };
   }
 
-  /** The provider pass; provider_call_index is persisted before the HTTP request (003 §27). */
+  /**
+   * The provider pass; provider_call_index is persisted before the HTTP request (003 §27), by the settled
+   * checkpoint that let this call start when it could carry it, else here.
+   */
   async *stream(callIndex: number, signal: AbortSignal): AsyncIterable<ModelEvent> {
+    // The settled checkpoint just published leaves on the wire before this call's request is compiled and sent.
+    if (this.persistedCallIndex === callIndex) await nextTurn();
     const request = this.modelRequest();
-    await this.deps.store.setProviderCallIndex(this.requestId, callIndex);
+    if (this.persistedCallIndex !== callIndex) await this.deps.store.setProviderCallIndex(this.requestId, callIndex);
+    this.persistedCallIndex = callIndex;
     this.deps.log.info("provider call started", { request_id: this.requestId, conversation_id: this.conversationId, call_index: callIndex, model: request.model, message_count: request.messages.length });
     yield* this.adapter.stream(request, signal);
   }
@@ -173,7 +190,7 @@ export class RunSession {
       isError: completion.isError,
       ...(this.assistant?.message.toolRoundId ? { toolRoundId: this.assistant.message.toolRoundId } : {}),
     };
-    await this.appendMessages([message]);
+    await this.commitInBatch(message);
     if (completion.readPath) this.builder.addReadPath(completion.readPath);
     this.results.push({ message, toolCall });
     return { callIndex: input.callIndex, toolCall };
@@ -184,19 +201,18 @@ export class RunSession {
     if (!assistant) throw new Error(`${kind} checkpoint without a model response`);
     const b = this.builder;
     if (kind === "staged") {
-      // A resumed round's steps and durable assistant batch were written by the run that first staged it.
-      if (!assistant.resumed) {
-        this.addResponseSteps(assistant.turn);
-        await this.appendMessages([assistant.message]);
-      }
-      return this.plan([this.snapshot([pendingEntry(assistant.message)])], [], (s) => [frames.checkpoint(s[0]!.state)]);
+      // A resumed round's steps and durable assistant batch were written by the run that first staged it; otherwise
+      // the batch commits with the staged checkpoint, before the checkpoint is published and any tool runs.
+      if (!assistant.resumed) this.addResponseSteps(assistant.turn);
+      const batch = assistant.resumed ? [] : [assistant.message];
+      return this.plan(kind, [this.snapshot([pendingEntry(assistant.message)])], batch, (s) => [frames.checkpoint(s[0]!.state)]);
     }
     if (kind === "settled") {
       const messages = [assistant.message, ...this.results.map((r) => r.message)];
       for (const m of messages) b.addRoot(m);
       for (const r of this.results) b.addToolStep(r.toolCall);
       this.pushHistory(...messages);
-      return this.plan([this.snapshot([])], [], (s) => [frames.checkpoint(s[0]!.state)]);
+      return this.plan(kind, [this.snapshot([])], [], (s) => [frames.checkpoint(s[0]!.state)]);
     }
     // Final: turn_ended, then the transitional staged checkpoint, the settled one and its repeat (003 §21, §26.4).
     this.addResponseSteps(assistant.turn);
@@ -204,29 +220,36 @@ export class RunSession {
     b.addRoot(assistant.message);
     this.pushHistory(assistant.message);
     const settled = this.snapshot([]);
-    return this.plan([staged, settled], [assistant.message], ([s, t]) => [
-      frames.turnEnded(this.totalUsage),
-      frames.checkpoint(s!.state),
-      frames.checkpoint(t!.state),
-      frames.checkpoint(t!.state),
-    ]);
+    return this.plan(kind, [staged, settled], [assistant.message], ([s, t]) => {
+      // The repeat is the same message, so it is encoded (and compressed) once: it carries every root id.
+      const final = frames.checkpoint(t!.state);
+      return [frames.turnEnded(this.totalUsage), frames.checkpoint(s!.state), final, final];
+    });
   }
 
-  /** Children before the head, in one transaction; a superseded run may not move the head (003 §13.3, §16.1). */
+  /**
+   * Children before the head, in one transaction with the messages the checkpoint makes visible; a superseded run
+   * may not move the head (003 §13.3, §16.1). A settled round lets the next provider call start, so its index is
+   * persisted in the same transaction (003 §27, one fsync instead of two).
+   */
   async commitCheckpoint(): Promise<void> {
     const pending = this.pendingCommit;
     if (!pending) throw new Error("no checkpoint to commit");
     this.pendingCommit = undefined;
     if (!this.deps.isCurrent()) throw new StaleCheckpointError(this.conversationId);
-    if (pending.messages.length) await this.appendMessages(pending.messages);
     const { snapshots } = pending;
+    // The round ran at the last call's index (a resumed round, before any call, at 0); the next call takes the one after.
+    const nextCallIndex = pending.kind === "settled" ? Math.max(this.persistedCallIndex, 0) + 1 : undefined;
     await this.deps.store.commitCheckpoint({
       conversationId: this.conversationId,
       checkpointId: snapshots[snapshots.length - 1]!.stateBlob.id,
       blobs: snapshots.flatMap((s) => [...s.sets, s.stateBlob]),
       edges: snapshots.flatMap((s) => s.edges),
       stillCurrent: this.deps.isCurrent,
+      ...(pending.messages.length ? { messages: { runId: this.requestId, rows: this.rows(pending.messages) } } : {}),
+      ...(nextCallIndex !== undefined ? { providerCallIndex: { runId: this.requestId, index: nextCallIndex } } : {}),
     });
+    if (nextCallIndex !== undefined) this.persistedCallIndex = nextCallIndex;
   }
 
   get usage(): Usage {
@@ -266,21 +289,38 @@ export class RunSession {
     };
   }
 
-  private plan(snapshots: CheckpointSnapshot[], messages: CanonicalMessage[], publish: (s: CheckpointSnapshot[]) => CheckpointPlan["publish"]): CheckpointPlan {
-    this.pendingCommit = { snapshots, messages };
+  private plan(kind: CheckpointKind, snapshots: CheckpointSnapshot[], messages: CanonicalMessage[], publish: (s: CheckpointSnapshot[]) => CheckpointPlan["publish"]): CheckpointPlan {
+    this.pendingCommit = { kind, snapshots, messages };
     return { sets: snapshots.flatMap((s) => s.sets).map(({ id, data }) => ({ id, data })), publish: publish(snapshots) };
   }
 
-  private async appendMessages(messages: CanonicalMessage[]): Promise<void> {
-    await this.deps.store.appendMessages(
-      this.conversationId,
-      this.requestId,
-      messages.map((m) => ({
-        role: m.role,
-        origin: m.role === "user" ? m.origin : m.role,
-        body: JSON.stringify(m),
-        ...((m.role === "assistant" || m.role === "tool") && m.toolRoundId ? { toolRoundId: m.toolRoundId } : {}),
-      })),
-    );
+  /**
+   * Group commit: a result joins the batch still waiting for the store (results of one client append, or those that
+   * complete while the previous batch is being written), so a batch is one transaction and one fsync, and a lone
+   * result waits for nothing. Each caller resumes only once its result is durable, in completion order (003 §26.10).
+   */
+  private commitInBatch(message: ToolResult): Promise<void> {
+    const waiting = this.resultBatch;
+    if (waiting) {
+      waiting.messages.push(message);
+      return waiting.committed;
+    }
+    const batch: { messages: ToolResult[]; committed: Promise<void> } = { messages: [message], committed: Promise.resolve() };
+    batch.committed = this.resultsWritten.then(async () => {
+      this.resultBatch = undefined;
+      await this.deps.store.appendMessages(this.conversationId, this.requestId, this.rows(batch.messages));
+    });
+    this.resultBatch = batch;
+    this.resultsWritten = batch.committed.catch(() => {});
+    return batch.committed;
+  }
+
+  private rows(messages: CanonicalMessage[]): NewMessage[] {
+    return messages.map((m) => ({
+      role: m.role,
+      origin: m.role === "user" ? m.origin : m.role,
+      body: JSON.stringify(m),
+      ...((m.role === "assistant" || m.role === "tool") && m.toolRoundId ? { toolRoundId: m.toolRoundId } : {}),
+    }));
   }
 }

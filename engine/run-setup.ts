@@ -15,6 +15,7 @@ import { formatRequestContext, renderRuntime } from "../prompt/render.js";
 import type { CanonicalMessage } from "../providers/messages.js";
 import { decodeRootMessage, RootMessageError } from "../transport/cursor/root-messages.js";
 import type { Store } from "../store/index.js";
+import type { HistoryCache } from "./history-cache.js";
 import { RunSetupError } from "./run-errors.js";
 
 /** A new user message opens a turn; a resume continues the checkpoint's last turn (003 §19.4, §22.4). */
@@ -86,11 +87,25 @@ export function pendingRound(state: ConversationStateStructure): Extract<Canonic
   return message;
 }
 
-/** Decodes the checkpoint's model transcript; the first root must be the one system prompt (003 §3, §9). */
-export async function loadHistory(store: Store, state: ConversationStateStructure): Promise<CanonicalMessage[]> {
-  const blobs = await store.getBlobs(state.rootPromptMessagesJson);
-  const messages: CanonicalMessage[] = [];
-  for (const [i, bytes] of blobs.entries()) {
+const hex = (id: Uint8Array) => Buffer.from(id.buffer, id.byteOffset, id.byteLength).toString("hex");
+
+/** The checkpoint's root ids as the history cache keys them. */
+export function rootIds(state: ConversationStateStructure): string[] {
+  return state.rootPromptMessagesJson.map(hex);
+}
+
+/**
+ * Decodes the checkpoint's model transcript; the first root must be the one system prompt (003 §3, §9). The prefix
+ * the conversation's last loaded history shares is reused decoded; only the roots after it are read and decoded.
+ */
+export async function loadHistory(store: Store, cache: HistoryCache, conversationId: string, state: ConversationStateStructure): Promise<CanonicalMessage[]> {
+  const ids = rootIds(state);
+  const known = cache.prefix(conversationId, ids);
+  const messages = [...known.messages];
+  const sizes = [...known.sizes];
+  const blobs = await store.getBlobs(state.rootPromptMessagesJson.slice(messages.length));
+  for (const bytes of blobs) {
+    const i = messages.length;
     if (!bytes) throw new RunSetupError(`checkpoint root ${i} is neither stored nor provided by the client`, "invalid_argument");
     try {
       messages.push(decodeRootMessage(bytes));
@@ -98,10 +113,12 @@ export async function loadHistory(store: Store, state: ConversationStateStructur
       if (e instanceof RootMessageError) throw new RunSetupError(`checkpoint root ${i}: ${e.message}`, "invalid_argument");
       throw e;
     }
+    sizes.push(bytes.byteLength);
   }
   if (messages.length > 0 && (messages[0]!.role !== "system" || messages.slice(1).some((m) => m.role === "system"))) {
     throw new RunSetupError("checkpoint history must start with exactly one system prompt root", "invalid_argument");
   }
+  cache.remember(conversationId, ids, { messages, sizes });
   return messages.slice(1);
 }
 

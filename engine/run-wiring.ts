@@ -8,6 +8,7 @@ import { pendingExecMachine } from "../machines/pending-exec.js";
 import { runMachine, type RunEnd } from "../machines/run.js";
 import { toolRoundMachine, type CommitResultInput } from "../machines/tool-round.js";
 import { frames } from "../transport/cursor/frames.js";
+import { coalesceDeltas } from "./delta-coalescer.js";
 import type { RunSession } from "./run-session.js";
 import type { TimerConfig } from "./config.js";
 
@@ -62,18 +63,27 @@ export function buildRunMachine(session: RunSession, timers: TimerConfig, out: R
   });
 }
 
-/** The provider pass as a callback actor: stopping the actor aborts the HTTP request, headers or body (003 §16.3). */
-function providerStream(session: RunSession) {
+/**
+ * The provider pass as a callback actor: stopping the actor aborts the HTTP request, headers or body (003 §16.3).
+ * The deltas of one provider read reach the ModelCall as one event; a stopped pass drops the one still held.
+ */
+export function providerStream(session: Pick<RunSession, "stream">) {
   return fromCallback<ModelCallEvent, ModelCallInput>(({ sendBack, input }) => {
     const abort = new AbortController();
+    const deltas = coalesceDeltas((event) => sendBack({ type: "MODEL", event }));
     void (async () => {
       try {
-        for await (const event of session.stream(input.callIndex, abort.signal)) sendBack({ type: "MODEL", event });
+        for await (const event of session.stream(input.callIndex, abort.signal)) deltas.push(event);
+        deltas.flush();
         sendBack({ type: "STREAM_END" });
       } catch (e) {
+        deltas.flush();
         sendBack({ type: "PROVIDER_ERROR", message: e instanceof Error ? e.message : String(e), aborted: abort.signal.aborted });
       }
     })();
-    return () => abort.abort();
+    return () => {
+      deltas.drop();
+      abort.abort();
+    };
   });
 }

@@ -1,9 +1,10 @@
 // RequestStream: one per request_id (seeds 001 §4, 000 §1, 003 §2, §26.5). Admits BidiAppend messages in
 // append_seqno order (duplicates dropped, gaps wait), keeps the outbound backlog so a reconnecting RunSSE subscriber
-// gets the whole stream again, sends a heartbeat after 5 s of silence (never stored), asks for the run to be
+// gets the whole stream again (kept as encoded AgentServerMessage payloads: bytes, not object graphs, are what a
+// long run retains and what a replay writes), sends a heartbeat after 5 s of silence (never stored), asks for the run to be
 // abandoned when no subscriber came back within the reconnect grace, and keeps a terminal stream for 30 s.
 import { assign, emit, enqueueActions, setup } from "xstate";
-import type { AgentClientMessage, AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
+import type { AgentClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import type { EndStream } from "../transport/connect/end-stream.js";
 
 /** A gap larger than this many held messages is refused rather than buffered without bound. */
@@ -15,20 +16,21 @@ export interface RequestStreamContext {
   requestId: string;
   nextSeqno: bigint;
   held: ReadonlyMap<bigint, AgentClientMessage>;
-  backlog: AgentServerMessage[];
+  /** Encoded AgentServerMessages (protobuf payloads without the Connect envelope). */
+  backlog: Uint8Array[];
   end: EndStream | undefined;
   subscribers: number;
 }
 
 export type RequestStreamEvent =
   | { type: "APPEND"; seqno: bigint; message: AgentClientMessage }
-  | { type: "OUTPUT"; message: AgentServerMessage }
+  | { type: "OUTPUT"; payload: Uint8Array }
   | { type: "END"; end: EndStream }
   | { type: "SUBSCRIBE" }
   | { type: "UNSUBSCRIBE" };
 
 export type RequestStreamEmitted =
-  | { type: "frame"; message: AgentServerMessage }
+  | { type: "frame"; payload: Uint8Array }
   | { type: "heartbeat" }
   | { type: "end"; end: EndStream };
 
@@ -98,8 +100,8 @@ const record = requestStreamSetup.createAction(
     if (event.type !== "OUTPUT") return;
     // The backlog is append-only and never shrinks, so it grows in place: copying it per frame would make a long
     // run quadratic.
-    context.backlog.push(event.message);
-    enqueue.emit({ type: "frame", message: event.message });
+    context.backlog.push(event.payload);
+    enqueue.emit({ type: "frame", payload: event.payload });
   }),
 );
 

@@ -1,6 +1,8 @@
 import type { Knex } from "knex";
 import { type BlobEdge, type BlobPut, insertBlobs, insertEdges, verifyBlobs } from "./blobs.js";
 import { toBuffer, toBytes } from "./db.js";
+import { insertMessages, type NewMessage } from "./messages.js";
+import { setProviderCallIndex } from "./runs.js";
 
 export interface CheckpointCommit {
   conversationId: string;
@@ -12,6 +14,10 @@ export interface CheckpointCommit {
    * newer run of the conversation uses it so that its late commit can never move the head (003 §16.1).
    */
   stillCurrent?: () => boolean;
+  /** Canonical messages the checkpoint makes visible (a staged round's assistant batch, a final answer). */
+  messages?: { runId: string; rows: NewMessage[] };
+  /** The provider call the checkpoint lets the run start next (003 §27: persisted before its HTTP request). */
+  providerCallIndex?: { runId: string; index: number };
 }
 
 export class StaleCheckpointError extends Error {
@@ -28,13 +34,15 @@ export interface ConversationHead {
 
 /**
  * 003 §13.3: children first, head last, all in one immediate transaction — a crash leaves at most unreachable
- * blobs, never a head pointing at a missing object (the foreign keys reject that and roll everything back).
+ * blobs, never a head pointing at a missing object (the foreign keys reject that and roll everything back). The
+ * messages and the provider call index that go with the checkpoint commit in the same transaction: one fsync.
  */
 export async function commitCheckpoint(db: Knex, c: CheckpointCommit): Promise<{ revision: number }> {
   verifyBlobs(c.blobs);
   const now = Date.now();
   return db.transaction(async (trx) => {
     if (c.stillCurrent && !c.stillCurrent()) throw new StaleCheckpointError(c.conversationId);
+    if (c.messages?.rows.length) await insertMessages(trx, c.conversationId, c.messages.runId, c.messages.rows);
     await insertBlobs(trx, c.blobs, now);
     await insertEdges(trx, c.edges);
     const checkpointId = toBuffer(c.checkpointId);
@@ -47,6 +55,7 @@ export async function commitCheckpoint(db: Knex, c: CheckpointCommit): Promise<{
         updated_at: now,
       })
       .returning("revision");
+    if (c.providerCallIndex) await setProviderCallIndex(trx, c.providerCallIndex.runId, c.providerCallIndex.index);
     return { revision: head.revision };
   });
 }

@@ -40,8 +40,9 @@ const CONNECTION_PRAGMAS =
   "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;";
 
 export interface DbOptions {
-  /** Receives every SQL statement knex sends, including BEGIN/COMMIT (diagnostics and tests). */
-  onQuery?: (sql: string) => void;
+  /** Receives every SQL statement knex sends, including BEGIN/COMMIT (diagnostics and tests), and whether it runs
+   * inside a transaction (a write outside one is its own autocommit). */
+  onQuery?: (sql: string, inTransaction: boolean) => void;
 }
 
 /** Opens the SQLite file and brings its schema to the latest migration. */
@@ -60,7 +61,7 @@ export async function openDb(filename: string, opts: DbOptions = {}): Promise<Kn
     },
   });
   const onQuery = opts.onQuery;
-  if (onQuery) db.on("query", (q: { sql: string }) => onQuery(q.sql));
+  if (onQuery) db.on("query", (q: { sql: string; __knexTxId?: string }) => onQuery(q.sql, q.__knexTxId !== undefined));
   try {
     await db.migrate.latest({ migrationSource });
   } catch (err) {

@@ -80,8 +80,9 @@ export interface AepStore {
 export type StoreLocation = { dataDir: string } | { filename: string };
 
 export interface StoreOptions {
-  /** Receives every SQL statement sent, BEGIN/COMMIT included (diagnostics; never logs bound values). */
-  onQuery?: (sql: string) => void;
+  /** Receives every SQL statement sent, BEGIN/COMMIT included, and whether it runs inside a transaction
+   * (diagnostics; never logs bound values). */
+  onQuery?: (sql: string, inTransaction: boolean) => void;
 }
 
 /** Opens (creating the directory and file if needed) and migrates the SQLite store. */

@@ -40,7 +40,8 @@ async function nextSeq(trx: Knex.Transaction, conversationId: string): Promise<n
   return (row?.last ?? 0) + 1;
 }
 
-async function insertMessages(
+/** Appends in order inside the caller's immediate transaction; returns the assigned seqs. */
+export async function insertMessages(
   trx: Knex.Transaction,
   conversationId: string,
   runId: string,

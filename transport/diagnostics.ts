@@ -12,6 +12,9 @@ export interface DiagnosticsSnapshot {
   cpuSystemUs: number;
   rssBytes: number;
   heapUsedBytes: number;
+  /** Durable commits the store made since start (COMMITs and autocommitted writes): with synchronous = FULL in WAL
+   * mode each is one WAL fsync. */
+  storeCommits: number;
   /** Event-loop delay since the last reset, in milliseconds. */
   eventLoopDelay: { p50: number; p99: number; max: number; mean: number; samples: number };
 }
@@ -19,6 +22,8 @@ export interface DiagnosticsSnapshot {
 export interface Diagnostics {
   /** The snapshot; `reset` restarts the delay histogram afterwards so the next reading covers a new window. */
   read(reset: boolean): DiagnosticsSnapshot;
+  /** The store's onQuery hook: counts its commits (the fsync figure where strace is not available). */
+  countStatement(sql: string, inTransaction: boolean): void;
 }
 
 /** Resolution of the delay sampler: fine enough to see a few milliseconds of blocking, cheap enough for 2 cores. */
@@ -27,7 +32,11 @@ const SAMPLE_EVERY_MS = 5;
 export function createDiagnostics(): Diagnostics {
   const delay = monitorEventLoopDelay({ resolution: SAMPLE_EVERY_MS });
   delay.enable();
+  let storeCommits = 0;
   return {
+    countStatement(sql, inTransaction) {
+      if (/^commit/i.test(sql) || (!inTransaction && /^(insert|update|delete|replace)\b/i.test(sql))) storeCommits++;
+    },
     read(reset) {
       const cpu = process.cpuUsage();
       const memory = process.memoryUsage();
@@ -37,6 +46,7 @@ export function createDiagnostics(): Diagnostics {
         cpuSystemUs: cpu.system,
         rssBytes: memory.rss,
         heapUsedBytes: memory.heapUsed,
+        storeCommits,
         eventLoopDelay: delayMs(delay),
       };
       if (reset) delay.reset();

@@ -41,6 +41,7 @@ export function createRelay(opts: { upstream: string; log: Logger }): Relay {
       headers: [...endToEndHeaders(ctx.req.rawHeaders), "host", upstream.host],
     });
     if (body) upstreamReq.end(body);
+    else if (hasNoBody(ctx.req)) upstreamReq.end(); // most relayed calls are small GETs: no stream plumbing for them
     else pipeline(ctx.req, upstreamReq, () => {});
     // A client that leaves before the upstream answers must not keep the upstream call alive.
     ctx.res.once("close", () => {
@@ -63,7 +64,7 @@ export function createRelay(opts: { upstream: string; log: Logger }): Relay {
         log.info("relay", { ...fields(), status: upstreamRes.statusCode });
         res.writeHead(upstreamRes.statusCode!, upstreamRes.statusMessage, endToEndHeaders(upstreamRes.rawHeaders));
         res.flushHeaders();
-        pipeline(upstreamRes, res, (err) => {
+        copyResponse(upstreamRes, res, (err) => {
           if (err) log.warn("relay response interrupted", { ...fields(), error: err });
           resolve();
         });
@@ -94,6 +95,38 @@ export function createRelay(opts: { upstream: string; log: Logger }): Relay {
     });
 
   return { pass, open };
+}
+
+/** An HTTP/1.x request that declares no body (HTTP/2 may stream one without either header). */
+function hasNoBody(req: IncomingMessage): boolean {
+  return req.httpVersionMajor === 1 && req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined;
+}
+
+/**
+ * The upstream body into the client response, with pipeline's guarantees (both sides destroyed on a failure of
+ * either, one callback) but without its per-call AbortController and end-of-stream machinery.
+ */
+function copyResponse(from: IncomingMessage, to: ServerResponse, done: (err?: Error) => void): void {
+  let settled = false;
+  const settle = (err?: Error) => {
+    if (settled) return;
+    settled = true;
+    done(err);
+  };
+  from.once("error", (err) => {
+    to.destroy();
+    settle(err);
+  });
+  from.once("aborted", () => {
+    to.destroy();
+    settle(new Error("upstream response aborted"));
+  });
+  to.once("close", () => {
+    if (to.writableFinished) return settle();
+    from.destroy();
+    settle(new Error("client closed the response before it ended"));
+  });
+  from.pipe(to);
 }
 
 /** Flat raw header list (name, value, ...) without hop-by-hop headers, HTTP/2 pseudo-headers or Host. */

@@ -7,7 +7,7 @@ import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream";
 import { gzipSync } from "node:zlib";
-import { AgentServerMessageSchema, type AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
+import { AgentServerMessageSchema } from "../proto/gen/agent/v1/agent_pb.js";
 import { BidiRequestIdSchema } from "../proto/gen/aiserver/v1/aiserver_pb.js";
 import type { AgentService } from "../engine/agent-service.js";
 import { frames } from "./cursor/frames.js";
@@ -19,6 +19,7 @@ import type { Relay } from "./relay.js";
 
 const MAX_REQUEST_BYTES = 64 * 1024;
 const COMPRESS_MIN_BYTES = 1024;
+const HEARTBEAT = toBinary(AgentServerMessageSchema, frames.heartbeat());
 
 export function runSseHandler(service: AgentService, relay: Relay) {
   return async (ctx: Context): Promise<void> => {
@@ -38,7 +39,8 @@ export function runSseHandler(service: AgentService, relay: Relay) {
     // Frames produced in the same event-loop turn (a provider read often carries many deltas) leave in one
     // write: one syscall and one TCP segment instead of one per frame. end() flushes whatever is still corked.
     let corked = false;
-    const write = (message: AgentServerMessage) => {
+    let last: { payload: Uint8Array; frame: Uint8Array } | undefined;
+    const write = (payload: Uint8Array) => {
       if (res.writableEnded) return;
       if (!corked) {
         corked = true;
@@ -48,7 +50,9 @@ export function runSseHandler(service: AgentService, relay: Relay) {
           res.uncork();
         });
       }
-      res.write(encodeFrame(message, gzip));
+      // A repeated frame (the final checkpoint is sent twice) is enveloped and compressed once.
+      if (last?.payload !== payload) last = { payload, frame: encodeFrame(payload, gzip) };
+      res.write(last.frame);
     };
     let detach: () => void = () => {};
     const ended = new Promise<void>((resolve) => {
@@ -59,7 +63,7 @@ export function runSseHandler(service: AgentService, relay: Relay) {
       res.on("close", finish);
       detach = service.subscribe(requestId, {
         frame: write,
-        heartbeat: () => write(frames.heartbeat()),
+        heartbeat: () => write(HEARTBEAT),
         end: (end: EndStream) => {
           // The client ends the call when the body ends, not at the end-stream frame: end both together.
           if (!res.writableEnded) res.end(encodeEndStream(end));
@@ -126,8 +130,7 @@ function readRequestId(ctx: Context, body: Uint8Array): string {
   return requestId;
 }
 
-function encodeFrame(message: AgentServerMessage, gzip: boolean): Uint8Array {
-  const payload = toBinary(AgentServerMessageSchema, message);
+function encodeFrame(payload: Uint8Array, gzip: boolean): Uint8Array {
   if (gzip && payload.length >= COMPRESS_MIN_BYTES) return encodeEnvelope(EnvelopeFlags.compressed, gzipSync(payload));
   return encodeEnvelope(0, payload);
 }

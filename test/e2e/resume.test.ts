@@ -8,6 +8,7 @@ import { createWorkspace, type Workspace } from "../support/client-workspace.js"
 import { CursorClient } from "../support/cursor-client.js";
 import type { FakeOpenAI } from "../support/fake-openai.js";
 import { assertEndStreamInvariants, blobHex } from "../support/observed-frames.js";
+import { waitUntil } from "../support/util.js";
 import { MODEL, assertPrefix, useToolsRig } from "./tools-kit.js";
 
 describe("e2e: resume_action continues a turn from the client's checkpoint", function () {
@@ -107,7 +108,9 @@ describe("e2e: resume_action continues a turn from the client's checkpoint", fun
     const conversationId = `resume-plain-${process.pid}`;
     const first = rig.start(fake, { conversationId, text: "read a.txt", workspace });
     await fake.waitForRequests(2);
-    // The settled checkpoint (pending 0) is the last eligible one before the stream broke (003 §19.4).
+    // The settled checkpoint (pending 0) is the last eligible one before the stream broke (003 §19.4). It is published
+    // before the second provider call starts, but the client may read it just after the provider saw that call.
+    await waitUntil(() => first.run.lastCheckpoint()?.pendingToolCalls.length === 0, 10_000, () => "no settled checkpoint");
     const eligible = first.run.lastCheckpoint()!;
     expect(eligible.pendingToolCalls).to.deep.equal([]);
     const { client, resumed } = resumeFrom(first.client, eligible, { conversationId, fake, workspace });

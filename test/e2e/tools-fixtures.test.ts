@@ -35,20 +35,24 @@ describe("e2e tools: recorded provider streams", function () {
   this.timeout(10_000);
   const rig = useToolsRig("tools-fixtures");
 
-  it("replays a recorded OpenAI text turn: every content delta reaches the client as text_delta, the turn ends ok", async () => {
+  // The deltas of one provider read go out as one frame (engine/delta-coalescer.ts), so frame counts follow the
+  // network's chunking: kinds collapse repeated deltas, and the texts are compared joined.
+  const streamed = { collapse: ["text_delta", "thinking_delta"] };
+
+  it("replays a recorded OpenAI text turn: the content reaches the client as text_delta, in order, the turn ends ok", async () => {
     const recorded = recordedDeltas(textUsageChunk);
     const fake = await rig.fake();
     fake.enqueue({ fixture: textUsageChunk, splitBytes: 97 });
     const { client, run } = rig.start(fake, { text: "invent a holiday" });
     await run.done;
 
-    expect(run.kinds()).to.deep.equal([
-      ...recorded.content.map(() => "text_delta"),
+    expect(run.kinds(streamed)).to.deep.equal([
+      "text_delta",
       "token_delta", "kv_set", "kv_set", "kv_set", "kv_set", "kv_set", "kv_set",
       "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok",
     ]);
     assertCleanSuccess(run, client);
-    expect(textDeltas(run.frames)).to.deep.equal(recorded.content);
+    expect(textDeltas(run.frames).join("")).to.equal(recorded.content.join(""));
     expect(textDeltas(run.frames).join("")).to.match(/^\*\*Holiday Name:\*\* Harmony Day\n\n[^]*mutual respect\.$/);
     const [turnEnded] = updates(run, "turnEnded");
     expect(turnEnded).to.deep.include({ inputTokens: 16n, outputTokens: 300n, cacheReadTokens: 0n, reasoningTokens: 0n });
@@ -62,15 +66,15 @@ describe("e2e tools: recorded provider streams", function () {
     const { client, run } = rig.start(fake, { text: "hi", modelId: "deepseek-reasoner" });
     await run.done;
 
-    expect(run.kinds()).to.deep.equal([
-      ...recorded.reasoning.map(() => "thinking_delta"),
+    expect(run.kinds(streamed)).to.deep.equal([
+      "thinking_delta",
       "thinking_completed",
-      ...recorded.content.map(() => "text_delta"),
+      "text_delta",
       "token_delta", "kv_set", "kv_set", "kv_set", "kv_set", "kv_set", "kv_set", "kv_set",
       "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok",
     ]);
     assertCleanSuccess(run, client);
-    expect(updates(run, "thinkingDelta").map((t) => t.text)).to.deep.equal(recorded.reasoning);
+    expect(updates(run, "thinkingDelta").map((t) => t.text).join("")).to.equal(recorded.reasoning.join(""));
     const completed = updates(run, "thinkingCompleted");
     expect(completed).to.have.length(1);
     expect(completed[0]!.thinkingDurationMs).to.be.at.least(1);
@@ -99,12 +103,12 @@ describe("e2e tools: recorded provider streams", function () {
     assertCleanSuccess(run, client);
     const recording = recordedDeltas(deepseekThinking);
     const pieces = (text: string) => Math.ceil(Array.from(text).length / 7);
-    expect(run.kinds()).to.deep.equal([
-      ...Array(pieces(reasoning)).fill("thinking_delta"), "thinking_completed",
+    expect(run.kinds(streamed)).to.deep.equal([
+      "thinking_delta", "thinking_completed",
       "partial_tool_call", ...Array(pieces('{"path":"config.json"}')).fill("partial_tool_call"),
       "token_delta", "kv_set", "kv_set", "kv_set", "kv_set", "kv_set", "checkpoint",
       "tool_call_started", "exec:read_args", "tool_call_completed", "kv_set", "kv_set", "kv_set", "kv_set", "checkpoint",
-      ...recording.reasoning.map(() => "thinking_delta"), "thinking_completed", ...recording.content.map(() => "text_delta"),
+      "thinking_delta", "thinking_completed", "text_delta",
       "token_delta", "kv_set", "kv_set", "kv_set", "kv_set",
       "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok",
     ]);

@@ -1,9 +1,12 @@
 import { expect } from "chai";
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { createActor, SimulatedClock } from "xstate";
-import { AgentClientMessageSchema, type AgentClientMessage } from "../../proto/gen/agent/v1/agent_pb.js";
+import { AgentClientMessageSchema, AgentServerMessageSchema, type AgentClientMessage } from "../../proto/gen/agent/v1/agent_pb.js";
 import { admit, requestStreamMachine } from "../../machines/request-stream.js";
 import { frames } from "../../transport/cursor/frames.js";
+
+/** The backlog holds encoded frames, as the engine sends them. */
+const textDelta = (text: string) => toBinary(AgentServerMessageSchema, frames.textDelta(text));
 
 const heartbeat = (n: number): AgentClientMessage =>
   create(AgentClientMessageSchema, { message: { case: "execClientControlMessage", value: { message: { case: "heartbeat", value: { id: n } } } } });
@@ -79,9 +82,9 @@ describe("RequestStream machine", () => {
   it("keeps every output frame in the backlog for replay, but never heartbeats", () => {
     const s = stream();
     s.actor.send({ type: "SUBSCRIBE" });
-    s.actor.send({ type: "OUTPUT", message: frames.textDelta("a") });
+    s.actor.send({ type: "OUTPUT", payload: textDelta("a") });
     s.clock.increment(5_000);
-    s.actor.send({ type: "OUTPUT", message: frames.textDelta("b") });
+    s.actor.send({ type: "OUTPUT", payload: textDelta("b") });
     expect(s.seen).to.deep.equal(["frame", "heartbeat", "frame"]);
     expect(s.actor.getSnapshot().context.backlog).to.have.length(2);
   });
@@ -90,7 +93,7 @@ describe("RequestStream machine", () => {
     const s = stream();
     s.actor.send({ type: "SUBSCRIBE" });
     s.clock.increment(4_000);
-    s.actor.send({ type: "OUTPUT", message: frames.textDelta("a") });
+    s.actor.send({ type: "OUTPUT", payload: textDelta("a") });
     s.clock.increment(4_000);
     expect(s.seen).to.deep.equal(["frame"]);
     s.clock.increment(1_000);
@@ -114,7 +117,7 @@ describe("RequestStream machine", () => {
 
   it("keeps a terminal stream replayable for 30 s, then stops", () => {
     const s = stream();
-    s.actor.send({ type: "OUTPUT", message: frames.textDelta("a") });
+    s.actor.send({ type: "OUTPUT", payload: textDelta("a") });
     s.actor.send({ type: "END", end: { ok: true } });
     expect(s.actor.getSnapshot().value).to.equal("terminal");
     expect(s.actor.getSnapshot().context.end).to.deep.equal({ ok: true });
@@ -127,14 +130,14 @@ describe("RequestStream machine", () => {
   it("accepts no output after its end", () => {
     const s = stream();
     s.actor.send({ type: "END", end: { ok: true } });
-    s.actor.send({ type: "OUTPUT", message: frames.textDelta("late") });
+    s.actor.send({ type: "OUTPUT", payload: textDelta("late") });
     expect(s.actor.getSnapshot().context.backlog).to.have.length(0);
   });
 
   it("reuses an ended request_id that starts again at seqno 1 with a run_request", () => {
     const s = stream();
     s.actor.send({ type: "APPEND", seqno: 1n, message: heartbeat(1) });
-    s.actor.send({ type: "OUTPUT", message: frames.textDelta("a") });
+    s.actor.send({ type: "OUTPUT", payload: textDelta("a") });
     s.actor.send({ type: "END", end: { ok: true } });
     s.actor.send({ type: "APPEND", seqno: 2n, message: heartbeat(2) });
     expect(s.delivered).to.deep.equal([1]);

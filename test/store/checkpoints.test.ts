@@ -107,6 +107,32 @@ describe("store: checkpoint commit and conversation head", () => {
     expect(await edgeCount()).to.equal(4);
   });
 
+  it("commits the checkpoint's messages and the next provider_call_index in the same transaction (one fsync)", async () => {
+    await t.store.createRun({ runId: "r1", conversationId: "c1", model: "m" });
+    const commits: string[] = [];
+    const reopened = await t.reopen({ onQuery: (sql) => /^commit/i.test(sql) && commits.push(sql) });
+    commits.length = 0; // opening runs the migrations' own transaction
+    const g = checkpointGraph("one");
+    const rows = [{ role: "assistant", origin: "assistant", body: '{"role":"assistant"}' }];
+    await reopened.commitCheckpoint({ conversationId: "c1", ...g, messages: { runId: "r1", rows }, providerCallIndex: { runId: "r1", index: 1 } });
+    expect(commits).to.have.length(1);
+    expect((await reopened.loadMessages("c1")).map((m) => m.body)).to.deep.equal(['{"role":"assistant"}']);
+    expect((await reopened.getRun("r1"))!.providerCallIndex).to.equal(1);
+  });
+
+  it("a checkpoint that fails rolls back its messages and provider_call_index too", async () => {
+    await t.store.createRun({ runId: "r1", conversationId: "c1", model: "m" });
+    const two = checkpointGraph("two");
+    const dangling = { parent: two.checkpointId, child: blobId(utf8("never sent")), kind: EdgeKinds.CheckpointTurn, ordinal: 1 };
+    const rows = [{ role: "assistant", origin: "assistant", body: "{}" }];
+    const err = await t.store
+      .commitCheckpoint({ conversationId: "c1", ...two, edges: [...two.edges, dangling], messages: { runId: "r1", rows }, providerCallIndex: { runId: "r1", index: 1 } })
+      .catch((e: unknown) => e);
+    expect(String(err)).to.match(/FOREIGN KEY constraint failed/);
+    expect(await t.store.loadMessages("c1")).to.deep.equal([]);
+    expect((await t.store.getRun("r1"))!.providerCallIndex).to.equal(-1);
+  });
+
   it("a head may point at a checkpoint blob stored by an earlier put", async () => {
     const g = checkpointGraph("one");
     await t.store.putBlobs(g.blobs);

@@ -66,9 +66,12 @@ describe("store: blob garbage collection (003 §13.5)", () => {
     const orphan = blobOf("orphan for the schedule");
     await t.store.putBlobs([orphan]);
     const lines: string[] = [];
-    const gc = scheduleBlobGc(t.store, createJsonLogger({ write: (line: string) => lines.push(line) }), { retentionMs: -HOUR, firstAfterMs: 0 });
+    let deletions = 0;
+    const onDeleted = () => void deletions++;
+    const gc = scheduleBlobGc(t.store, createJsonLogger({ write: (line: string) => lines.push(line) }), { retentionMs: -HOUR, firstAfterMs: 0, onDeleted });
     await waitUntil(() => lines.length > 0, 5_000, () => "no gc log line");
     await gc.stop();
+    expect(deletions, "the history cache is told when blobs go").to.equal(1);
     expect(JSON.parse(lines[0]!)).to.include({ msg: "unreachable blobs collected", blobs: 1, bytes: orphan.data.byteLength });
     expect(await t.store.getBlob(orphan.id)).to.equal(undefined);
   });

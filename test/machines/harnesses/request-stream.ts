@@ -1,12 +1,14 @@
 // Harness for RequestStream (seed 001 §4): the real machine with its deliver/abandon actions recorded and its
 // emitted frames, heartbeats and end observed; timers run on the SimulatedClock.
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { createActor } from "xstate";
-import { AgentClientMessageSchema } from "../../../proto/gen/agent/v1/agent_pb.js";
+import { AgentClientMessageSchema, AgentServerMessageSchema } from "../../../proto/gen/agent/v1/agent_pb.js";
 import { requestStreamMachine } from "../../../machines/request-stream.js";
 import { frames } from "../../../transport/cursor/frames.js";
 import type { Harness } from "../support/replay-graph.js";
+
+const textDelta = (text: string) => toBinary(AgentServerMessageSchema, frames.textDelta(text));
 
 type Entry =
   | { kind: "frame" | "heartbeat" | "end" | "deliver" | "restart"; at: number }
@@ -58,7 +60,7 @@ export const requestStreamHarness: Harness<Entry[]> = {
           { type, seqno: 3n, message: clientHeartbeat }, // a gap: held until 2 arrives
         ];
       case "OUTPUT":
-        return [{ type, message: frames.textDelta("x") }];
+        return [{ type, payload: textDelta("x") }];
       case "END":
         return [{ type, end: { ok: true } }];
       case "SUBSCRIBE":
@@ -84,5 +86,5 @@ export const requestStreamHarness: Harness<Entry[]> = {
     expect(lastEnd, "a stream disappears only after its EndStream").to.not.equal(undefined);
     expect(gone.at - lastEnd!.at, "a terminal stream stays replayable for the retention time").to.be.at.least(RETENTION);
   },
-  lateEvents: [{ type: "OUTPUT", message: frames.textDelta("late") }, { type: "END", end: { ok: true } }],
+  lateEvents: [{ type: "OUTPUT", payload: textDelta("late") }, { type: "END", end: { ok: true } }],
 };

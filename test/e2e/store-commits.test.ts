@@ -1,0 +1,65 @@
+// Durable commits per tool round (issue 6: ≤ 2 fsyncs per round was the target). With synchronous = FULL in WAL
+// mode each commit is one fsync. A round commits three times, each for a rule of seed 003: the assistant batch with
+// the staged checkpoint (§13.3, published before any tool runs), the tool results before their tool_call_completed
+// (§26.10), the settled checkpoint with the next provider_call_index (§13.3, §27). Counted through the diagnostics'
+// onQuery hook on the real gateway; a change that adds a commit to the round fails here.
+import { expect } from "chai";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openStore } from "../../store/index.js";
+import { createWorkspace } from "../support/client-workspace.js";
+import { CursorClient } from "../support/cursor-client.js";
+import { type FakeOpenAI, type ScriptedTurn, startFakeOpenAI } from "../support/fake-openai.js";
+import { type GatewayProcess, killAllGateways, startGatewayProcess } from "../support/gateway-process.js";
+import { assertCleanSuccess } from "./tools-kit.js";
+
+const COMMITS_PER_TOOL_ROUND = 3;
+
+describe("e2e: store commits per tool round", function () {
+  this.timeout(30_000);
+  let dir: string;
+  let gw: GatewayProcess;
+  let fake: FakeOpenAI;
+  let seq = 0;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "byok-e2e-commits-"));
+    gw = await startGatewayProcess({ dataDir: dir, config: { models: [] }, env: { BYOK_DIAGNOSTICS: "1" } });
+    fake = await startFakeOpenAI();
+  });
+  after(async () => {
+    await fake.close();
+    await gw.stop();
+    killAllGateways();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const storeCommits = async () => ((await (await fetch(`${gw.url}/__byok/diagnostics`)).json()) as { storeCommits: number }).storeCommits;
+  const read = (i: number): ScriptedTurn => ({ toolCalls: [{ id: `call_${seq}_${i}`, name: "Read", args: { path: "a.txt" } }] });
+
+  /** The store's commits during one turn of `rounds` Read rounds and a final answer. */
+  async function commitsOfTurn(rounds: number): Promise<{ commits: number; requestId: string }> {
+    fake.enqueue(...Array.from({ length: rounds }, (_, i) => read(i)), { text: "done" });
+    const before = await storeCommits();
+    const client = new CursorClient(gw.url, { workspace: createWorkspace({ "a.txt": "A\n" }) });
+    const run = client.startRun({ conversationId: `commits-${++seq}`, modelId: "gpt-e2e-commits", text: "read a.txt", credentials: { apiKey: "sk-e2e", baseUrl: fake.baseUrl } });
+    expect(await run.done).to.deep.equal({ ok: true });
+    assertCleanSuccess(run, client);
+    return { commits: (await storeCommits()) - before, requestId: run.requestId };
+  }
+
+  it(`commits at most ${COMMITS_PER_TOOL_ROUND} times per tool round`, async () => {
+    await commitsOfTurn(1); // a fresh store's first run
+    const one = await commitsOfTurn(1);
+    const three = await commitsOfTurn(3);
+    expect((three.commits - one.commits) / 2).to.be.at.most(COMMITS_PER_TOOL_ROUND);
+    // The settled checkpoints carried the call indexes: the run's row names its last call (0-based, 003 §27).
+    const store = await openStore({ dataDir: dir });
+    try {
+      expect((await store.getRun(three.requestId))!.providerCallIndex).to.equal(3);
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,98 @@
+// The deltas one provider read decodes reach the ModelCall as one event and the client as one frame; block
+// boundaries and tool calls are never crossed, so kinds keep their order (issue 6 follow-up).
+import { expect } from "chai";
+import { createActor } from "xstate";
+import type { AgentServerMessage } from "../../proto/gen/agent/v1/agent_pb.js";
+import { modelCallMachine, type ModelCallOutput } from "../../machines/model-call.js";
+import type { ModelEvent } from "../../providers/types.js";
+import { coalesceDeltas } from "../../engine/delta-coalescer.js";
+import { providerStream } from "../../engine/run-wiring.js";
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** A provider pass whose events arrive in reads: all events of one read in one turn, the next read a turn later. */
+function scriptedReads(reads: ModelEvent[][]) {
+  return {
+    async *stream(): AsyncIterable<ModelEvent> {
+      for (const [i, read] of reads.entries()) {
+        if (i > 0) await nextTurn();
+        yield* read;
+      }
+    },
+  };
+}
+
+/** What Cursor sees of a frame: its kind and, for streamed text, the text. */
+function kindOf(m: AgentServerMessage): string {
+  if (m.message.case !== "interactionUpdate") return String(m.message.case);
+  const u = m.message.value.message;
+  if (u.case === "textDelta") return `text:${u.value.text}`;
+  if (u.case === "thinkingDelta") return `thinking:${u.value.text}`;
+  return String(u.case);
+}
+
+async function runPass(reads: ModelEvent[][]): Promise<{ frames: string[]; output: ModelCallOutput }> {
+  const emitted: string[] = [];
+  const machine = modelCallMachine.provide({
+    actors: { providerStream: providerStream(scriptedReads(reads) as never) },
+    actions: { emitFrame: (_, { message }) => void emitted.push(kindOf(message)) },
+  });
+  const actor = createActor(machine, { input: { callIndex: 0, modelCallId: "r:0", toolNames: ["Read"] } });
+  const done = new Promise<ModelCallOutput>((resolve) => actor.subscribe({ complete: () => resolve(actor.getSnapshot().output!) }));
+  actor.start();
+  return { frames: emitted, output: await done };
+}
+
+const text = (delta: string): ModelEvent => ({ type: "text_delta", delta });
+const thinking = (delta: string): ModelEvent => ({ type: "thinking_delta", delta });
+
+describe("delta coalescing (one provider read → one event, one frame)", () => {
+  it("sends the text deltas of one read as one text_delta frame, and a later read as another", async () => {
+    const { frames, output } = await runPass([
+      [{ type: "start" }, { type: "text_start" }, text("Hel"), text("lo"), text(", ")],
+      [text("wor"), text("ld")],
+      [{ type: "text_end" }, { type: "usage", usage: { outputTokens: 5 } }, { type: "done", reason: "stop" }],
+    ]);
+    expect(frames.filter((f) => f.startsWith("text:"))).to.deep.equal(["text:Hello, ", "text:world"]);
+    expect(output.ok && output.assistant.text).to.equal("Hello, world");
+  });
+
+  it("never merges across a block boundary or a tool call, and keeps the kinds in order", async () => {
+    const { frames, output } = await runPass([
+      [
+        { type: "thinking_start" },
+        thinking("a"),
+        thinking("b"),
+        { type: "thinking_end" },
+        { type: "text_start" },
+        text("x"),
+        text("y"),
+        { type: "text_end" },
+        { type: "toolcall_start", index: 0, id: "call_1", name: "Read" },
+        { type: "toolcall_delta", index: 0, delta: '{"path":' },
+        { type: "toolcall_delta", index: 0, delta: '"a.txt"}' },
+        { type: "toolcall_end", index: 0, id: "call_1", name: "Read", argumentsJson: '{"path":"a.txt"}' },
+        { type: "text_start" },
+        text("z"),
+        { type: "text_end" },
+        { type: "done", reason: "toolUse" },
+      ],
+    ]);
+    const streamed = frames.filter((f) => f.startsWith("text:") || f.startsWith("thinking:") || f === "thinkingCompleted" || f === "partialToolCall");
+    expect(streamed).to.deep.equal(["thinking:ab", "thinkingCompleted", "text:xy", "partialToolCall", "partialToolCall", "partialToolCall", "text:z"]);
+    expect(output.ok && output.assistant.text).to.equal("xyz");
+  });
+
+  it("delivers the held delta before a provider failure, and drops it when the pass is stopped", async () => {
+    const sent: ModelEvent[] = [];
+    const c = coalesceDeltas((e) => sent.push(e));
+    c.push(text("a"));
+    c.push(text("b"));
+    c.flush();
+    expect(sent).to.deep.equal([text("ab")]);
+    c.push(text("c"));
+    c.drop();
+    await nextTurn();
+    expect(sent).to.deep.equal([text("ab")]);
+  });
+});
