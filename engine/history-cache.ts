@@ -48,6 +48,9 @@ export class HistoryCache {
   /** The history a run loaded (every root of its checkpoint, decoded) replaces the conversation's entry. */
   remember(conversationId: string, rootIds: readonly string[], roots: DecodedRoots): void {
     this.forget(conversationId);
+    // An empty history (a new conversation's first run) has nothing to reuse, and a zero-byte entry would never be
+    // evicted by the byte bound: one per conversation ever started.
+    if (rootIds.length === 0) return;
     const bytes = roots.sizes.reduce((a, b) => a + b, 0);
     if (bytes > this.maxBytes) return;
     this.entries.set(conversationId, { rootIds, messages: roots.messages, sizes: roots.sizes, bytes });
@@ -57,6 +60,11 @@ export class HistoryCache {
       this.entries.delete(oldest);
       this.bytes -= entry.bytes;
     }
+  }
+
+  /** How many conversations have a history held (diagnostics and tests). */
+  get conversations(): number {
+    return this.entries.size;
   }
 
   /** Blobs were deleted: no cached root may be assumed stored any more. */

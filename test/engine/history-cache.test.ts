@@ -65,6 +65,16 @@ describe("history cache: decoded roots reused by content-addressed prefix", () =
     expect(cache.prefix("b", rootIds(b)).messages).to.have.length(0);
   });
 
+  it("holds nothing for an empty checkpoint (a new conversation's first run), so the entry count stays bounded", async () => {
+    const cache = new HistoryCache();
+    const empty = create(ConversationStateStructureSchema, {});
+    for (let i = 0; i < 3; i++) expect(await loadHistory(store, cache, `new-${i}`, empty)).to.deep.equal([]);
+    expect(cache.conversations).to.equal(0);
+    await loadHistory(store, cache, "c", await checkpoint(system, user("one")));
+    await loadHistory(store, cache, "c", empty);
+    expect(cache.conversations).to.equal(0);
+  });
+
   it("refuses a checkpoint that does not start with the system prompt, whatever is cached", async () => {
     const cache = new HistoryCache();
     await loadHistory(store, cache, "c", await checkpoint(system, user("one")));
