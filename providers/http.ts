@@ -68,12 +68,13 @@ export async function openEventStream(
   });
   const target = `POST ${describeUrl(request.url)}`;
   if (!response.ok) {
-    const message = `HTTP ${response.status} from ${target}: ${providerErrorText(await response.text())}`;
+    // Redacted before it is shortened: a key cut at the quote's end would otherwise leak its first characters.
+    const message = `HTTP ${response.status} from ${target}: ${providerErrorText(redact(await response.text(), request.secret))}`;
     throw new ProviderError(redact(message, request.secret), "error", response.status);
   }
   // Some gateways answer 200 with a JSON error instead of a stream; say so instead of reporting a bare EOF.
   if ((response.headers.get("content-type") ?? "").includes("application/json")) {
-    const message = `expected text/event-stream from ${target}, got JSON: ${providerErrorText(await response.text())}`;
+    const message = `expected text/event-stream from ${target}, got JSON: ${providerErrorText(redact(await response.text(), request.secret))}`;
     throw new ProviderError(redact(message, request.secret), "error");
   }
   if (response.body === null) {

@@ -55,6 +55,13 @@ describe("OpenAI Chat adapter failures and edge cases", () => {
       expect(error?.message).not.to.include(KEY);
     });
 
+    it("never quotes part of the key, even one the quote's length limit would cut in two", async () => {
+      const body = jsonError(`${"x".repeat(490)} ${KEY} is not a valid key`);
+      const { error } = await run({ status: 401, contentType: "application/json", body });
+      expect(error?.message).to.include("xxx");
+      expect(error?.message).not.to.include(KEY.slice(0, 8));
+    });
+
     it("quotes a non-JSON error body", async () => {
       const { error } = await run({ status: 502, contentType: "text/html", body: "<html>Bad gateway</html>" });
       expect(error?.status).to.equal(502);
