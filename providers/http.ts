@@ -69,18 +69,39 @@ export async function openEventStream(
   const target = `POST ${describeUrl(request.url)}`;
   if (!response.ok) {
     // Redacted before it is shortened: a key cut at the quote's end would otherwise leak its first characters.
-    const message = `HTTP ${response.status} from ${target}: ${providerErrorText(redact(await response.text(), request.secret))}`;
+    const message = `HTTP ${response.status} from ${target}: ${providerErrorText(redact(await readErrorBody(response), request.secret))}`;
     throw new ProviderError(redact(message, request.secret), "error", response.status);
   }
   // Some gateways answer 200 with a JSON error instead of a stream; say so instead of reporting a bare EOF.
   if ((response.headers.get("content-type") ?? "").includes("application/json")) {
-    const message = `expected text/event-stream from ${target}, got JSON: ${providerErrorText(redact(await response.text(), request.secret))}`;
+    const message = `expected text/event-stream from ${target}, got JSON: ${providerErrorText(redact(await readErrorBody(response), request.secret))}`;
     throw new ProviderError(redact(message, request.secret), "error");
   }
   if (response.body === null) {
     throw new ProviderError(`empty response body from ${target}`, "error");
   }
   return response.body;
+}
+
+/** The start of an error body: far more than the quote needs, never the whole of an endless or huge one. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+async function readErrorBody(response: Response): Promise<string> {
+  if (response.body === null) return "";
+  const reader = response.body.getReader();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < MAX_ERROR_BODY_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return new TextDecoder().decode(Buffer.concat(parts).subarray(0, MAX_ERROR_BODY_BYTES));
 }
 
 /**

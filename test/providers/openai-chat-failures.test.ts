@@ -62,6 +62,28 @@ describe("OpenAI Chat adapter failures and edge cases", () => {
       expect(error?.message).not.to.include(KEY.slice(0, 8));
     });
 
+    it("reads only the start of a huge error body, then cancels it", async () => {
+      const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+      let pulled = 0;
+      let canceled = false;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (pulled >= 256) return controller.close(); // 16 MiB
+          pulled++;
+          controller.enqueue(chunk);
+        },
+        cancel() {
+          canceled = true;
+        },
+      });
+      const huge = createOpenAIChatAdapter({ kind: "openai-chat", baseUrl: "http://provider.invalid", apiKey: KEY }, async () => new Response(body, { status: 500 }));
+      const { error } = await drain(huge, REQUEST);
+      expect(error?.status).to.equal(500);
+      expect(error?.message).to.include("xxx");
+      expect(pulled).to.be.at.most(4);
+      expect(canceled).to.equal(true);
+    });
+
     it("quotes a non-JSON error body", async () => {
       const { error } = await run({ status: 502, contentType: "text/html", body: "<html>Bad gateway</html>" });
       expect(error?.status).to.equal(502);
