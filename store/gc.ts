@@ -2,6 +2,8 @@
 // subagents, so reference counts would lie. Roots are the conversation heads and the blobs canonical messages name;
 // everything reachable from them over blob_edges is live. A blob still unreachable after the retention period is
 // deleted with its outgoing edges; the period covers runs in flight, whose new blobs are not yet under a head.
+// A blob kept for its age is a root too: what it points at stays (an abandoned branch written recently may point at
+// old turns no head reaches any more, and deleting them would break its edges).
 import type { Knex } from "knex";
 
 export interface GcResult {
@@ -17,10 +19,11 @@ export async function collectBlobs(db: Knex, createdBefore: number): Promise<GcR
        WITH RECURSIVE live(id) AS (
          SELECT checkpoint_id FROM conversation_heads
          UNION SELECT blob_id FROM messages WHERE blob_id IS NOT NULL
+         UNION SELECT id FROM blobs WHERE created_at >= ?
          UNION SELECT e.child_id FROM blob_edges e JOIN live ON e.parent_id = live.id
        )
        SELECT id, size_bytes FROM blobs WHERE created_at < ? AND id NOT IN (SELECT id FROM live)`,
-      [createdBefore],
+      [createdBefore, createdBefore],
     );
     const [totals] = (await tx.raw("SELECT COUNT(*) AS n, COALESCE(SUM(size_bytes), 0) AS bytes FROM temp.gc_dead")) as Array<{ n: number; bytes: number }>;
     // A dead blob's children may be live; only its own outgoing edges go. No live blob points at a dead one.

@@ -62,6 +62,24 @@ describe("store: blob garbage collection (003 §13.5)", () => {
     expect(await t.store.collectBlobs(Date.now() - HOUR)).to.deep.equal({ deletedBlobs: 0, deletedBytes: 0 });
   });
 
+  it("keeps an old unreachable blob that a younger kept blob still points at (the sweep would otherwise fail)", async () => {
+    // Old turn, then a branch tip written later that points at it; the head then moves to another branch.
+    const oldTurn = blobOf("old turn", BlobKinds.ConversationTurn);
+    await t.store.putBlobs([oldTurn]);
+    const db = await t.inspect();
+    await db("blobs").update({ created_at: Date.now() - 10 * HOUR });
+    const tip = blobOf("abandoned branch tip", BlobKinds.Checkpoint);
+    await t.store.commitCheckpoint({ conversationId: "c", checkpointId: tip.id, blobs: [tip], edges: [{ parent: tip.id, child: oldTurn.id, kind: EdgeKinds.CheckpointTurn, ordinal: 0 }] });
+    const other = graph("other branch");
+    await t.store.commitCheckpoint({ conversationId: "c", ...other });
+
+    expect(await t.store.collectBlobs(Date.now() - HOUR)).to.deep.equal({ deletedBlobs: 0, deletedBytes: 0 });
+    expect(await t.store.getBlob(oldTurn.id)).to.not.equal(undefined);
+    // Once the tip is old too, both go together.
+    const both = await t.store.collectBlobs(Date.now() + HOUR);
+    expect(both.deletedBlobs).to.equal(2);
+  });
+
   it("the gateway's schedule sweeps after start, logs what it freed, and stop() waits for a sweep in progress", async () => {
     const orphan = blobOf("orphan for the schedule");
     await t.store.putBlobs([orphan]);
