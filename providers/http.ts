@@ -55,7 +55,7 @@ export async function* streamModelEvents(
 const MAX_QUOTED_ERROR = 500;
 
 /** POSTs the request and returns the event-stream body, or throws ProviderError (never returns a failed response). */
-export async function openEventStream(
+async function openEventStream(
   request: EventStreamRequest,
   signal: AbortSignal,
   fetchImpl: typeof fetch = fetch,
@@ -108,7 +108,7 @@ async function readErrorBody(response: Response): Promise<string> {
  * Normalises anything thrown while calling or reading a provider into a ProviderError: cancellation wins
  * (reason "aborted"), our own ProviderErrors keep their reason and status, the rest become reason "error".
  */
-export function toProviderError(error: unknown, signal: AbortSignal, secret: string): ProviderError {
+function toProviderError(error: unknown, signal: AbortSignal, secret: string): ProviderError {
   if (error instanceof ProviderError) {
     const message = redact(error.message, secret);
     return message === error.message ? error : new ProviderError(message, error.reason, error.status);
