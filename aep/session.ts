@@ -98,6 +98,8 @@ export class AepSession {
 
   handle(envelope: ClientEnvelope): void {
     const event = envelope.event;
+    // A terminated session's machine is gone: say so instead of dropping the frame (input says it in its ack chain).
+    if (this.state === "terminated" && event.type !== "input") return this.sendError("SESSION_TERMINATED", "this session was terminated; init with its session_key to open it again");
     switch (event.type) {
       case "input":
         return this.admit(envelope.id, event.data);
@@ -108,7 +110,9 @@ export class AepSession {
       case "elicitation_response":
         return this.answer(event.data.id, { kind: "elicitation", action: event.data.action, ...(event.data.content ? { content: event.data.content } : {}) });
       case "control":
-        return this.control(event.data);
+        // Behind the inputs before it: a stop sent right after its input must find that input's turn.
+        this.admissions = this.admissions.then(() => this.control(event.data));
+        return;
       default:
         return this.sendError("PROTOCOL_VIOLATION", `${event.type} is not expected here`);
     }
@@ -134,11 +138,11 @@ export class AepSession {
     this.actor.send({ type: "ANSWER", id, answer });
   }
 
-  private control(data: Extract<ClientEnvelope["event"], { type: "control" }>["data"]): void {
+  private async control(data: Extract<ClientEnvelope["event"], { type: "control" }>["data"]): Promise<void> {
     if (data.action === "stop") return this.actor.send({ type: "STOP" });
     if (data.action !== "cd") return this.actor.send({ type: "CONTROL", control: { action: data.action } });
     if (!data.workdir) return this.sendError("INVALID_MESSAGE", "control cd needs data.workdir");
-    this.deps.resolveWorkdir(data.workdir).then(
+    await this.deps.resolveWorkdir(data.workdir).then(
       (workdir) => this.actor.send({ type: "CONTROL", control: { action: "cd", workdir } satisfies SessionControl }),
       (err: unknown) => this.sendError("INVALID_MESSAGE", (err as Error).message),
     );

@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { ServerEnvelope } from "../../aep/envelope.js";
 import { startAepListener, type AepListener } from "../../aep/listener.js";
 import { workdirResolver } from "../../aep/workdir.js";
 import type { Logger } from "../../engine/log.js";
@@ -139,6 +140,32 @@ describe("AEP session core (scripted worker)", () => {
     expect(factory.workers).to.have.length(1);
     worker.emit({ type: "turn.finished", outcome: "completed" });
     await client.next("done", next);
+  });
+
+  it("a stop sent right behind its input stops that input's turn; a stop with no turn gets state(idle)", async () => {
+    const { client } = await open();
+    factory.interruptAcks = false;
+    client.send("input", { content: "go" }, "m1");
+    client.send("control", { action: "stop" });
+    const stateOrDone = (e: ServerEnvelope) => e.event.type === "done" || (e.event.type === "state" && (e.event.data as { state: string }).state === "idle");
+    const first = await client.next(stateOrDone);
+    expect(first.event).to.deep.equal({ type: "done", data: { success: false, reason: "stopped_by_user" } });
+    const from = client.mark();
+    client.send("control", { action: "stop" });
+    expect((await client.next("state", from)).event.data).to.deep.equal({ state: "idle", message: "no turn to stop" });
+  });
+
+  it("after terminate, controls and answers get SESSION_TERMINATED rather than silence", async () => {
+    const { client } = await open();
+    client.send("control", { action: "terminate" });
+    const from = client.mark();
+    await client.next((e) => e.event.type === "state" && (e.event.data as { state: string }).state === "terminated");
+    for (const [type, data] of [["control", { action: "stop" }], ["control", { action: "gc" }], ["permission_response", { id: "p", allowed: true }]] as const) {
+      const mark = client.mark();
+      client.send(type, data);
+      expect((await client.next("error", mark)).event.data).to.deep.include({ code: "SESSION_TERMINATED" });
+    }
+    expect(client.kinds(from).filter((k) => k === "error")).to.have.length(3);
   });
 
   it("a stop the worker does not acknowledge kills it; the turn still ends stopped", async () => {
