@@ -29,7 +29,8 @@ export interface SequencerOptions {
 export class Sequencer {
   private seq: number;
   private outlet: Outlet | undefined;
-  private turn: { executionId: string; dropped: boolean; openMessages: Set<string> } | undefined;
+  /** The open turn; `requests` holds its permission/question/elicitation requests by id, for a client that re-attaches. */
+  private turn: { executionId: string; dropped: boolean; openMessages: Set<string>; requests: Map<string, ServerEvent> } | undefined;
   /** Executions whose done was emitted and whose runtime.execution.completed|failed is still due. */
   private readonly awaitingRuntimeEnd = new Set<string>();
   /** Client message ids with input.ack(accepted) emitted and their second ack still due. */
@@ -49,11 +50,16 @@ export class Sequencer {
 
   /**
    * Tells a newly attached client where the session stands. Inside an open turn that is state(running): the client
-   * joins the turn (it does not open a second one), and the turn's remaining events follow.
+   * joins the turn (it does not open a second one), the requests still waiting for an answer (`openRequests`, by
+   * id) are sent again — the turn cannot go on without them — and the turn's remaining events follow.
    */
-  announce(state: "created" | "idle" | "terminated"): void {
-    if (this.turn) this.outlet?.offer({ type: "state", data: { state: "running", message: "turn in progress" } });
-    else this.emit({ type: "state", data: { state } });
+  announce(state: "created" | "idle" | "terminated", openRequests: readonly string[] = []): void {
+    if (!this.turn) return this.emit({ type: "state", data: { state } });
+    this.outlet?.offer({ type: "state", data: { state: "running", message: "turn in progress" } });
+    for (const id of openRequests) {
+      const request = this.turn.requests.get(id);
+      if (request) this.outlet?.offer(request);
+    }
   }
 
   detach(outlet: Outlet): void {
@@ -111,7 +117,12 @@ export class Sequencer {
   private advance(event: ServerEvent, executionId: string | undefined): void {
     switch (event.type) {
       case "state":
-        if (event.data.state === "running") this.turn = { executionId: executionId!, dropped: false, openMessages: new Set() };
+        if (event.data.state === "running") this.turn = { executionId: executionId!, dropped: false, openMessages: new Set(), requests: new Map() };
+        return;
+      case "permission_request":
+      case "question_request":
+      case "elicitation_request":
+        this.turn!.requests.set(event.data.id, event);
         return;
       case "message.start":
         this.turn!.openMessages.add(event.data.id);

@@ -2,7 +2,7 @@
 // processes, the attached connection). Inputs are admitted through one ordered chain: the ledger row is written and
 // input.ack(accepted) announced before the machine — and so the worker — sees the input.
 import { createHash, randomUUID } from "node:crypto";
-import { createActor, fromCallback, fromPromise, type Actor } from "xstate";
+import { createActor, fromCallback, fromPromise, type Actor, type ActorRefFrom } from "xstate";
 import type { Logger } from "../engine/log.js";
 import { aepInteractionMachine } from "../machines/aep-interaction.js";
 import { aepSessionMachine, type SessionControl, type WorkerProcessInput } from "../machines/aep-session.js";
@@ -76,7 +76,13 @@ export class AepSession {
     this.link = link;
     link.bind(this);
     this.sequencer.attach(link);
-    this.sequencer.announce(created ? "created" : this.state === "terminated" ? "terminated" : "idle");
+    this.sequencer.announce(created ? "created" : this.state === "terminated" ? "terminated" : "idle", this.openRequests());
+  }
+
+  /** Ids of the running turn's interactions still waiting for the client. */
+  private openRequests(): string[] {
+    const turn = this.actor.getSnapshot().children.turn as ActorRefFrom<typeof aepTurnMachine> | undefined;
+    return turn ? Object.keys(turn.getSnapshot().context.interactions) : [];
   }
 
   detach(link: SessionLink): void {

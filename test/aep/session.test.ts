@@ -287,6 +287,32 @@ describe("AEP session core (scripted worker)", () => {
     expect(checker.violations).to.deep.equal([]);
   });
 
+  it("a client that re-attaches mid-turn gets the requests still waiting for an answer, and its answer reaches the worker", async () => {
+    const checker = new OrderingChecker();
+    const { client } = await open({ session_key: "k-ask" }, checker);
+    const from = await runPlainTurn(client, "m1", "go");
+    const worker = factory.last;
+    worker.beginTurn();
+    worker.emit({ type: "interaction.requested", id: "answered", kind: "permission", payload: { tool_name: "Read", input: {} } });
+    await client.next("permission_request", from);
+    client.send("permission_response", { id: "answered", allowed: true });
+    await new Promise<void>((resolve) => (function poll() { worker.answers.length > 0 ? resolve() : setImmediate(poll); })());
+    await client.drop();
+    // Asked while nobody is attached.
+    worker.emit({ type: "interaction.requested", id: "perm-away", kind: "permission", payload: { tool_name: "Bash", input: { command: "ls" } } });
+
+    const again = await open({ session_key: "k-ask" }, checker);
+    const request = await again.client.next("permission_request");
+    expect(again.client.kinds()).to.deep.equal(["state(running)", "permission_request"]);
+    expect(request.event.data).to.deep.include({ id: "perm-away", tool_name: "Bash" });
+    again.client.send("permission_response", { id: "perm-away", allowed: false });
+    await new Promise<void>((resolve) => (function poll() { worker.answers.length > 1 ? resolve() : setImmediate(poll); })());
+    expect(worker.answers[1]).to.deep.include({ id: "perm-away" });
+    worker.emit({ type: "turn.finished", outcome: "completed" });
+    await again.client.next("runtime.execution.completed");
+    expect(checker.violations).to.deep.equal([]);
+  });
+
   it("a second connection to an attached session is refused with SESSION_ALREADY_CONNECTED", async () => {
     await open({ session_key: "solo" });
     const other = await AepClient.connect(listener.url);
