@@ -24,10 +24,20 @@ export interface SequencerOptions {
   onViolation(message: string, event: ServerEvent): void;
   /** The connection cannot keep up even with kept events; the session gives it up. */
   onOverflow(): void;
+  /** Persist this mark as the session's last seq: no seq above it is sent until the next reservation. */
+  onReserve(mark: number): void;
 }
+
+/**
+ * Seqs are reserved in blocks ahead of use, so the stored mark is never below a seq a client has seen, even when
+ * the gateway dies without a word (SIGKILL) and the last seq itself was never written; a restart goes on above the
+ * mark (a gap, never a step back). A new block is asked for half a block early, while its write can still land.
+ */
+export const SEQ_RESERVATION = 1000;
 
 export class Sequencer {
   private seq: number;
+  private reserved: number;
   private outlet: Outlet | undefined;
   /** The open turn; `requests` holds its permission/question/elicitation requests by id, for a client that re-attaches. */
   private turn: { executionId: string; dropped: boolean; openMessages: Set<string>; requests: Map<string, ServerEvent> } | undefined;
@@ -38,6 +48,7 @@ export class Sequencer {
 
   constructor(private readonly o: SequencerOptions) {
     this.seq = o.lastSeq;
+    this.reserved = o.lastSeq;
   }
 
   get lastSeq(): number {
@@ -82,6 +93,10 @@ export class Sequencer {
   /** Called by the connection's queue as it hands an event to the socket. */
   commit(event: ServerEvent): ServerEnvelope {
     this.seq += 1;
+    if (this.seq > this.reserved - SEQ_RESERVATION / 2) {
+      this.reserved = this.seq + SEQ_RESERVATION;
+      this.o.onReserve(this.reserved);
+    }
     return serverEnvelope(this.o.sessionId, this.seq, event);
   }
 

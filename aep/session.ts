@@ -53,6 +53,9 @@ export class AepSession {
       lastSeq: record.lastSeq,
       onViolation: (message, event) => log.error("aep ordering invariant refused an event", { session_id: this.sessionId, kind: event.type, violation: message }),
       onOverflow: () => this.link?.close(4008, "client too slow: outbound queue full"),
+      onReserve: (mark) => {
+        if (!this.closed) this.persist({ lastSeq: mark });
+      },
     });
     this.actor = createActor(this.machine(), {
       input: { sessionId: record.sessionId, workdir: record.workdir, workerSessionId: record.workerSessionId, workerStarted: record.workerStarted },
@@ -89,7 +92,6 @@ export class AepSession {
     if (this.link !== link) return;
     this.link = undefined;
     this.sequencer.detach(link);
-    if (!this.closed) this.persist({ lastSeq: this.sequencer.lastSeq });
   }
 
   /** Called by the attached connection's queue as it hands an event to the socket. */
@@ -273,7 +275,6 @@ export class AepSession {
     const failed = end.outcome === "failed";
     const code = failed ? end.code : undefined;
     this.deps.log.info("aep turn done", { session_id: this.sessionId, execution_id: executionId, outcome: end.outcome });
-    this.persist({ lastSeq: this.sequencer.lastSeq });
     this.afterWrite(this.deps.store.setRuntime(executionId, failed ? "failed" : "completed", code), () =>
       this.emit({
         type: failed ? "runtime.execution.failed" : "runtime.execution.completed",

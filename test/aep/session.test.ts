@@ -313,6 +313,25 @@ describe("AEP session core (scripted worker)", () => {
     expect(checker.violations).to.deep.equal([]);
   });
 
+  it("a gateway that dies mid-turn (nothing written at exit) comes back with seqs above every one its client saw", async () => {
+    const { client, state } = await open({ session_key: "k-crash" });
+    const from = await runPlainTurn(client, "m1", "go");
+    factory.last.emit({ type: "text.delta", blockId: "b", text: "seen" });
+    const seen = (await client.next("message.delta", from)).seq;
+    // The reservation is written in the background: wait for it, as a crash later than that would.
+    while ((await temp.store.aep.getSession(state.session_id))!.lastSeq < seen) await new Promise((resolve) => setImmediate(resolve));
+    // A second gateway on the same store, the first one never closed: what a restart after SIGKILL finds.
+    const restarted = await startAepListener({ port: 0, host: "127.0.0.1", store: temp.store.aep, factory: new ScriptedFactory(), log, workdirFor: workdirResolver({ dataDir: temp.dataDir }) });
+    try {
+      const again = await openSession(restarted.url, { session_key: "k-crash" });
+      expect(again.state.session_id).to.equal(state.session_id);
+      expect(again.state.seq).to.be.greaterThan(seen);
+      await again.client.close();
+    } finally {
+      await restarted.close();
+    }
+  });
+
   it("a second connection to an attached session is refused with SESSION_ALREADY_CONNECTED", async () => {
     await open({ session_key: "solo" });
     const other = await AepClient.connect(listener.url);
