@@ -28,7 +28,8 @@ const record = z.record(z.string(), z.unknown());
 
 const clientEvents = {
   init: z.object({ worker: z.literal("claude-code").optional(), workdir: text.min(1).optional(), session_key: text.min(1).max(256).optional(), token: text.optional() }).loose(),
-  input: z.object({ content: text, metadata: record.optional() }),
+  // Blank content would only come back as an API error from the worker's model call.
+  input: z.object({ content: text.refine((c) => c.trim() !== "", "must not be blank"), metadata: record.optional() }),
   permission_response: z.object({ id: text.min(1), allowed: z.boolean(), reason: text.optional() }),
   question_response: z.object({ id: text.min(1), answers: z.record(z.string(), z.string()) }),
   elicitation_response: z.object({ id: text.min(1), action: z.enum(["accept", "decline", "cancel"]), content: record.optional() }),

@@ -24,12 +24,23 @@ export interface SequencerOptions {
   onViolation(message: string, event: ServerEvent): void;
   /** The connection cannot keep up even with kept events; the session gives it up. */
   onOverflow(): void;
+  /** Persist this mark as the session's last seq: no seq above it is sent until the next reservation. */
+  onReserve(mark: number): void;
 }
+
+/**
+ * Seqs are reserved in blocks ahead of use, so the stored mark is never below a seq a client has seen, even when
+ * the gateway dies without a word (SIGKILL) and the last seq itself was never written; a restart goes on above the
+ * mark (a gap, never a step back). A new block is asked for half a block early, while its write can still land.
+ */
+export const SEQ_RESERVATION = 1000;
 
 export class Sequencer {
   private seq: number;
+  private reserved: number;
   private outlet: Outlet | undefined;
-  private turn: { executionId: string; dropped: boolean; openMessages: Set<string> } | undefined;
+  /** The open turn; `requests` holds its permission/question/elicitation requests by id, for a client that re-attaches. */
+  private turn: { executionId: string; dropped: boolean; openMessages: Set<string>; requests: Map<string, ServerEvent> } | undefined;
   /** Executions whose done was emitted and whose runtime.execution.completed|failed is still due. */
   private readonly awaitingRuntimeEnd = new Set<string>();
   /** Client message ids with input.ack(accepted) emitted and their second ack still due. */
@@ -37,6 +48,7 @@ export class Sequencer {
 
   constructor(private readonly o: SequencerOptions) {
     this.seq = o.lastSeq;
+    this.reserved = o.lastSeq;
   }
 
   get lastSeq(): number {
@@ -49,11 +61,16 @@ export class Sequencer {
 
   /**
    * Tells a newly attached client where the session stands. Inside an open turn that is state(running): the client
-   * joins the turn (it does not open a second one), and the turn's remaining events follow.
+   * joins the turn (it does not open a second one), the requests still waiting for an answer (`openRequests`, by
+   * id) are sent again — the turn cannot go on without them — and the turn's remaining events follow.
    */
-  announce(state: "created" | "idle" | "terminated"): void {
-    if (this.turn) this.outlet?.offer({ type: "state", data: { state: "running", message: "turn in progress" } });
-    else this.emit({ type: "state", data: { state } });
+  announce(state: "created" | "idle" | "terminated", openRequests: readonly string[] = []): void {
+    if (!this.turn) return this.emit({ type: "state", data: { state } });
+    this.outlet?.offer({ type: "state", data: { state: "running", message: "turn in progress" } });
+    for (const id of openRequests) {
+      const request = this.turn.requests.get(id);
+      if (request) this.outlet?.offer(request);
+    }
   }
 
   detach(outlet: Outlet): void {
@@ -76,6 +93,10 @@ export class Sequencer {
   /** Called by the connection's queue as it hands an event to the socket. */
   commit(event: ServerEvent): ServerEnvelope {
     this.seq += 1;
+    if (this.seq > this.reserved - SEQ_RESERVATION / 2) {
+      this.reserved = this.seq + SEQ_RESERVATION;
+      this.o.onReserve(this.reserved);
+    }
     return serverEnvelope(this.o.sessionId, this.seq, event);
   }
 
@@ -111,7 +132,12 @@ export class Sequencer {
   private advance(event: ServerEvent, executionId: string | undefined): void {
     switch (event.type) {
       case "state":
-        if (event.data.state === "running") this.turn = { executionId: executionId!, dropped: false, openMessages: new Set() };
+        if (event.data.state === "running") this.turn = { executionId: executionId!, dropped: false, openMessages: new Set(), requests: new Map() };
+        return;
+      case "permission_request":
+      case "question_request":
+      case "elicitation_request":
+        this.turn!.requests.set(event.data.id, event);
         return;
       case "message.start":
         this.turn!.openMessages.add(event.data.id);

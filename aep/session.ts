@@ -2,7 +2,7 @@
 // processes, the attached connection). Inputs are admitted through one ordered chain: the ledger row is written and
 // input.ack(accepted) announced before the machine — and so the worker — sees the input.
 import { createHash, randomUUID } from "node:crypto";
-import { createActor, fromCallback, fromPromise, type Actor } from "xstate";
+import { createActor, fromCallback, fromPromise, type Actor, type ActorRefFrom } from "xstate";
 import type { Logger } from "../engine/log.js";
 import { aepInteractionMachine } from "../machines/aep-interaction.js";
 import { aepSessionMachine, type SessionControl, type WorkerProcessInput } from "../machines/aep-session.js";
@@ -53,6 +53,9 @@ export class AepSession {
       lastSeq: record.lastSeq,
       onViolation: (message, event) => log.error("aep ordering invariant refused an event", { session_id: this.sessionId, kind: event.type, violation: message }),
       onOverflow: () => this.link?.close(4008, "client too slow: outbound queue full"),
+      onReserve: (mark) => {
+        if (!this.closed) this.persist({ lastSeq: mark });
+      },
     });
     this.actor = createActor(this.machine(), {
       input: { sessionId: record.sessionId, workdir: record.workdir, workerSessionId: record.workerSessionId, workerStarted: record.workerStarted },
@@ -76,14 +79,19 @@ export class AepSession {
     this.link = link;
     link.bind(this);
     this.sequencer.attach(link);
-    this.sequencer.announce(created ? "created" : this.state === "terminated" ? "terminated" : "idle");
+    this.sequencer.announce(created ? "created" : this.state === "terminated" ? "terminated" : "idle", this.openRequests());
+  }
+
+  /** Ids of the running turn's interactions still waiting for the client. */
+  private openRequests(): string[] {
+    const turn = this.actor.getSnapshot().children.turn as ActorRefFrom<typeof aepTurnMachine> | undefined;
+    return turn ? Object.keys(turn.getSnapshot().context.interactions) : [];
   }
 
   detach(link: SessionLink): void {
     if (this.link !== link) return;
     this.link = undefined;
     this.sequencer.detach(link);
-    if (!this.closed) this.persist({ lastSeq: this.sequencer.lastSeq });
   }
 
   /** Called by the attached connection's queue as it hands an event to the socket. */
@@ -98,6 +106,8 @@ export class AepSession {
 
   handle(envelope: ClientEnvelope): void {
     const event = envelope.event;
+    // A terminated session's machine is gone: say so instead of dropping the frame (input says it in its ack chain).
+    if (this.state === "terminated" && event.type !== "input") return this.sendError("SESSION_TERMINATED", "this session was terminated; init with its session_key to open it again");
     switch (event.type) {
       case "input":
         return this.admit(envelope.id, event.data);
@@ -108,7 +118,9 @@ export class AepSession {
       case "elicitation_response":
         return this.answer(event.data.id, { kind: "elicitation", action: event.data.action, ...(event.data.content ? { content: event.data.content } : {}) });
       case "control":
-        return this.control(event.data);
+        // Behind the inputs before it: a stop sent right after its input must find that input's turn.
+        this.admissions = this.admissions.then(() => this.control(event.data));
+        return;
       default:
         return this.sendError("PROTOCOL_VIOLATION", `${event.type} is not expected here`);
     }
@@ -134,11 +146,11 @@ export class AepSession {
     this.actor.send({ type: "ANSWER", id, answer });
   }
 
-  private control(data: Extract<ClientEnvelope["event"], { type: "control" }>["data"]): void {
+  private async control(data: Extract<ClientEnvelope["event"], { type: "control" }>["data"]): Promise<void> {
     if (data.action === "stop") return this.actor.send({ type: "STOP" });
     if (data.action !== "cd") return this.actor.send({ type: "CONTROL", control: { action: data.action } });
     if (!data.workdir) return this.sendError("INVALID_MESSAGE", "control cd needs data.workdir");
-    this.deps.resolveWorkdir(data.workdir).then(
+    await this.deps.resolveWorkdir(data.workdir).then(
       (workdir) => this.actor.send({ type: "CONTROL", control: { action: "cd", workdir } satisfies SessionControl }),
       (err: unknown) => this.sendError("INVALID_MESSAGE", (err as Error).message),
     );
@@ -263,7 +275,6 @@ export class AepSession {
     const failed = end.outcome === "failed";
     const code = failed ? end.code : undefined;
     this.deps.log.info("aep turn done", { session_id: this.sessionId, execution_id: executionId, outcome: end.outcome });
-    this.persist({ lastSeq: this.sequencer.lastSeq });
     this.afterWrite(this.deps.store.setRuntime(executionId, failed ? "failed" : "completed", code), () =>
       this.emit({
         type: failed ? "runtime.execution.failed" : "runtime.execution.completed",

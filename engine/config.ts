@@ -1,7 +1,8 @@
 // The gateway's YAML config (ARCHITECTURE.md "External contract"; JSON is valid YAML). Validation happens once at
 // load so a bad file fails the start with a message naming the file and the offending path. Key values never
 // appear in any message (invariant 8): we format issues ourselves and never echo YAML source snippets.
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
+import { isAbsolute } from "node:path";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { z } from "zod";
 
@@ -22,7 +23,8 @@ export interface ModelConfig {
 }
 
 export interface AepConfig {
-  port: number;
+  /** Unset: the endpoint is on only with --aep-port. */
+  port?: number;
   host?: string;
   token?: string;
   workdir?: string;
@@ -101,10 +103,11 @@ const configSchema = z.strictObject({
     }),
   aep: z
     .strictObject({
-      port: z.number().int("expected an integer").min(0).max(65535),
+      // Optional: host/token/workdir may be configured with the port given as --aep-port (the flag wins anyway).
+      port: z.number().int("expected an integer").min(0).max(65535).optional(),
       host: nonEmpty.optional(),
       token: nonEmpty.optional(),
-      workdir: nonEmpty.optional(),
+      workdir: nonEmpty.refine(isAbsolute, "must be an absolute path").optional(),
     })
     .optional(),
   timers: z
@@ -158,6 +161,8 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
     }
     return { ...rest, apiKey: fromEnv ?? "" };
   });
+  const workdir = result.data.aep?.workdir;
+  if (workdir !== undefined && !isDirectory(workdir)) problems.push(`${source}: aep.workdir: ${workdir} is not an existing directory`);
   const workers = resolveWorkers(result.data.workers, source, env, problems);
   if (problems.length > 0) throw new ConfigError(problems.join("\n"));
   return { ...result.data, models, ...(workers ? { workers } : {}) };
@@ -190,6 +195,14 @@ function parseYamlQuietly(text: string, source: string): unknown {
 function formatPath(path: ReadonlyArray<PropertyKey>): string {
   if (path.length === 0) return "(top level)";
   return path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join("");
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function isHttpUrl(value: string): boolean {

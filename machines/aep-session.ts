@@ -157,7 +157,8 @@ export const aepSessionMachine = sessionSetup.createMachine({
       after: { idleReclaim: { actions: killWorker } },
       on: {
         INPUT: { target: "busy", actions: ensureWorker },
-        STOP: {},
+        // Nothing to stop (the turn already ended, or none began): the client still learns where the session stands.
+        STOP: { actions: { type: "emit", params: { event: { type: "state", data: { state: "idle", message: "no turn to stop" } } } } },
         ANSWER: { actions: { type: "rejectAnswer", params: ({ event }) => ({ id: event.id }) } },
         CONTROL: [
           { guard: "controlEndsSession", target: "terminated", actions: assign({ pendingControl: ({ event }) => event.control }) },

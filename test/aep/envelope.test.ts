@@ -34,6 +34,7 @@ describe("AEP envelope codec", () => {
     ["an unknown kind", frame("teleport", {}), "INVALID_MESSAGE"],
     ["a server kind sent by a client", frame("done", { success: true }), "INVALID_MESSAGE"],
     ["input without content", frame("input", { text: "hi" }), "INVALID_MESSAGE"],
+    ["input with blank content (the API refuses an empty text block)", frame("input", { content: " \n" }), "INVALID_MESSAGE"],
     ["a permission answer without allowed", frame("permission_response", { id: "p" }), "INVALID_MESSAGE"],
     ["an unknown control action", frame("control", { action: "explode" }), "INVALID_MESSAGE"],
     ["an unknown worker", frame("init", { worker: "codex" }), "INVALID_MESSAGE"],

@@ -62,11 +62,14 @@ export class ScriptedFactory implements WorkerFactory {
   readonly workers: ScriptedWorker[] = [];
   /** Given to every worker started from now on: their send() rejects with it. */
   failSend: Error | undefined;
+  /** Given to every worker started from now on: what their interrupt() resolves. */
+  interruptAcks = true;
   private waiters: Array<() => void> = [];
 
   start(options: WorkerStartOptions, listener: WorkerListener): Worker {
     const worker = new ScriptedWorker(this.workers.length + 1, options, listener);
     worker.failSend = this.failSend;
+    worker.interruptAcks = this.interruptAcks;
     this.workers.push(worker);
     for (const w of this.waiters.splice(0)) w();
     return worker;

@@ -5,7 +5,7 @@ import { expect } from "chai";
 import fc from "fast-check";
 import { OutboundQueue, admissionOf, type Socket } from "../../aep/backpressure.js";
 import type { ServerEnvelope, ServerEvent } from "../../aep/envelope.js";
-import { Sequencer } from "../../aep/sequencer.js";
+import { SEQ_RESERVATION, Sequencer } from "../../aep/sequencer.js";
 
 /** A socket the test stalls by hand: while `blocked`, writes stay buffered (one byte each) until `drain`. */
 class FakeSocket implements Socket {
@@ -26,14 +26,15 @@ class FakeSocket implements Socket {
   }
 }
 
-function rig(limits = { capacity: 4, hardLimit: 8, socketHighWater: 1 }) {
+function rig(limits = { capacity: 4, hardLimit: 8, socketHighWater: 1 }, lastSeq = 0) {
   const violations: string[] = [];
   let overflowed = 0;
-  const sequencer = new Sequencer({ sessionId: "sess_t", lastSeq: 0, onViolation: (m) => violations.push(m), onOverflow: () => overflowed++ });
+  const marks: number[] = [];
+  const sequencer = new Sequencer({ sessionId: "sess_t", lastSeq, onViolation: (m) => violations.push(m), onOverflow: () => overflowed++, onReserve: (m) => marks.push(m) });
   const socket = new FakeSocket();
   const queue = new OutboundQueue(socket, (e) => sequencer.commit(e), limits);
   sequencer.attach(queue);
-  return { sequencer, socket, queue, violations, overflows: () => overflowed };
+  return { sequencer, socket, queue, violations, marks, overflows: () => overflowed };
 }
 
 const running: ServerEvent = { type: "state", data: { state: "running" } };
@@ -50,6 +51,23 @@ describe("AEP sequencer and backpressure", () => {
     sequencer.emit(start("m"), "x1");
     sequencer.emit(delta("m", "a"), "x1");
     expect(socket.sent.map((e) => e.seq)).to.deep.equal([1, 2, 3]);
+  });
+
+  it("reserves seqs ahead: the mark given to the store is never below a seq sent, so a restart from it never goes back", () => {
+    const { sequencer, socket, marks } = rig({ capacity: 10_000, hardLimit: 20_000, socketHighWater: 10_000 });
+    sequencer.emit(running, "x1");
+    sequencer.emit(start("m"), "x1");
+    for (let i = 0; i < 2 * SEQ_RESERVATION; i++) {
+      sequencer.emit(delta("m", "a"), "x1");
+      // Each seq is covered by a mark handed out by the time it was committed.
+      expect(marks.at(-1)).to.be.at.least(socket.sent.at(-1)!.seq);
+    }
+    // Each new block is asked for while half of the previous one is left, not at every seq.
+    expect(marks.length).to.be.lessThan(6);
+    // The gateway dies here; the restart begins at the last stored mark.
+    const restarted = rig(undefined, marks.at(-1)!);
+    restarted.sequencer.emit({ type: "state", data: { state: "idle" } });
+    expect(restarted.socket.sent[0]!.seq).to.be.greaterThan(socket.sent.at(-1)!.seq);
   });
 
   it("drops only message.delta and raw when the queue is full; they take no seq; done says dropped", () => {

@@ -78,4 +78,14 @@ describe("config: aep and workers.claude-code", () => {
     expect(() => parseConfig(JSON.stringify({ workers: { "claude-code": { permissionMode: "yolo" } } }), "c", {})).to.throw(/workers\.claude-code\.permissionMode/);
     expect(() => parseConfig(JSON.stringify({ aep: { port: 70000 } }), "c", {})).to.throw(/aep\.port/);
   });
+
+  it("takes aep.host/token/workdir without aep.port (the port may come from --aep-port)", () => {
+    expect(parseConfig(JSON.stringify({ aep: { token: "t", workdir: tmpdir() } }), "c", {}).aep).to.deep.equal({ token: "t", workdir: tmpdir() });
+  });
+
+  it("refuses an aep.workdir that is relative or not an existing directory, naming the field", () => {
+    expect(() => parseConfig(JSON.stringify({ aep: { port: 0, workdir: "relative/dir" } }), "c", {})).to.throw("c: aep.workdir: must be an absolute path");
+    const missing = join(tmpdir(), "byok-no-such-workdir");
+    expect(() => parseConfig(JSON.stringify({ aep: { port: 0, workdir: missing } }), "c", {})).to.throw(`c: aep.workdir: ${missing} is not an existing directory`);
+  });
 });

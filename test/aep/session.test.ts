@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { ServerEnvelope } from "../../aep/envelope.js";
 import { startAepListener, type AepListener } from "../../aep/listener.js";
 import { workdirResolver } from "../../aep/workdir.js";
 import type { Logger } from "../../engine/log.js";
@@ -141,6 +142,32 @@ describe("AEP session core (scripted worker)", () => {
     await client.next("done", next);
   });
 
+  it("a stop sent right behind its input stops that input's turn; a stop with no turn gets state(idle)", async () => {
+    const { client } = await open();
+    factory.interruptAcks = false;
+    client.send("input", { content: "go" }, "m1");
+    client.send("control", { action: "stop" });
+    const stateOrDone = (e: ServerEnvelope) => e.event.type === "done" || (e.event.type === "state" && (e.event.data as { state: string }).state === "idle");
+    const first = await client.next(stateOrDone);
+    expect(first.event).to.deep.equal({ type: "done", data: { success: false, reason: "stopped_by_user" } });
+    const from = client.mark();
+    client.send("control", { action: "stop" });
+    expect((await client.next("state", from)).event.data).to.deep.equal({ state: "idle", message: "no turn to stop" });
+  });
+
+  it("after terminate, controls and answers get SESSION_TERMINATED rather than silence", async () => {
+    const { client } = await open();
+    client.send("control", { action: "terminate" });
+    const from = client.mark();
+    await client.next((e) => e.event.type === "state" && (e.event.data as { state: string }).state === "terminated");
+    for (const [type, data] of [["control", { action: "stop" }], ["control", { action: "gc" }], ["permission_response", { id: "p", allowed: true }]] as const) {
+      const mark = client.mark();
+      client.send(type, data);
+      expect((await client.next("error", mark)).event.data).to.deep.include({ code: "SESSION_TERMINATED" });
+    }
+    expect(client.kinds(from).filter((k) => k === "error")).to.have.length(3);
+  });
+
   it("a stop the worker does not acknowledge kills it; the turn still ends stopped", async () => {
     const { client } = await open();
     const from = await runPlainTurn(client, "m1", "go");
@@ -258,6 +285,51 @@ describe("AEP session core (scripted worker)", () => {
     const later = await open({ session_key: "k1" }, checker);
     expect(later.state.event.data).to.deep.equal({ state: "idle" });
     expect(checker.violations).to.deep.equal([]);
+  });
+
+  it("a client that re-attaches mid-turn gets the requests still waiting for an answer, and its answer reaches the worker", async () => {
+    const checker = new OrderingChecker();
+    const { client } = await open({ session_key: "k-ask" }, checker);
+    const from = await runPlainTurn(client, "m1", "go");
+    const worker = factory.last;
+    worker.beginTurn();
+    worker.emit({ type: "interaction.requested", id: "answered", kind: "permission", payload: { tool_name: "Read", input: {} } });
+    await client.next("permission_request", from);
+    client.send("permission_response", { id: "answered", allowed: true });
+    await new Promise<void>((resolve) => (function poll() { worker.answers.length > 0 ? resolve() : setImmediate(poll); })());
+    await client.drop();
+    // Asked while nobody is attached.
+    worker.emit({ type: "interaction.requested", id: "perm-away", kind: "permission", payload: { tool_name: "Bash", input: { command: "ls" } } });
+
+    const again = await open({ session_key: "k-ask" }, checker);
+    const request = await again.client.next("permission_request");
+    expect(again.client.kinds()).to.deep.equal(["state(running)", "permission_request"]);
+    expect(request.event.data).to.deep.include({ id: "perm-away", tool_name: "Bash" });
+    again.client.send("permission_response", { id: "perm-away", allowed: false });
+    await new Promise<void>((resolve) => (function poll() { worker.answers.length > 1 ? resolve() : setImmediate(poll); })());
+    expect(worker.answers[1]).to.deep.include({ id: "perm-away" });
+    worker.emit({ type: "turn.finished", outcome: "completed" });
+    await again.client.next("runtime.execution.completed");
+    expect(checker.violations).to.deep.equal([]);
+  });
+
+  it("a gateway that dies mid-turn (nothing written at exit) comes back with seqs above every one its client saw", async () => {
+    const { client, state } = await open({ session_key: "k-crash" });
+    const from = await runPlainTurn(client, "m1", "go");
+    factory.last.emit({ type: "text.delta", blockId: "b", text: "seen" });
+    const seen = (await client.next("message.delta", from)).seq;
+    // The reservation is written in the background: wait for it, as a crash later than that would.
+    while ((await temp.store.aep.getSession(state.session_id))!.lastSeq < seen) await new Promise((resolve) => setImmediate(resolve));
+    // A second gateway on the same store, the first one never closed: what a restart after SIGKILL finds.
+    const restarted = await startAepListener({ port: 0, host: "127.0.0.1", store: temp.store.aep, factory: new ScriptedFactory(), log, workdirFor: workdirResolver({ dataDir: temp.dataDir }) });
+    try {
+      const again = await openSession(restarted.url, { session_key: "k-crash" });
+      expect(again.state.session_id).to.equal(state.session_id);
+      expect(again.state.seq).to.be.greaterThan(seen);
+      await again.client.close();
+    } finally {
+      await restarted.close();
+    }
   });
 
   it("a second connection to an attached session is refused with SESSION_ALREADY_CONNECTED", async () => {

@@ -40,7 +40,7 @@ describe("AepTurn under arbitrary interleavings", () => {
       fc.asyncProperty(fc.array(fc.tuple(step, fc.boolean()), { maxLength: 40 }), fc.boolean(), async (steps, deliveryFails) => {
         const violations: string[] = [];
         const wire: ServerEvent[] = [];
-        const sequencer = new Sequencer({ sessionId: "s", lastSeq: 0, onViolation: (m) => violations.push(m), onOverflow: () => violations.push("overflow") });
+        const sequencer = new Sequencer({ sessionId: "s", lastSeq: 0, onViolation: (m) => violations.push(m), onOverflow: () => violations.push("overflow"), onReserve: () => {} });
         sequencer.attach({ offer: (e) => (wire.push(e), "queued") });
         const actor = createActor(
           aepTurnMachine.provide({

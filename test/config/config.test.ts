@@ -73,11 +73,12 @@ describe("gateway config", () => {
 
   it("accepts and keeps aep and workers", () => {
     const config = parseConfig(
-      JSON.stringify({ aep: { port: 9000, host: "127.0.0.1", token: "t", workdir: "/w" }, workers: { "claude-code": { command: "claude" } } }),
+      // aep.workdir must exist: the temp dir does.
+      JSON.stringify({ aep: { port: 9000, host: "127.0.0.1", token: "t", workdir: tmpdir() }, workers: { "claude-code": { command: "claude" } } }),
       "c",
       {},
     );
-    expect(config.aep).to.deep.equal({ port: 9000, host: "127.0.0.1", token: "t", workdir: "/w" });
+    expect(config.aep).to.deep.equal({ port: 9000, host: "127.0.0.1", token: "t", workdir: tmpdir() });
     expect(config.workers).to.deep.equal({ "claude-code": { command: "claude" } });
   });
 

@@ -57,8 +57,14 @@ describe("claude-code worker process handling", function () {
     expect(await log.next("worker.exited")).to.deep.include({ crashed: true });
     expect(await log.next("step", 0, (e) => e.name === "spawn_error")).to.have.nested.property("detail.message").that.contains("ENOENT");
     const refused = await worker.send({ inputId: "x", content: "hi" }).then(() => "written", (err: Error) => err.message);
-    expect(refused).to.match(/no longer accepts input/);
+    expect(refused).to.match(/^cannot start the claude-code CLI: spawn .*missing-claude ENOENT/);
     expect(await worker.interrupt()).to.equal(false);
+  });
+
+  it("an input sent as the worker starts, to a command that cannot be started, is refused naming why", async () => {
+    const { worker } = start({}, join(dir, "missing-claude"));
+    const refused = await worker.send({ inputId: "x", content: "hi" }).then(() => "written", (err: Error) => err.message);
+    expect(refused).to.match(/^cannot start the claude-code CLI: spawn .*missing-claude ENOENT/);
   });
 
   it("reports garbage stdout lines and stderr as steps and keeps mapping; says when there was nothing to resume", async () => {

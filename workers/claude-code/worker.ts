@@ -32,6 +32,8 @@ export class ClaudeCodeWorker implements Worker {
   private writer: StdinWriter | undefined;
   private stderrLines = 0;
   private closed = false;
+  /** Why the process never started (ENOENT, EACCES…): what a refused input reports, rather than the EPIPE it causes. */
+  private spawnError: Error | undefined;
   private exitedAt: Promise<void>;
   private markExited!: () => void;
 
@@ -70,7 +72,9 @@ export class ClaudeCodeWorker implements Worker {
     // Tracked before the write settles: the CLI's lifecycle frames for it may be read before the write callback runs.
     const written = writer.write(stdinFrames.user(input.content, uuid));
     this.actor.send({ type: "INPUT_SENT", inputId: input.inputId });
-    await written;
+    await written.catch((err: unknown) => {
+      throw this.spawnError ? this.cannotStart() : err;
+    });
   }
 
   /** An answer for an id that is no longer open (withdrawn, already answered) is dropped: the CLI stopped waiting. */
@@ -105,6 +109,7 @@ export class ClaudeCodeWorker implements Worker {
   private liveWriter(): StdinWriter {
     const state = this.actor.getSnapshot();
     if (!this.writer || state.status === "done" || state.matches("draining")) {
+      if (this.spawnError) throw this.cannotStart();
       throw new Error(`claude-code worker ${this.generation} no longer accepts input`);
     }
     return this.writer;
@@ -132,12 +137,17 @@ export class ClaudeCodeWorker implements Worker {
     child.stderr.on("end", () => stderr.end());
     child.on("spawn", () => this.actor.send({ type: "SPAWNED" }));
     child.on("error", (err) => {
+      if (child.pid === undefined) this.spawnError = err;
       this.emit({ type: "step", name: "spawn_error", detail: { message: err.message } });
       // A process that never started has no `close` of its own to wait for.
       if (child.pid === undefined) this.onClosed(null, null);
     });
     // `close`, not `exit`: stdout is fully read by then, so the last result is mapped before the exit is judged.
     child.on("close", (code, signal) => this.onClosed(code, signal));
+  }
+
+  private cannotStart(): Error {
+    return new Error(`cannot start the claude-code CLI: ${this.spawnError!.message}`);
   }
 
   private onClosed(code: number | null, signal: string | null): void {
