@@ -63,6 +63,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     const stopped = http.close();
     http.closeAllConnections();
     await stopped;
+    await gc.stop();
     await store.close();
     throw err;
   }
