@@ -3,48 +3,15 @@
 // real CLI.
 import { expect } from "chai";
 import { createHash } from "node:crypto";
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { ServerEnvelope } from "../../aep/envelope.js";
-import { startAepListener, type AepListener } from "../../aep/listener.js";
-import { workdirResolver } from "../../aep/workdir.js";
-import type { Logger } from "../../engine/log.js";
-import { tempStore, type TempStore } from "../store/temp-store.js";
 import { AepClient, openSession } from "./aep-client.js";
 import { OrderingChecker } from "./invariants.js";
 import { ScriptedFactory } from "./scripted-worker.js";
-
-const errors: string[] = [];
-const log: Logger = { info: () => {}, warn: () => {}, error: (msg, fields) => errors.push(`${msg} ${JSON.stringify(fields)}`) };
+import { runPlainTurn, useScriptedRig } from "./scripted-rig.js";
 
 describe("AEP session core (scripted worker)", () => {
-  let temp: TempStore;
-  let factory: ScriptedFactory;
-  let listener: AepListener;
-  let workdir: string;
-
-  beforeEach(async () => {
-    errors.length = 0;
-    temp = await tempStore();
-    factory = new ScriptedFactory();
-    workdir = await mkdtemp(join(tmpdir(), "aep-work-"));
-    listener = await startAepListener({ port: 0, host: "127.0.0.1", store: temp.store.aep, factory, log, workdirFor: workdirResolver({ dataDir: temp.dataDir }) });
-  });
-  afterEach(async () => {
-    await listener.close();
-    await temp.cleanup();
-    expect(errors, "no invariant violations or failures logged").to.deep.equal([]);
-  });
-
-  const open = (data: Record<string, unknown> = {}, checker?: OrderingChecker) => openSession(listener.url, { workdir, ...data }, checker);
-
-  async function runPlainTurn(client: AepClient, id: string, content: string) {
-    const from = client.mark();
-    client.send("input", { content }, id);
-    await client.next((e) => e.event.type === "input.ack" && (e.event.data as { status: string }).status === "delivered", from);
-    return from;
-  }
+  const rig = useScriptedRig();
+  const { open } = rig;
 
   it("answers init with state(created) and a server session id; a plain turn follows seed 002's order", async () => {
     const { client, state } = await open();
@@ -53,8 +20,8 @@ describe("AEP session core (scripted worker)", () => {
     expect(state.seq).to.equal(1);
 
     const from = await runPlainTurn(client, "m1", "hello");
-    const worker = factory.last;
-    expect(worker.options).to.include({ workdir, resume: false });
+    const worker = rig.factory.last;
+    expect(worker.options).to.include({ workdir: rig.workdir, resume: false });
     expect(worker.inputs).to.have.length(1);
     worker.beginTurn();
     worker.emit(
@@ -73,7 +40,7 @@ describe("AEP session core (scripted worker)", () => {
     const seqs = client.received.slice(from).map((e) => e.seq);
     expect(seqs).to.deep.equal(seqs.map((_, i) => seqs[0]! + i));
     const exec = client.of("input.ack", from)[0]!.execution_id;
-    expect(await temp.store.aep.getInput(client.sessionId, "m1")).to.deep.include({ executionId: exec, deliveryStatus: "delivered", runtimeStatus: "completed" });
+    expect(await rig.temp.store.aep.getInput(client.sessionId, "m1")).to.deep.include({ executionId: exec, deliveryStatus: "delivered", runtimeStatus: "completed" });
     expect(client.checker.violations).to.deep.equal([]);
   });
 
@@ -103,8 +70,8 @@ describe("AEP session core (scripted worker)", () => {
     client.send("input", { content: "twice?" }, "dup");
     const err = await client.next("error", from);
     expect(err.event.data).to.deep.include({ code: "INVALID_MESSAGE" });
-    expect(factory.last.inputs.map((i) => i.content)).to.deep.equal(["once"]);
-    factory.last.emit({ type: "turn.finished", outcome: "completed" });
+    expect(rig.factory.last.inputs.map((i) => i.content)).to.deep.equal(["once"]);
+    rig.factory.last.emit({ type: "turn.finished", outcome: "completed" });
     await client.next("runtime.execution.completed", from);
   });
 
@@ -114,15 +81,15 @@ describe("AEP session core (scripted worker)", () => {
     client.send("input", { content: "meanwhile" }, "second");
     const failed = await client.next((e) => e.event.type === "input.ack" && (e.event.data as { status: string }).status === "failed", from);
     expect(failed.event.data).to.deep.include({ client_message_id: "second", error_code: "SESSION_BUSY" });
-    expect(await temp.store.aep.getInput(client.sessionId, "second")).to.deep.include({ deliveryStatus: "failed", errorCode: "SESSION_BUSY" });
-    factory.last.emit({ type: "turn.finished", outcome: "completed" });
+    expect(await rig.temp.store.aep.getInput(client.sessionId, "second")).to.deep.include({ deliveryStatus: "failed", errorCode: "SESSION_BUSY" });
+    rig.factory.last.emit({ type: "turn.finished", outcome: "completed" });
     await client.next("done", from);
   });
 
   it("stop interrupts the worker and ends the turn with done(stopped_by_user); an open permission is withdrawn, not answered", async () => {
     const { client } = await open();
     const from = await runPlainTurn(client, "m1", "go");
-    const worker = factory.last;
+    const worker = rig.factory.last;
     worker.beginTurn();
     worker.emit({ type: "interaction.requested", id: "perm-1", kind: "permission", payload: { tool_name: "Bash", input: { command: "ls" } } });
     const request = await client.next("permission_request", from);
@@ -137,14 +104,14 @@ describe("AEP session core (scripted worker)", () => {
     expect((await client.next("error", from)).event.data).to.deep.include({ code: "INVALID_MESSAGE" });
     // The next turn runs on the same worker.
     const next = await runPlainTurn(client, "m2", "again");
-    expect(factory.workers).to.have.length(1);
+    expect(rig.factory.workers).to.have.length(1);
     worker.emit({ type: "turn.finished", outcome: "completed" });
     await client.next("done", next);
   });
 
   it("a stop sent right behind its input stops that input's turn; a stop with no turn gets state(idle)", async () => {
     const { client } = await open();
-    factory.interruptAcks = false;
+    rig.factory.interruptAcks = false;
     client.send("input", { content: "go" }, "m1");
     client.send("control", { action: "stop" });
     const stateOrDone = (e: ServerEnvelope) => e.event.type === "done" || (e.event.type === "state" && (e.event.data as { state: string }).state === "idle");
@@ -155,33 +122,20 @@ describe("AEP session core (scripted worker)", () => {
     expect((await client.next("state", from)).event.data).to.deep.equal({ state: "idle", message: "no turn to stop" });
   });
 
-  it("after terminate, controls and answers get SESSION_TERMINATED rather than silence", async () => {
-    const { client } = await open();
-    client.send("control", { action: "terminate" });
-    const from = client.mark();
-    await client.next((e) => e.event.type === "state" && (e.event.data as { state: string }).state === "terminated");
-    for (const [type, data] of [["control", { action: "stop" }], ["control", { action: "gc" }], ["permission_response", { id: "p", allowed: true }]] as const) {
-      const mark = client.mark();
-      client.send(type, data);
-      expect((await client.next("error", mark)).event.data).to.deep.include({ code: "SESSION_TERMINATED" });
-    }
-    expect(client.kinds(from).filter((k) => k === "error")).to.have.length(3);
-  });
-
   it("a stop the worker does not acknowledge kills it; the turn still ends stopped", async () => {
     const { client } = await open();
     const from = await runPlainTurn(client, "m1", "go");
-    factory.last.interruptAcks = false;
+    rig.factory.last.interruptAcks = false;
     client.send("control", { action: "stop" });
     const done = await client.next("done", from);
     expect(done.event.data).to.deep.equal({ success: false, reason: "stopped_by_user" });
-    expect(factory.last.killed).to.equal(true);
+    expect(rig.factory.last.killed).to.equal(true);
   });
 
   it("a permission answer reaches the worker in neutral form; a question answer too", async () => {
     const { client } = await open();
     const from = await runPlainTurn(client, "m1", "go");
-    const worker = factory.last;
+    const worker = rig.factory.last;
     worker.emit({ type: "interaction.requested", id: "p1", kind: "permission", payload: { tool_name: "Bash", input: {} } });
     await client.next("permission_request", from);
     client.send("permission_response", { id: "p1", allowed: false, reason: "not today" });
@@ -206,7 +160,7 @@ describe("AEP session core (scripted worker)", () => {
   it("maps reasoning, tool calls and results, steps and elicitations to their AEP kinds", async () => {
     const { client } = await open();
     const from = await runPlainTurn(client, "m1", "think");
-    const worker = factory.last;
+    const worker = rig.factory.last;
     worker.beginTurn();
     worker.emit(
       { type: "reasoning.delta", blockId: "r", text: "hmm" },
@@ -235,7 +189,7 @@ describe("AEP session core (scripted worker)", () => {
   it("a worker crash mid-turn is error(WORKER_CRASH) then done; the next input resumes the worker's session", async () => {
     const { client } = await open();
     const from = await runPlainTurn(client, "m1", "go");
-    const first = factory.last;
+    const first = rig.factory.last;
     first.emit({ type: "worker.ready", workerSessionId: first.options.workerSessionId }, { type: "text.delta", blockId: "b", text: "par" });
     first.emit({ type: "worker.exited", code: null, signal: "SIGKILL", crashed: true });
     await client.next("runtime.execution.failed", from);
@@ -247,7 +201,7 @@ describe("AEP session core (scripted worker)", () => {
     first.emit({ type: "text.delta", blockId: "late", text: "ghost" });
 
     const next = await runPlainTurn(client, "m2", "again");
-    const second = factory.last;
+    const second = rig.factory.last;
     expect(second).to.not.equal(first);
     expect(second.options).to.deep.include({ workerSessionId: first.options.workerSessionId, resume: true });
     second.emit({ type: "turn.finished", outcome: "completed" });
@@ -258,7 +212,7 @@ describe("AEP session core (scripted worker)", () => {
   it("an api error is error then done(success false) with the runtime failure after it", async () => {
     const { client } = await open();
     const from = await runPlainTurn(client, "m1", "go");
-    factory.last.emit({ type: "turn.error", code: "api_error", message: "API Error: 500" }, { type: "turn.finished", outcome: "api_error", message: "API Error: 500" });
+    rig.factory.last.emit({ type: "turn.error", code: "api_error", message: "API Error: 500" }, { type: "turn.finished", outcome: "api_error", message: "API Error: 500" });
     await client.next("runtime.execution.failed", from);
     expect(client.kinds(from).slice(-3)).to.deep.equal(["error", "done", "runtime.execution.failed"]);
     expect(client.of("error", from)).to.deep.equal([{ code: "INTERNAL_ERROR", message: "API Error: 500" }]);
@@ -268,16 +222,16 @@ describe("AEP session core (scripted worker)", () => {
     const checker = new OrderingChecker();
     const { client, state } = await open({ session_key: "k1" }, checker);
     const from = await runPlainTurn(client, "m1", "go");
-    factory.last.emit({ type: "text.delta", blockId: "b", text: "one " });
+    rig.factory.last.emit({ type: "text.delta", blockId: "b", text: "one " });
     await client.next("message.delta", from);
     await client.drop();
-    factory.last.emit({ type: "text.delta", blockId: "b", text: "lost " });
+    rig.factory.last.emit({ type: "text.delta", blockId: "b", text: "lost " });
 
     const again = await open({ session_key: "k1" }, checker);
     expect(again.state.session_id).to.equal(state.session_id);
     expect(again.state.event.data).to.deep.include({ state: "running" });
     expect(again.state.seq).to.be.greaterThan(client.received.at(-1)!.seq);
-    factory.last.emit({ type: "text.delta", blockId: "b", text: "two" }, { type: "text.completed", blockId: "b", text: "one lost two" }, { type: "turn.finished", outcome: "completed" });
+    rig.factory.last.emit({ type: "text.delta", blockId: "b", text: "two" }, { type: "text.completed", blockId: "b", text: "one lost two" }, { type: "turn.finished", outcome: "completed" });
     await again.client.next("runtime.execution.completed");
     expect(again.client.kinds()).to.deep.equal(["state(running)", "message.delta", "message.end", "message", "done", "runtime.execution.completed"]);
     await again.client.close();
@@ -291,7 +245,7 @@ describe("AEP session core (scripted worker)", () => {
     const checker = new OrderingChecker();
     const { client } = await open({ session_key: "k-ask" }, checker);
     const from = await runPlainTurn(client, "m1", "go");
-    const worker = factory.last;
+    const worker = rig.factory.last;
     worker.beginTurn();
     worker.emit({ type: "interaction.requested", id: "answered", kind: "permission", payload: { tool_name: "Read", input: {} } });
     await client.next("permission_request", from);
@@ -316,12 +270,12 @@ describe("AEP session core (scripted worker)", () => {
   it("a gateway that dies mid-turn (nothing written at exit) comes back with seqs above every one its client saw", async () => {
     const { client, state } = await open({ session_key: "k-crash" });
     const from = await runPlainTurn(client, "m1", "go");
-    factory.last.emit({ type: "text.delta", blockId: "b", text: "seen" });
+    rig.factory.last.emit({ type: "text.delta", blockId: "b", text: "seen" });
     const seen = (await client.next("message.delta", from)).seq;
     // The reservation is written in the background: wait for it, as a crash later than that would.
-    while ((await temp.store.aep.getSession(state.session_id))!.lastSeq < seen) await new Promise((resolve) => setImmediate(resolve));
+    while ((await rig.temp.store.aep.getSession(state.session_id))!.lastSeq < seen) await new Promise((resolve) => setImmediate(resolve));
     // A second gateway on the same store, the first one never closed: what a restart after SIGKILL finds.
-    const restarted = await startAepListener({ port: 0, host: "127.0.0.1", store: temp.store.aep, factory: new ScriptedFactory(), log, workdirFor: workdirResolver({ dataDir: temp.dataDir }) });
+    const restarted = await rig.listen({ factory: new ScriptedFactory() });
     try {
       const again = await openSession(restarted.url, { session_key: "k-crash" });
       expect(again.state.session_id).to.equal(state.session_id);
@@ -334,164 +288,58 @@ describe("AEP session core (scripted worker)", () => {
 
   it("a second connection to an attached session is refused with SESSION_ALREADY_CONNECTED", async () => {
     await open({ session_key: "solo" });
-    const other = await AepClient.connect(listener.url);
+    const other = await AepClient.connect(rig.listener.url);
     other.send("init", { session_key: "solo" });
     const err = await other.next("error");
     expect(err.event.data).to.deep.include({ code: "SESSION_ALREADY_CONNECTED" });
     await other.closed;
   });
 
-  it("control reset gives the worker a new session; terminate ends the session; later inputs are refused", async () => {
-    const { client } = await open();
-    const from = await runPlainTurn(client, "m1", "go");
-    const first = factory.last;
-    first.emit({ type: "worker.ready", workerSessionId: first.options.workerSessionId }, { type: "turn.finished", outcome: "completed" });
-    await client.next("done", from);
-    client.send("control", { action: "reset" });
-    expect((await client.next((e) => e.event.type === "state" && (e.event.data as { state: string }).state === "idle", from)).event.data).to.deep.include({ message: "context reset" });
-    const next = await runPlainTurn(client, "m2", "fresh");
-    expect(factory.last.options.workerSessionId).to.not.equal(first.options.workerSessionId);
-    expect(factory.last.options.resume).to.equal(false);
-    client.send("control", { action: "terminate" });
-    const done = await client.next("done", next);
-    expect(done.event.data).to.deep.equal({ success: false, reason: "terminate" });
-    await client.next((e) => e.event.type === "state" && (e.event.data as { state: string }).state === "terminated", next);
-    client.send("input", { content: "anyone?" }, "m3");
-    expect((await client.next("error", next)).event.data).to.deep.include({ code: "SESSION_TERMINATED" });
-  });
-
-  it("control gc releases the worker (the next input resumes it); cd moves the session to another directory with a new worker session", async () => {
-    const { client } = await open();
-    let from = await runPlainTurn(client, "m1", "go");
-    const first = factory.last;
-    first.emit({ type: "worker.ready", workerSessionId: first.options.workerSessionId }, { type: "turn.finished", outcome: "completed" });
-    await client.next("done", from);
-    client.send("control", { action: "gc" });
-    await client.next((e) => e.event.type === "state" && (e.event.data as { message?: string }).message === "worker released", from);
-    expect(first.killed).to.equal(true);
-    from = await runPlainTurn(client, "m2", "again");
-    expect(factory.last.options).to.deep.include({ workerSessionId: first.options.workerSessionId, resume: true });
-    factory.last.emit({ type: "turn.finished", outcome: "completed" });
-    await client.next("done", from);
-
-    const elsewhere = await mkdtemp(join(tmpdir(), "aep-cd-"));
-    client.send("control", { action: "cd", workdir: elsewhere });
-    await client.next((e) => e.event.type === "state" && (e.event.data as { message?: string }).message === `working directory ${elsewhere}`, from);
-    await runPlainTurn(client, "m3", "there");
-    expect(factory.last.options).to.deep.include({ workdir: elsewhere, resume: false });
-    expect(factory.last.options.workerSessionId).to.not.equal(first.options.workerSessionId);
-    client.send("control", { action: "cd" });
-    expect((await client.next("error", from)).event.data).to.deep.include({ code: "INVALID_MESSAGE" });
-  });
-
   it("an input the worker could not take is acked failed, then error, done and the runtime failure", async () => {
     const { client } = await open();
     const from = client.mark();
-    factory.failSend = new Error("stdin closed");
+    rig.factory.failSend = new Error("stdin closed");
     client.send("input", { content: "lost" }, "m1");
     await client.next("runtime.execution.failed", from);
     expect(client.kinds(from)).to.deep.equal(["input.ack", "state(running)", "input.ack", "error", "done", "runtime.execution.failed"]);
     expect(client.of("input.ack", from)[1]).to.deep.include({ status: "failed", error_code: "WORKER_START_FAILED" });
     expect(client.of("error", from)[0]).to.deep.include({ code: "WORKER_START_FAILED" });
-    expect(await temp.store.aep.getInput(client.sessionId, "m1")).to.deep.include({ deliveryStatus: "failed", runtimeStatus: "failed" });
+    expect(await rig.temp.store.aep.getInput(client.sessionId, "m1")).to.deep.include({ deliveryStatus: "failed", runtimeStatus: "failed" });
   });
 
   it("after a gateway restart an input whose delivery nobody confirmed is unknown, and a retry of it is never re-sent", async () => {
     const { client } = await open({ session_key: "restart" });
     const sessionId = client.sessionId;
     await client.close();
-    await listener.close();
+    await rig.listener.close();
     // The gateway went down between the ledger write and the worker's write.
     const payloadHash = createHash("sha256").update(JSON.stringify({ content: "x" })).digest("hex");
-    await temp.store.aep.recordInput({ sessionId, clientMessageId: "in-flight", executionId: "exec_lost", payloadHash });
-    await temp.store.aep.settleAfterRestart();
-    listener = await startAepListener({ port: 0, host: "127.0.0.1", store: temp.store.aep, factory, log, workdirFor: workdirResolver({ dataDir: temp.dataDir }) });
+    await rig.temp.store.aep.recordInput({ sessionId, clientMessageId: "in-flight", executionId: "exec_lost", payloadHash });
+    await rig.temp.store.aep.settleAfterRestart();
+    rig.listener = await rig.listen();
     const { client: again, state } = await open({ session_key: "restart" });
     expect(state.session_id).to.equal(sessionId);
     expect(state.event.data).to.deep.equal({ state: "idle" });
     expect(state.seq).to.be.greaterThan(1);
-    const row = (await temp.store.aep.getInput(sessionId, "in-flight"))!;
+    const row = (await rig.temp.store.aep.getInput(sessionId, "in-flight"))!;
     expect(row.deliveryStatus).to.equal("unknown");
     again.send("input", { content: "x" }, "in-flight");
     const ack = await again.next("input.ack");
     expect(ack.event.data).to.deep.equal({ client_message_id: "in-flight", execution_id: "exec_lost", status: "unknown", duplicate: true });
-    expect(factory.workers).to.have.length(0);
-  });
-
-  it("control delete forgets the session: the same key later opens a new one", async () => {
-    const { client, state } = await open({ session_key: "gone" });
-    client.send("control", { action: "delete" });
-    await client.closed;
-    const next = await open({ session_key: "gone" });
-    expect(next.state.event.data).to.deep.equal({ state: "created" });
-    expect(next.state.session_id).to.not.equal(state.session_id);
+    expect(rig.factory.workers).to.have.length(0);
   });
 
   it("keeps a bounded number of live sessions: detached idle ones are put away and revived by their key", async () => {
-    await listener.close();
-    listener = await startAepListener({ port: 0, host: "127.0.0.1", store: temp.store.aep, factory, log, workdirFor: workdirResolver({ dataDir: temp.dataDir }), maxLiveSessions: 2 });
+    await rig.listener.close();
+    rig.listener = await rig.listen({ maxLiveSessions: 2 });
     const a = await open({ session_key: "a" });
     await a.client.close();
     await open({ session_key: "b" });
     await open({ session_key: "c" }); // puts "a" away
-    const refused = await AepClient.connect(listener.url);
-    refused.send("init", { session_key: "a", workdir });
+    const refused = await AepClient.connect(rig.listener.url);
+    refused.send("init", { session_key: "a", workdir: rig.workdir });
     expect((await refused.next("error")).event.data).to.deep.include({ code: "GATEWAY_OVERLOAD" });
     await refused.closed;
-    expect(await temp.store.aep.findSessionByKey("a")).to.deep.include({ sessionId: a.state.session_id, state: "idle" });
-  });
-
-  it("refuses a workdir that does not exist", async () => {
-    const client = await AepClient.connect(listener.url);
-    client.send("init", { workdir: "/definitely/not/here" });
-    expect((await client.next("error")).event.data).to.deep.include({ code: "INVALID_MESSAGE" });
-    await client.closed;
-  });
-
-  it("refuses frames before init and a browser Origin that is not loopback", async () => {
-    const client = await AepClient.connect(listener.url);
-    client.send("input", { content: "too early" });
-    expect((await client.next("error")).event.data).to.deep.include({ code: "PROTOCOL_VIOLATION" });
-    await client.close();
-    let refused = "";
-    await AepClient.connect(listener.url, { headers: { Origin: "https://evil.example" } }).catch((e: Error) => (refused = e.message));
-    expect(refused).to.contain("403");
-    const local = await AepClient.connect(listener.url, { headers: { Origin: "http://localhost:3000" } });
-    await local.close();
-  });
-});
-
-describe("AEP listener with a token", () => {
-  let temp: TempStore;
-  let listener: AepListener;
-  beforeEach(async () => {
-    temp = await tempStore();
-    listener = await startAepListener({ port: 0, host: "127.0.0.1", token: "s3cret", store: temp.store.aep, factory: new ScriptedFactory(), log, workdirFor: workdirResolver({ dataDir: temp.dataDir }) });
-  });
-  afterEach(async () => {
-    await listener.close();
-    await temp.cleanup();
-  });
-
-  it("accepts the token as a Bearer header or as init data, refuses it missing or wrong", async () => {
-    expect((await openSession(listener.url, { token: "s3cret" })).state.event.data).to.deep.equal({ state: "created" });
-    const bearer = await AepClient.connect(listener.url, { headers: { Authorization: "Bearer s3cret" } });
-    bearer.send("init", {});
-    expect((await bearer.next("state")).event.data).to.deep.equal({ state: "created" });
-    let refused = "";
-    await AepClient.connect(listener.url, { headers: { Authorization: "Bearer nope" } }).catch((e: Error) => (refused = e.message));
-    expect(refused).to.contain("401");
-    for (const [data, code] of [[{}, "AUTH_REQUIRED"], [{ token: "nope" }, "UNAUTHORIZED"]] as const) {
-      const c = await AepClient.connect(listener.url);
-      c.send("init", data);
-      expect((await c.next("error")).event.data).to.deep.include({ code });
-      await c.closed;
-    }
-  });
-
-  it("refuses to start on a non-loopback address without a token", async () => {
-    let error = "";
-    await startAepListener({ port: 0, host: "0.0.0.0", store: temp.store.aep, factory: new ScriptedFactory(), log, workdirFor: async () => "/" }).catch((e: Error) => (error = e.message));
-    expect(error).to.contain("aep.token is required");
+    expect(await rig.temp.store.aep.findSessionByKey("a")).to.deep.include({ sessionId: a.state.session_id, state: "idle" });
   });
 });
