@@ -48,6 +48,11 @@ export class AgentService {
 
   constructor(private readonly deps: ServiceDeps) {}
 
+  /** True while any run is live (blob garbage collection waits for none). */
+  hasLiveRuns(): boolean {
+    return this.liveRuns.size > 0;
+  }
+
   /** Where a request's stream is served: the upstream once its run_request was for a model not served here. */
   routeOf(requestId: string): RunRoute {
     return this.upstreamRequests.has(requestId) ? "upstream" : "local";

@@ -11,6 +11,12 @@ export interface BlobGcSchedule {
 export interface BlobGcOptions {
   /** Called after a sweep that deleted blobs (the history cache vouches for stored roots and must forget them). */
   onDeleted?: () => void;
+  /**
+   * False while runs are live: a sweep then waits `retryMs`. A live run may reuse an old unreachable blob without
+   * writing it again (it was stored already), and its checkpoint must still find it.
+   */
+  idle?: () => boolean;
+  retryMs?: number;
   retentionMs?: number;
   firstAfterMs?: number;
   everyMs?: number;
@@ -21,7 +27,13 @@ const DAY = 24 * 3_600_000;
 export function scheduleBlobGc(store: Store, log: Logger, o: BlobGcOptions = {}): BlobGcSchedule {
   const retentionMs = o.retentionMs ?? 7 * DAY;
   let running: Promise<void> = Promise.resolve();
+  let retry: NodeJS.Timeout | undefined;
   const sweep = () => {
+    clearTimeout(retry);
+    if (o.idle && !o.idle()) {
+      retry = setTimeout(sweep, o.retryMs ?? 60_000).unref();
+      return;
+    }
     running = store.collectBlobs(Date.now() - retentionMs).then(
       (r) => {
         if (r.deletedBlobs === 0) return;
@@ -36,6 +48,7 @@ export function scheduleBlobGc(store: Store, log: Logger, o: BlobGcOptions = {})
   return {
     stop: async () => {
       clearTimeout(first);
+      clearTimeout(retry);
       clearInterval(every);
       await running;
     },

@@ -45,8 +45,8 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const diagnostics = process.env[DIAGNOSTICS_ENV] === "1" ? createDiagnostics() : undefined;
   const store = await openStore({ dataDir: o.dataDir, ...(diagnostics ? { onQuery: diagnostics.countStatement } : {}) });
   const history = new HistoryCache();
-  const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear() });
   const service = new AgentService({ store, assets, models: o.config.models, log: o.log, history, adapterFor: createProviderAdapter, timers: o.config.timers ?? {} });
+  const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear(), idle: () => !service.hasLiveRuns() });
   const http = createDualServer(createApp({ service, upstream: o.upstream, log: o.log, version: VERSION, diagnostics }).callback());
   const { server } = http;
   await new Promise<void>((resolve, reject) => {

@@ -93,4 +93,24 @@ describe("store: blob garbage collection (003 §13.5)", () => {
     expect(JSON.parse(lines[0]!)).to.include({ msg: "unreachable blobs collected", blobs: 1, bytes: orphan.data.byteLength });
     expect(await t.store.getBlob(orphan.id)).to.equal(undefined);
   });
+
+  it("the schedule waits while runs are live, then sweeps once they are gone", async () => {
+    const orphan = blobOf("orphan kept while a run is live");
+    await t.store.putBlobs([orphan]);
+    let live = true;
+    let checks = 0;
+    const gc = scheduleBlobGc(t.store, createJsonLogger({ write: () => true }), {
+      retentionMs: -HOUR,
+      firstAfterMs: 0,
+      retryMs: 5,
+      idle: () => (checks++, !live),
+    });
+    await waitUntil(() => checks >= 3, 5_000, () => "the schedule never asked again");
+    expect(await t.store.getBlob(orphan.id), "nothing swept while a run is live").to.not.equal(undefined);
+    const asked = checks;
+    live = false;
+    await waitUntil(() => checks > asked, 5_000, () => "no retry after the runs ended");
+    await gc.stop();
+    expect(await t.store.getBlob(orphan.id)).to.equal(undefined);
+  });
 });
