@@ -7,13 +7,13 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { createAnthropicAdapter } from "../../providers/anthropic.js";
 import type { ModelEvent, ModelRequest } from "../../providers/types.js";
-import { drain, fold, summarize, type FoldedEvent } from "./model-events.js";
+import { drain, fold, summarize, type FoldedEvent, foldedText } from "./model-events.js";
 import { FIXTURES_DIR, readFixture, startReplayServer, type ReplayServer } from "./replay-server.js";
 
 const REQUEST: ModelRequest = { model: "recorded", system: "You are terse.", tools: [], messages: [{ role: "user", content: "hi" }] };
 const KEY = "sk-ant-fixture-key";
 
-const text = (parts: number, value: string): FoldedEvent[] => [{ type: "text_start" }, { type: "text_delta", parts, text: value }, { type: "text_end" }];
+const text = foldedText;
 
 /** Replay blocks with long strings digested like the texts, so a whole recording's outcome reads as one spec. */
 function digestReplay(events: FoldedEvent[]): FoldedEvent[] {

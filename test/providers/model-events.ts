@@ -93,3 +93,16 @@ export function usageChunk(promptTokens: number, completionTokens: number): obje
   const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
   return { id: "chatcmpl-test", object: "chat.completion.chunk", choices: [], usage };
 }
+
+/** A folded text block: `parts` deltas whose joined text is `value` (digested when long). */
+export const foldedText = (parts: number, value: string): FoldedEvent[] => [
+  { type: "text_start" },
+  { type: "text_delta", parts, text: value },
+  { type: "text_end" },
+];
+
+export const foldedThinking = (parts: number, value: string): FoldedEvent[] => [
+  { type: "thinking_start" },
+  { type: "thinking_delta", parts, text: value },
+  { type: "thinking_end" },
+];

@@ -6,7 +6,7 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { createOpenAIChatAdapter } from "../../providers/openai-chat.js";
 import type { ModelRequest } from "../../providers/types.js";
-import { drain, fold, type FoldedEvent } from "./model-events.js";
+import { drain, fold, type FoldedEvent, foldedText, foldedThinking } from "./model-events.js";
 import { FIXTURES_DIR, readFixture, startReplayServer, type ReplayServer } from "./replay-server.js";
 
 const REQUEST: ModelRequest = {
@@ -17,16 +17,8 @@ const REQUEST: ModelRequest = {
 };
 const KEY = "sk-fixture-key";
 
-const text = (parts: number, value: string): FoldedEvent[] => [
-  { type: "text_start" },
-  { type: "text_delta", parts, text: value },
-  { type: "text_end" },
-];
-const thinking = (parts: number, value: string): FoldedEvent[] => [
-  { type: "thinking_start" },
-  { type: "thinking_delta", parts, text: value },
-  { type: "thinking_end" },
-];
+const text = foldedText;
+const thinking = foldedThinking;
 
 const replay = (reasoningContent: string) => ({ provider: "openai-chat" as const, reasoningContent });
 

@@ -7,23 +7,15 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { createOpenAIResponsesAdapter } from "../../providers/openai-responses.js";
 import type { ModelRequest } from "../../providers/types.js";
-import { digest, drain, fold, type FoldedEvent } from "./model-events.js";
+import { digest, drain, fold, type FoldedEvent, foldedText, foldedThinking } from "./model-events.js";
 import { FIXTURES_DIR, readFixture, startReplayServer, type ReplayServer } from "./replay-server.js";
 
 const REQUEST: ModelRequest = { model: "recorded", system: "You are terse.", tools: [], messages: [{ role: "user", content: "hi" }] };
 const KEY = "sk-fixture-key";
 const DIR = "openai-responses";
 
-const text = (parts: number, value: string): FoldedEvent[] => [
-  { type: "text_start" },
-  { type: "text_delta", parts, text: value },
-  { type: "text_end" },
-];
-const thinking = (parts: number, value: string): FoldedEvent[] => [
-  { type: "thinking_start" },
-  { type: "thinking_delta", parts, text: value },
-  { type: "thinking_end" },
-];
+const text = foldedText;
+const thinking = foldedThinking;
 const call = (index: number, id: string, name: string, parts: number, args: string): FoldedEvent[] => [
   { type: "toolcall_start", index, id, name },
   { type: "toolcall_delta", index, parts, text: args },
