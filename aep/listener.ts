@@ -7,10 +7,10 @@ import { timingSafeEqual } from "node:crypto";
 import type { AddressInfo, Socket as NetSocket } from "node:net";
 import { createActor, fromPromise } from "xstate";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
-import type { Logger } from "../engine/log.js";
+import type { Logger } from "../log/logger.js";
 import { AttachRefused, aepConnectionMachine, type InitRequest } from "../machines/aep-connection.js";
-import { DEFAULT_LIMITS, OutboundQueue, type QueueLimits } from "./backpressure.js";
-import { decodeClientFrame, serverEnvelope, type ErrorCode, type ServerEvent } from "./envelope.js";
+import { DEFAULT_LIMITS, OutboundQueue, type QueueLimits } from "./wire/backpressure.js";
+import { decodeClientFrame, serverEnvelope, type ErrorCode, type ServerEvent } from "./wire/envelope.js";
 import { AepRegistry } from "./registry.js";
 import type { AepSession, SessionDeps } from "./session.js";
 

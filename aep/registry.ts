@@ -4,6 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { AttachRefused } from "../machines/aep-connection.js";
 import type { AepStore } from "../store/index.js";
+import { DEFAULT_WORKER } from "../workers/types.js";
 import { AepSession, type SessionDeps, type SessionLink } from "./session.js";
 
 /** Live sessions (each may hold a worker process of ~190 MB); beyond it detached idle ones are put away first. */
@@ -51,7 +52,7 @@ export class AepRegistry {
         const record = {
           sessionId: `sess_${randomUUID()}`,
           ...(request.sessionKey ? { sessionKey: request.sessionKey } : {}),
-          worker: "claude-code",
+          worker: DEFAULT_WORKER,
           workdir: await request.workdir(),
           workerSessionId: randomUUID(),
           workerStarted: false,

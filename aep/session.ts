@@ -3,14 +3,14 @@
 // input.ack(accepted) announced before the machine — and so the worker — sees the input.
 import { createHash, randomUUID } from "node:crypto";
 import { createActor, fromCallback, fromPromise, type Actor, type ActorRefFrom } from "xstate";
-import type { Logger } from "../engine/log.js";
+import type { Logger } from "../log/logger.js";
 import { aepInteractionMachine } from "../machines/aep-interaction.js";
 import { aepSessionMachine, type SessionControl, type WorkerProcessInput } from "../machines/aep-session.js";
 import { aepTurnMachine, type TurnEnd } from "../machines/aep-turn.js";
 import type { AepSessionRecord, AepStore } from "../store/index.js";
 import type { InteractionAnswer, Worker, WorkerFactory, WorkerStartOptions } from "../workers/types.js";
-import type { ClientEnvelope, ErrorCode, ServerEnvelope, ServerEvent, SessionState } from "./envelope.js";
-import { Sequencer, type Outlet } from "./sequencer.js";
+import type { ClientEnvelope, ErrorCode, ServerEnvelope, ServerEvent, SessionState } from "./wire/envelope.js";
+import { Sequencer, type Outlet } from "./wire/sequencer.js";
 
 export interface SessionDeps {
   store: AepStore;

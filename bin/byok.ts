@@ -5,7 +5,7 @@ import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../engine/config.js";
-import { createJsonLogger } from "../engine/log.js";
+import { createJsonLogger } from "../log/logger.js";
 
 const usage = `Usage: byok <command> [options]
 

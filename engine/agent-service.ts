@@ -6,24 +6,16 @@ import { createActor, type Actor } from "xstate";
 import { AgentServerMessageSchema, type AgentClientMessage, type AgentRunRequest, type AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import { MAX_BACKLOG_FRAMES, MAX_HELD_APPENDS, requestStreamMachine } from "../machines/request-stream.js";
 import { runMachine, type RunEnd, type RunEvent } from "../machines/run.js";
+import type { AgentBackend, RunRoute, StreamSink } from "../transport/agent-backend.js";
 import type { EndStream } from "../transport/connect/end-stream.js";
-import { ConnectError } from "../transport/connect/errors.js";
+import { RpcError } from "../transport/connect/errors.js";
 import { buildRunMachine } from "./run-wiring.js";
 import { RunSession, type RunDeps } from "./run-session.js";
 import { endStreamFor } from "./run-end.js";
 import { RunSetupError } from "./run-errors.js";
-import { routeRun, UpstreamRequests, type RunRoute } from "./run-route.js";
-import type { Logger } from "./log.js";
+import { routeRun, UpstreamRequests } from "./run-route.js";
+import type { Logger } from "../log/logger.js";
 import type { TimerConfig } from "./config.js";
-
-export interface StreamSink {
-  /** One encoded AgentServerMessage (its protobuf payload, without the Connect envelope). */
-  frame(payload: Uint8Array): void;
-  heartbeat(): void;
-  end(end: EndStream): void;
-  /** The request's run went to the upstream after this subscriber came (RunSSE before the run_request). */
-  handOver(): void;
-}
 
 interface RunHandle {
   session: RunSession;
@@ -40,7 +32,7 @@ interface StreamEntry {
 
 export type ServiceDeps = Omit<RunDeps, "isCurrent"> & { log: Logger; timers: TimerConfig };
 
-export class AgentService {
+export class AgentService implements AgentBackend {
   private readonly streams = new Map<string, StreamEntry>();
   private readonly liveRuns = new Map<string, RunHandle>();
   private readonly upstreamRequests = new UpstreamRequests();
@@ -88,7 +80,7 @@ export class AgentService {
    * for a model this gateway does not serve sends the whole request to the upstream; the caller relays the append.
    */
   append(requestId: string, seqno: bigint, message: AgentClientMessage): RunRoute {
-    if (this.closing) throw new ConnectError("byok-gateway is shutting down", "unavailable");
+    if (this.closing) throw new RpcError("byok-gateway is shutting down", "unavailable");
     if (this.upstreamRequests.has(requestId)) return "upstream";
     const existing = this.streams.get(requestId);
     const m = message.message;
@@ -97,11 +89,11 @@ export class AgentService {
       return "upstream";
     }
     if (!existing && message.message.case !== "runRequest") {
-      throw new ConnectError(`unknown request_id ${JSON.stringify(requestId)}: the first message of a request must be a run_request`, "invalid_argument");
+      throw new RpcError(`unknown request_id ${JSON.stringify(requestId)}: the first message of a request must be a run_request`, "invalid_argument");
     }
     const { actor } = existing ?? this.entry(requestId);
     if (actor.getSnapshot().context.held.size >= MAX_HELD_APPENDS) {
-      throw new ConnectError(`request ${requestId} has ${MAX_HELD_APPENDS} appends waiting for a missing append_seqno`, "resource_exhausted");
+      throw new RpcError(`request ${requestId} has ${MAX_HELD_APPENDS} appends waiting for a missing append_seqno`, "resource_exhausted");
     }
     actor.send({ type: "APPEND", seqno, message });
     return "local";
@@ -116,7 +108,7 @@ export class AgentService {
         entry.run.actor.send({ type: "CANCEL", reason: "byok-gateway is shutting down" });
         ended.push(entry.run.ended);
       } else if (!entry.actor.getSnapshot().context.end) {
-        this.endWithoutRun(requestId, { ok: false, error: new ConnectError("byok-gateway is shutting down", "canceled") });
+        this.endWithoutRun(requestId, { ok: false, error: new RpcError("byok-gateway is shutting down", "canceled") });
       }
     }
     await Promise.race([Promise.all(ended), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
@@ -167,7 +159,7 @@ export class AgentService {
     try {
       session = new RunSession({ ...this.deps, isCurrent: () => this.liveRuns.get(session.conversationId) === handle }, requestId, request);
     } catch (e) {
-      const error = e instanceof RunSetupError ? new ConnectError(e.message, e.code) : new ConnectError(String(e), "internal");
+      const error = e instanceof RunSetupError ? new RpcError(e.message, e.code) : new RpcError(String(e), "internal");
       this.deps.log.error("run_request refused", { request_id: requestId, error: error.message });
       return this.endWithoutRun(requestId, { ok: false, error });
     }
@@ -237,7 +229,7 @@ export class AgentService {
   private abandon(requestId: string): void {
     const run = this.streams.get(requestId)?.run;
     if (run && !run.finished) run.actor.send({ type: "CANCEL", reason: "RunSSE subscriber gone" });
-    else this.endWithoutRun(requestId, { ok: false, error: new ConnectError("RunSSE subscriber gone", "canceled") });
+    else this.endWithoutRun(requestId, { ok: false, error: new RpcError("RunSSE subscriber gone", "canceled") });
   }
 }
 

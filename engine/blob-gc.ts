@@ -1,7 +1,7 @@
 // When the store sweeps unreachable blobs (003 §13.5): once shortly after start and then every few hours, off the
 // request path. Blobs younger than the retention stay, whatever their reachability: they may belong to a run in flight.
 import type { Store } from "../store/index.js";
-import type { Logger } from "./log.js";
+import type { Logger } from "../log/logger.js";
 
 export interface BlobGcSchedule {
   /** Stops the timer and waits for a sweep in progress, so the store can close under none. */

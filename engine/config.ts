@@ -5,8 +5,7 @@ import { readFileSync, statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { z } from "zod";
-
-export type ProviderKind = "openai-chat" | "openai-responses" | "anthropic";
+import { PROVIDER_KINDS, type ProviderKind } from "../providers/types.js";
 
 export interface ModelConfig {
   /** Matches the client's `requested_model.model_id`. */
@@ -72,7 +71,7 @@ const httpUrl = z
 const modelSchema = z
   .strictObject({
     id: nonEmpty,
-    provider: z.enum(["openai-chat", "openai-responses", "anthropic"]),
+    provider: z.enum(PROVIDER_KINDS),
     baseUrl: httpUrl,
     apiKey: nonEmpty.optional(),
     apiKeyEnv: nonEmpty.optional(),

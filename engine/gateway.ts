@@ -11,12 +11,13 @@ import { openStore } from "../store/index.js";
 import { createApp } from "../transport/app.js";
 import { createDiagnostics, DIAGNOSTICS_ENV } from "../transport/diagnostics.js";
 import { createDualServer } from "../transport/listener.js";
-import { createClaudeCodeWorkerFactory } from "../workers/claude-code/factory.js";
+import { workerFactoryFor } from "../workers/registry.js";
+import { DEFAULT_WORKER } from "../workers/types.js";
 import { AgentService } from "./agent-service.js";
 import { scheduleBlobGc } from "./blob-gc.js";
 import { HistoryCache } from "./history-cache.js";
 import type { GatewayConfig } from "./config.js";
-import type { Logger } from "./log.js";
+import type { Logger } from "../log/logger.js";
 
 export interface GatewayOptions {
   host: string;
@@ -93,7 +94,7 @@ async function startAep(o: GatewayOptions, store: Awaited<ReturnType<typeof open
     host: aep?.host ?? "127.0.0.1",
     ...(aep?.token ? { token: aep.token } : {}),
     store: store.aep,
-    factory: createClaudeCodeWorkerFactory(o.config.workers?.["claude-code"]),
+    factory: workerFactoryFor(DEFAULT_WORKER, o.config.workers),
     workdirFor: workdirResolver({ ...(aep?.workdir ? { base: aep.workdir } : {}), dataDir: o.dataDir }),
     log: o.log,
   });

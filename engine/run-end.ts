@@ -3,7 +3,7 @@
 import type { RunEnd } from "../machines/run.js";
 import type { EndStream } from "../transport/connect/end-stream.js";
 import { ErrorDetails_Error } from "../proto/gen/aiserver/v1/aiserver_pb.js";
-import { ConnectError, providerErrorDetails } from "../transport/connect/errors.js";
+import { RpcError, providerErrorDetails } from "../transport/connect/errors.js";
 
 /** Which ErrorDetails value each retryable failure cause carries; protocol and setup errors carry none. */
 const detailsFor: Partial<Record<Extract<RunEnd, { kind: "failed" }>["cause"], ErrorDetails_Error>> = {
@@ -17,10 +17,10 @@ export function endStreamFor(end: RunEnd): EndStream {
     case "succeeded":
       return { ok: true };
     case "canceled":
-      return { ok: false, error: new ConnectError(end.reason, "canceled") };
+      return { ok: false, error: new RpcError(end.reason, "canceled") };
     case "failed": {
       const error = detailsFor[end.cause];
-      return { ok: false, error: new ConnectError(end.message, end.code, error === undefined ? undefined : providerErrorDetails(end.message, error)) };
+      return { ok: false, error: new RpcError(end.message, end.code, error === undefined ? undefined : providerErrorDetails(end.message, error)) };
     }
   }
 }

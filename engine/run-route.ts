@@ -2,9 +2,9 @@
 // is configured here or the request carries the user's own credentials; every other run — Cursor's own models —
 // goes to the upstream unchanged, BidiAppends and RunSSE alike.
 import type { RequestedModel } from "../proto/gen/agent/v1/agent_pb.js";
+import type { RunRoute } from "../transport/agent-backend.js";
 import type { ModelConfig } from "./config.js";
 
-export type RunRoute = "local" | "upstream";
 
 export function routeRun(models: readonly ModelConfig[], requested: RequestedModel | undefined): RunRoute {
   if (models.some((m) => m.id === (requested?.modelId ?? ""))) return "local";

@@ -13,7 +13,7 @@ import {
 import type { ModeAssets, PromptAssets } from "../prompt/assets.js";
 import { formatRequestContext, renderRuntime } from "../prompt/render.js";
 import type { CanonicalMessage } from "../providers/messages.js";
-import { decodeRootMessage, RootMessageError } from "../transport/cursor/root-messages.js";
+import { decodeRootMessage, RootMessageError } from "../cursor/root-messages.js";
 import type { Store } from "../store/index.js";
 import type { HistoryCache } from "./history-cache.js";
 import { RunSetupError } from "./run-errors.js";

@@ -7,7 +7,7 @@ import { modelCallMachine, type ModelCallEvent, type ModelCallInput } from "../m
 import { pendingExecMachine } from "../machines/pending-exec.js";
 import { runMachine, type RunEnd } from "../machines/run.js";
 import { toolRoundMachine, type CommitResultInput } from "../machines/tool-round.js";
-import { frames } from "../transport/cursor/frames.js";
+import { frames } from "../cursor/frames.js";
 import { coalesceDeltas } from "./delta-coalescer.js";
 import type { RunSession } from "./run-session.js";
 import type { TimerConfig } from "./config.js";

@@ -3,7 +3,7 @@
 // and replayed in order once attached. ping is answered in every state. After close nothing reaches the session: a
 // late attach result finds the machine gone, and the wiring detaches a connection that closed during its attach.
 import { assign, enqueueActions, fromPromise, setup } from "xstate";
-import type { ClientEnvelope, ErrorCode } from "../aep/envelope.js";
+import type { ClientEnvelope, ErrorCode } from "../aep/wire/envelope.js";
 
 /** Frames held during the attach; a client that sends more before its `state` arrives is refused. */
 export const MAX_HELD_FRAMES = 64;

@@ -4,7 +4,7 @@
 // the first input (the CLI prints nothing before one), resumes its own session after a crash or gc, and a reset
 // gives it a new one. Controls other than stop end a running turn first; their `state` follows that turn's `done`.
 import { assign, enqueueActions, fromCallback, setup } from "xstate";
-import type { ServerEvent } from "../aep/envelope.js";
+import type { ServerEvent } from "../aep/wire/envelope.js";
 import type { InteractionAnswer, WorkerEvent } from "../workers/types.js";
 import { aepTurnMachine, type AepTurnInput } from "./aep-turn.js";
 

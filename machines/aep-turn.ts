@@ -4,8 +4,8 @@
 // only), then `done`, then settles the runtime fact (runtime.execution.completed|failed after done). Worker events
 // that arrive while the input is still being delivered are held and replayed in order.
 import { assign, enqueueActions, fromPromise, setup } from "xstate";
-import type { ErrorCode, ServerEvent } from "../aep/envelope.js";
-import { closeOpenMessages, errorCodeOf, initialMapping, interactionRequest, mapContent, type MappingState } from "../aep/mapping.js";
+import type { ErrorCode, ServerEvent } from "../aep/wire/envelope.js";
+import { closeOpenMessages, errorCodeOf, initialMapping, interactionRequest, mapContent, type MappingState } from "../aep/wire/mapping.js";
 import type { InteractionAnswer, TurnUsage, WorkerEvent } from "../workers/types.js";
 import { aepInteractionMachine, type AepInteractionReport } from "./aep-interaction.js";
 

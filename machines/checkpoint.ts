@@ -4,7 +4,7 @@
 // blob is ever published, and no retry under a fresh KV id is made.
 import { assign, enqueueActions, fromPromise, setup } from "xstate";
 import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
-import { frames } from "../transport/cursor/frames.js";
+import { frames } from "../cursor/frames.js";
 
 export type CheckpointKind = "staged" | "settled" | "final";
 

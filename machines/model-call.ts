@@ -7,9 +7,9 @@ import { assign, enqueueActions, fromCallback, setup } from "xstate";
 import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import type { CanonicalToolCall } from "../providers/messages.js";
 import type { ModelEvent, ReplayState, Usage } from "../providers/types.js";
-import { frames } from "../transport/cursor/frames.js";
-import { toolDriver } from "../transport/cursor/tools/registry.js";
-import type { ArgsStreamer, ToolInvocation } from "../transport/cursor/tools/types.js";
+import { frames } from "../cursor/frames.js";
+import { toolDriver } from "../cursor/tools/registry.js";
+import type { ArgsStreamer, ToolInvocation } from "../cursor/tools/types.js";
 
 export interface ModelCallInput {
   callIndex: number;

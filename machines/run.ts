@@ -4,8 +4,8 @@
 import { assign, enqueueActions, fromPromise, sendTo, setup } from "xstate";
 import { createHash } from "node:crypto";
 import type { AgentServerMessage, ExecClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
-import { frames } from "../transport/cursor/frames.js";
-import type { ToolContext, ToolInvocation } from "../transport/cursor/tools/types.js";
+import { frames } from "../cursor/frames.js";
+import type { ToolContext, ToolInvocation } from "../cursor/tools/types.js";
 import { checkpointMachine } from "./checkpoint.js";
 import { modelCallMachine, type ModelCallOutput } from "./model-call.js";
 import { toolRoundMachine } from "./tool-round.js";

@@ -4,9 +4,9 @@
 // is settled a settled checkpoint is published, and only then may the next model call start.
 import { assign, enqueueActions, fromPromise, setup } from "xstate";
 import type { AgentServerMessage, ExecClientMessage, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
-import { frames } from "../transport/cursor/frames.js";
-import { toolDriver } from "../transport/cursor/tools/registry.js";
-import type { DriverStep, ToolCompletion, ToolContext, ToolInvocation } from "../transport/cursor/tools/types.js";
+import { frames } from "../cursor/frames.js";
+import { toolDriver } from "../cursor/tools/registry.js";
+import type { DriverStep, ToolCompletion, ToolContext, ToolInvocation } from "../cursor/tools/types.js";
 import { checkpointMachine, type CheckpointOutput } from "./checkpoint.js";
 import { pendingExecMachine, type PendingExecReport } from "./pending-exec.js";
 

@@ -1,8 +1,10 @@
 // The unified model vocabulary (seed 003 §16.2, §16.3). Every endpoint adapter turns its HTTP stream into
 // ModelEvents; the loop never sees endpoint JSON. Errors and cancellation are never a kind of `done`: an
 // adapter's iterator throws ProviderError instead.
+import { z } from "zod";
 
-export type ProviderKind = "openai-chat" | "openai-responses" | "anthropic";
+export const PROVIDER_KINDS = ["openai-chat", "openai-responses", "anthropic"] as const;
+export type ProviderKind = (typeof PROVIDER_KINDS)[number];
 
 /** Provider-reported token counts for one model call; absent fields stay absent (never estimated). */
 export interface Usage {
@@ -15,15 +17,18 @@ export interface Usage {
 
 /**
  * Opaque continuation state an endpoint needs back on the next call, one variant per endpoint kind (003 §26.9): a
- * projector replays only its own kind's state and never fabricates another's.
+ * projector replays only its own kind's state and never fabricates another's. The schema checks it where it is read
+ * back from a stored checkpoint.
  */
-export type ReplayState =
+export const replayStateSchema = z.discriminatedUnion("provider", [
   /** OpenAI Chat (and compatible, e.g. DeepSeek): the full reasoning_content of that response. */
-  | { provider: "openai-chat"; reasoningContent?: string }
+  z.object({ provider: z.literal("openai-chat"), reasoningContent: z.string().optional() }),
   /** OpenAI Responses: the response's output items to send back verbatim (reasoning with encrypted_content, …). */
-  | { provider: "openai-responses"; items: readonly Record<string, unknown>[] }
+  z.object({ provider: z.literal("openai-responses"), items: z.array(z.record(z.string(), z.unknown())).readonly() }),
   /** Anthropic Messages: thinking / redacted_thinking blocks with their signatures, verbatim and in order. */
-  | { provider: "anthropic"; blocks: readonly Record<string, unknown>[] };
+  z.object({ provider: z.literal("anthropic"), blocks: z.array(z.record(z.string(), z.unknown())).readonly() }),
+]);
+export type ReplayState = z.infer<typeof replayStateSchema>;
 
 /**
  * How hard the model should think, from the client's `effort` model parameter (max mode without one means "high").

@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
-import { type BlobEdge, type BlobPut, insertBlobs, insertEdges, verifyBlobs } from "./blobs.js";
+import type { BlobEdge, BlobPut } from "../cursor/blob-graph.js";
+import { insertBlobs, insertEdges, verifyBlobs } from "./blobs.js";
 import { toBuffer, toBytes } from "./db.js";
 import { insertMessages, type NewMessage } from "./messages.js";
 import { setProviderCallIndex } from "./runs.js";

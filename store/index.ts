@@ -5,7 +5,7 @@ import type { AepInputRecord, DeliveryStatus, RecordInputResult, RuntimeStatus }
 import * as aepSessions from "./aep-sessions.js";
 import type { AepSessionRecord, AepSessionUpdate } from "./aep-sessions.js";
 import * as blobs from "./blobs.js";
-import type { BlobPut } from "./blobs.js";
+import type { BlobPut } from "../cursor/blob-graph.js";
 import * as conversations from "./conversations.js";
 import type { CheckpointCommit, ConversationHead } from "./conversations.js";
 import { openDb } from "./db.js";
@@ -15,10 +15,9 @@ import type { NewMessage, StoredMessage } from "./messages.js";
 import * as runs from "./runs.js";
 import type { NewRun, RunOutcome, RunRecord } from "./runs.js";
 
-export { BlobIntegrityError, BlobKinds, EdgeKinds, blobId } from "./blobs.js";
+export { BlobIntegrityError } from "./blobs.js";
 export type { AepInputRecord, DeliveryStatus, RecordInputResult, RuntimeStatus } from "./aep-ledger.js";
 export type { AepSessionRecord, AepSessionState, AepSessionUpdate } from "./aep-sessions.js";
-export type { BlobEdge, BlobKind, BlobPut } from "./blobs.js";
 export type { CheckpointCommit, ConversationHead } from "./conversations.js";
 export type { GcResult } from "./gc.js";
 export { StaleCheckpointError } from "./conversations.js";

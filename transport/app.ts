@@ -2,8 +2,8 @@
 // to the upstream untouched (seed 003 §31). No body parser runs ahead of the relay.
 import Koa from "koa";
 import Router from "@koa/router";
-import type { AgentService } from "../engine/agent-service.js";
-import type { Logger } from "../engine/log.js";
+import type { AgentBackend } from "./agent-backend.js";
+import type { Logger } from "../log/logger.js";
 import { bidiAppendHandler } from "./bidi-append.js";
 import type { Diagnostics } from "./diagnostics.js";
 import { createRelay } from "./relay.js";
@@ -12,7 +12,7 @@ import { runSseHandler } from "./run-sse.js";
 const RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE";
 const BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend";
 
-export function createApp(opts: { service: AgentService; upstream: string; log: Logger; version: string; diagnostics?: Diagnostics }): Koa {
+export function createApp(opts: { service: AgentBackend; upstream: string; log: Logger; version: string; diagnostics?: Diagnostics }): Koa {
   const app = new Koa();
   const router = new Router();
   router.get("/__byok/health", (ctx) => {

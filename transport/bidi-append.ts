@@ -5,15 +5,15 @@ import type { Context } from "koa";
 import { fromBinary, fromJsonString, toBinary } from "@bufbuild/protobuf";
 import { AgentClientMessageSchema, type AgentClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import { BidiAppendRequestSchema, BidiAppendResponseSchema, type BidiAppendRequest } from "../proto/gen/aiserver/v1/aiserver_pb.js";
-import type { AgentService } from "../engine/agent-service.js";
-import { ConnectError } from "./connect/errors.js";
+import type { AgentBackend } from "./agent-backend.js";
+import { RpcError } from "./connect/errors.js";
 import { unaryErrorBody } from "./connect/unary.js";
 import { decodeContentEncoding, readBody } from "./body.js";
 import type { Relay } from "./relay.js";
 
 const MAX_APPEND_BYTES = 64 * 1024 * 1024;
 
-export function bidiAppendHandler(service: AgentService, relay: Relay) {
+export function bidiAppendHandler(service: AgentBackend, relay: Relay) {
   return async (ctx: Context): Promise<void> => {
     const json = (ctx.get("content-type") || "").startsWith("application/json");
     try {
@@ -21,14 +21,14 @@ export function bidiAppendHandler(service: AgentService, relay: Relay) {
       const body = decodeContentEncoding(raw, ctx.get("content-encoding") || undefined, MAX_APPEND_BYTES);
       const request = decodeRequest(body, json);
       const requestId = request.requestId?.requestId;
-      if (!requestId) throw new ConnectError("BidiAppend carries no request_id", "invalid_argument");
+      if (!requestId) throw new RpcError("BidiAppend carries no request_id", "invalid_argument");
       // The upstream gets the append byte for byte, as the client sent it.
       if (service.append(requestId, request.appendSeqno, decodeClientMessage(request)) === "upstream") return await relay.pass(ctx, raw);
       ctx.status = 200;
       ctx.type = json ? "application/json" : "application/proto";
       ctx.body = json ? "{}" : Buffer.from(toBinary(BidiAppendResponseSchema, { $typeName: "aiserver.v1.BidiAppendResponse" }));
     } catch (e) {
-      const err = e instanceof ConnectError ? e : new ConnectError(`BidiAppend failed: ${(e as Error).message}`, "internal");
+      const err = e instanceof RpcError ? e : new RpcError(`BidiAppend failed: ${(e as Error).message}`, "internal");
       const { status, body } = unaryErrorBody(err);
       ctx.status = status;
       ctx.type = "application/json";
@@ -41,7 +41,7 @@ function decodeRequest(body: Uint8Array, json: boolean): BidiAppendRequest {
   try {
     return json ? fromJsonString(BidiAppendRequestSchema, new TextDecoder().decode(body)) : fromBinary(BidiAppendRequestSchema, body);
   } catch (e) {
-    throw new ConnectError(`BidiAppend body is not a valid BidiAppendRequest: ${(e as Error).message}`, "invalid_argument");
+    throw new RpcError(`BidiAppend body is not a valid BidiAppendRequest: ${(e as Error).message}`, "invalid_argument");
   }
 }
 
@@ -49,17 +49,17 @@ function decodeClientMessage(request: BidiAppendRequest): AgentClientMessage {
   let bytes: Uint8Array;
   if (request.data) {
     if (request.data.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(request.data)) {
-      throw new ConnectError("BidiAppend data is not valid hex", "invalid_argument");
+      throw new RpcError("BidiAppend data is not valid hex", "invalid_argument");
     }
     bytes = Buffer.from(request.data, "hex");
   } else if (request.dataBinary.length) {
     bytes = request.dataBinary;
   } else {
-    throw new ConnectError("BidiAppend carries no data", "invalid_argument");
+    throw new RpcError("BidiAppend carries no data", "invalid_argument");
   }
   try {
     return fromBinary(AgentClientMessageSchema, bytes);
   } catch (e) {
-    throw new ConnectError(`BidiAppend data is not a valid AgentClientMessage: ${(e as Error).message}`, "invalid_argument");
+    throw new RpcError(`BidiAppend data is not a valid AgentClientMessage: ${(e as Error).message}`, "invalid_argument");
   }
 }

@@ -7,7 +7,7 @@ import { request as httpsRequest } from "node:https";
 import { performance } from "node:perf_hooks";
 import { pipeline } from "node:stream";
 import type { Context } from "koa";
-import type { Logger } from "../engine/log.js";
+import type { Logger } from "../log/logger.js";
 
 // RFC 9110 §7.6.1 connection-specific headers, plus `proxy-*` and HTTP/2's `http2-settings`.
 const hopByHop = new Set(["connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "http2-settings"]);

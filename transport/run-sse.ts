@@ -9,11 +9,11 @@ import { pipeline } from "node:stream";
 import { gzipSync } from "node:zlib";
 import { AgentServerMessageSchema } from "../proto/gen/agent/v1/agent_pb.js";
 import { BidiRequestIdSchema } from "../proto/gen/aiserver/v1/aiserver_pb.js";
-import type { AgentService } from "../engine/agent-service.js";
-import { frames } from "./cursor/frames.js";
+import type { AgentBackend } from "./agent-backend.js";
+import { frames } from "../cursor/frames.js";
 import { encodeEndStream, type EndStream } from "./connect/end-stream.js";
 import { decodePayload, encodeEnvelope, EnvelopeFlags, EnvelopeReader } from "./connect/envelope.js";
-import { ConnectError } from "./connect/errors.js";
+import { RpcError } from "./connect/errors.js";
 import { readBody } from "./body.js";
 import type { Relay } from "./relay.js";
 
@@ -21,7 +21,7 @@ const MAX_REQUEST_BYTES = 64 * 1024;
 const COMPRESS_MIN_BYTES = 1024;
 const HEARTBEAT = toBinary(AgentServerMessageSchema, frames.heartbeat());
 
-export function runSseHandler(service: AgentService, relay: Relay) {
+export function runSseHandler(service: AgentBackend, relay: Relay) {
   return async (ctx: Context): Promise<void> => {
     let body: Uint8Array;
     let requestId: string;
@@ -29,7 +29,7 @@ export function runSseHandler(service: AgentService, relay: Relay) {
       body = await readBody(ctx.req, MAX_REQUEST_BYTES);
       requestId = readRequestId(ctx, body);
     } catch (e) {
-      const error = e instanceof ConnectError ? e : new ConnectError(String(e), "invalid_argument");
+      const error = e instanceof RpcError ? e : new RpcError(String(e), "invalid_argument");
       writeHead(ctx, false).end(encodeEndStream({ ok: false, error }));
       return;
     }
@@ -102,12 +102,12 @@ async function followUpstream(ctx: Context, relay: Relay, body: Uint8Array): Pro
   try {
     upstream = await relay.open(ctx, body);
   } catch (e) {
-    res.end(encodeEndStream({ ok: false, error: new ConnectError(`upstream unreachable: ${(e as Error).message}`, "unavailable") }));
+    res.end(encodeEndStream({ ok: false, error: new RpcError(`upstream unreachable: ${(e as Error).message}`, "unavailable") }));
     return;
   }
   if (upstream.statusCode !== 200) {
     upstream.resume();
-    res.end(encodeEndStream({ ok: false, error: new ConnectError(`upstream answered RunSSE with HTTP ${upstream.statusCode}`, "unavailable") }));
+    res.end(encodeEndStream({ ok: false, error: new RpcError(`upstream answered RunSSE with HTTP ${upstream.statusCode}`, "unavailable") }));
     return;
   }
   await new Promise<void>((resolve) => pipeline(upstream, res, () => resolve()));
@@ -117,16 +117,16 @@ function readRequestId(ctx: Context, body: Uint8Array): string {
   const reader = new EnvelopeReader({ maxPayloadBytes: MAX_REQUEST_BYTES });
   const envelopes = reader.push(body);
   reader.end();
-  if (envelopes.length !== 1) throw new ConnectError(`RunSSE expects exactly one request message, got ${envelopes.length}`, "invalid_argument");
+  if (envelopes.length !== 1) throw new RpcError(`RunSSE expects exactly one request message, got ${envelopes.length}`, "invalid_argument");
   const encoding = ctx.get("connect-content-encoding") === "gzip" ? "gzip" : "identity";
   const payload = decodePayload(envelopes[0]!, encoding, MAX_REQUEST_BYTES);
   let requestId: string;
   try {
     requestId = fromBinary(BidiRequestIdSchema, payload).requestId;
   } catch (e) {
-    throw new ConnectError(`RunSSE request is not a valid BidiRequestId: ${(e as Error).message}`, "invalid_argument");
+    throw new RpcError(`RunSSE request is not a valid BidiRequestId: ${(e as Error).message}`, "invalid_argument");
   }
-  if (!requestId) throw new ConnectError("RunSSE request carries no request_id", "invalid_argument");
+  if (!requestId) throw new RpcError("RunSSE request carries no request_id", "invalid_argument");
   return requestId;
 }
 

@@ -2,6 +2,12 @@
 // Neither AEP nor a worker's own wire format leaks across this line: the AEP layer maps these events to envelopes,
 // a driver maps its process's frames to them. Additive changes only; both sides compile against this file.
 
+/** Every worker family the gateway can run; the AEP `init.worker` field and the config's `workers:` keys. */
+export const WORKER_KINDS = ["claude-code"] as const;
+export type WorkerKind = (typeof WORKER_KINDS)[number];
+/** The worker a session gets when its `init` names none. */
+export const DEFAULT_WORKER: WorkerKind = "claude-code";
+
 /** How a worker turn ended. `stopped` = ended by an interrupt the core asked for. */
 export type TurnOutcome = "completed" | "failed" | "stopped" | "api_error" | "limit";
 

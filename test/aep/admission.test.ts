@@ -2,7 +2,7 @@
 import { expect } from "chai";
 import { startAepListener, type AepListener } from "../../aep/listener.js";
 import { workdirResolver } from "../../aep/workdir.js";
-import type { Logger } from "../../engine/log.js";
+import type { Logger } from "../../log/logger.js";
 import { tempStore, type TempStore } from "../store/temp-store.js";
 import { AepClient, openSession } from "./aep-client.js";
 import { ScriptedFactory } from "./scripted-worker.js";

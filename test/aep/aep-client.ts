@@ -2,7 +2,7 @@
 // OrderingChecker; tests wait on promise gates (`next`) rather than sleeps.
 import { randomUUID } from "node:crypto";
 import { WebSocket } from "ws";
-import type { ServerEnvelope } from "../../aep/envelope.js";
+import type { ServerEnvelope } from "../../aep/wire/envelope.js";
 import { OrderingChecker } from "./invariants.js";
 
 type Match = (e: ServerEnvelope) => boolean;

@@ -4,7 +4,7 @@
 import { expect } from "chai";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import type { ServerEnvelope } from "../../aep/envelope.js";
+import type { ServerEnvelope } from "../../aep/wire/envelope.js";
 import type { AepClient } from "./aep-client.js";
 import { startAepRig, type AepRig } from "./e2e-rig.js";
 import { OrderingChecker } from "./invariants.js";

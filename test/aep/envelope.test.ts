@@ -1,6 +1,6 @@
 // The AEP v1 codec (seed 002): every client kind validates; anything else is a value, never an exception.
 import { expect } from "chai";
-import { decodeClientFrame, priorityOf, serverEnvelope } from "../../aep/envelope.js";
+import { decodeClientFrame, priorityOf, serverEnvelope } from "../../aep/wire/envelope.js";
 
 const frame = (type: string, data: unknown, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ version: "aep/v1", id: "cli_1", seq: 0, session_id: "", timestamp: 1, event: { type, data }, ...extra });

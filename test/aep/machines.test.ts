@@ -2,7 +2,7 @@
 // newer request with the same id), the 30 s init deadline, the kill fallback of an unacknowledged stop.
 import { expect } from "chai";
 import { createActor, fromPromise, SimulatedClock } from "xstate";
-import type { ServerEvent } from "../../aep/envelope.js";
+import type { ServerEvent } from "../../aep/wire/envelope.js";
 import { aepConnectionMachine } from "../../machines/aep-connection.js";
 import { aepInteractionMachine } from "../../machines/aep-interaction.js";
 import { aepTurnMachine } from "../../machines/aep-turn.js";

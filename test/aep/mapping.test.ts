@@ -1,7 +1,7 @@
 // Worker events → AEP events for the content of a turn (pure).
 import { expect } from "chai";
-import { closeOpenMessages, initialMapping, interactionRequest, mapContent, type MappingState } from "../../aep/mapping.js";
-import type { ServerEvent } from "../../aep/envelope.js";
+import { closeOpenMessages, initialMapping, interactionRequest, mapContent, type MappingState } from "../../aep/wire/mapping.js";
+import type { ServerEvent } from "../../aep/wire/envelope.js";
 import type { WorkerEvent } from "../../workers/types.js";
 
 function run(events: WorkerEvent[]): { state: MappingState; out: ServerEvent[] } {

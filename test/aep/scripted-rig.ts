@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startAepListener, type AepListener, type AepListenerOptions } from "../../aep/listener.js";
 import { workdirResolver } from "../../aep/workdir.js";
-import type { Logger } from "../../engine/log.js";
+import type { Logger } from "../../log/logger.js";
 import { tempStore, type TempStore } from "../store/temp-store.js";
 import { openSession, type AepClient } from "./aep-client.js";
 import type { OrderingChecker } from "./invariants.js";

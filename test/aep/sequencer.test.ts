@@ -3,9 +3,9 @@
 // enforced where events enter, whatever the order they were produced in.
 import { expect } from "chai";
 import fc from "fast-check";
-import { OutboundQueue, admissionOf, type Socket } from "../../aep/backpressure.js";
-import type { ServerEnvelope, ServerEvent } from "../../aep/envelope.js";
-import { SEQ_RESERVATION, Sequencer } from "../../aep/sequencer.js";
+import { OutboundQueue, admissionOf, type Socket } from "../../aep/wire/backpressure.js";
+import type { ServerEnvelope, ServerEvent } from "../../aep/wire/envelope.js";
+import { SEQ_RESERVATION, Sequencer } from "../../aep/wire/sequencer.js";
 
 /** A socket the test stalls by hand: while `blocked`, writes stay buffered (one byte each) until `drain`. */
 class FakeSocket implements Socket {

@@ -3,7 +3,7 @@
 // real CLI.
 import { expect } from "chai";
 import { createHash } from "node:crypto";
-import type { ServerEnvelope } from "../../aep/envelope.js";
+import type { ServerEnvelope } from "../../aep/wire/envelope.js";
 import { AepClient, openSession } from "./aep-client.js";
 import { OrderingChecker } from "./invariants.js";
 import { ScriptedFactory } from "./scripted-worker.js";

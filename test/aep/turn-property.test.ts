@@ -4,8 +4,8 @@
 import { expect } from "chai";
 import fc from "fast-check";
 import { createActor, fromPromise } from "xstate";
-import type { ServerEvent } from "../../aep/envelope.js";
-import { Sequencer } from "../../aep/sequencer.js";
+import type { ServerEvent } from "../../aep/wire/envelope.js";
+import { Sequencer } from "../../aep/wire/sequencer.js";
 import { aepInteractionMachine } from "../../machines/aep-interaction.js";
 import { aepTurnMachine, type AepTurnEvent } from "../../machines/aep-turn.js";
 import type { WorkerEvent } from "../../workers/types.js";

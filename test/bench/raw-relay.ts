@@ -11,7 +11,7 @@ import { AgentClientMessageSchema, AgentServerMessageSchema, type AgentRunReques
 import { BidiAppendRequestSchema, BidiRequestIdSchema } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
 import { encodeEndStream } from "../../transport/connect/end-stream.js";
 import { encodeEnvelope, EnvelopeReader } from "../../transport/connect/envelope.js";
-import { frames } from "../../transport/cursor/frames.js";
+import { frames } from "../../cursor/frames.js";
 import { createDiagnostics } from "../../transport/diagnostics.js";
 
 /** One request_id: frames wait here until its RunSSE response is attached. */

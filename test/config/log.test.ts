@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { createJsonLogger } from "../../engine/log.js";
+import { createJsonLogger } from "../../log/logger.js";
 
 function capture() {
   const lines: string[] = [];

@@ -5,7 +5,7 @@ import { encodeEndStream, parseEndStream } from "../../transport/connect/end-str
 import { EnvelopeReader } from "../../transport/connect/envelope.js";
 import {
   type ConnectCode,
-  ConnectError,
+  RpcError,
   httpStatusForCode,
   providerErrorDetails,
 } from "../../transport/connect/errors.js";
@@ -19,7 +19,7 @@ function readSingleEnvelope(frame: Uint8Array) {
   return envelopes[0]!;
 }
 
-const providerFailure = () => new ConnectError("provider error", "unavailable", providerErrorDetails("429 from upstream"));
+const providerFailure = () => new RpcError("provider error", "unavailable", providerErrorDetails("429 from upstream"));
 
 describe("connect end-stream", () => {
   it("success is one envelope with flag 0x02 and payload exactly {}", () => {
@@ -44,7 +44,7 @@ describe("connect end-stream", () => {
   it("detail values are standard base64 without padding", () => {
     // Detail lengths 1..6 bytes cover every padding case of the encoded ErrorDetails.
     for (let n = 1; n <= 6; n++) {
-      const err = new ConnectError("x", "unavailable", providerErrorDetails("d".repeat(n)));
+      const err = new RpcError("x", "unavailable", providerErrorDetails("d".repeat(n)));
       const json = JSON.parse(Buffer.from(readSingleEnvelope(encodeEndStream({ ok: false, error: err })).payload).toString());
       const value: string = json.error.details[0].value;
       expect(value).not.to.contain("=");
@@ -68,13 +68,13 @@ describe("connect end-stream", () => {
   });
 
   it("an error without details (cancel) still names its code", () => {
-    const parsed = parseEndStream(readSingleEnvelope(encodeEndStream({ ok: false, error: new ConnectError("run canceled", "canceled") })).payload);
+    const parsed = parseEndStream(readSingleEnvelope(encodeEndStream({ ok: false, error: new RpcError("run canceled", "canceled") })).payload);
     expect(parsed).to.deep.equal({ error: { code: "canceled", message: "run canceled", details: [] } });
   });
 
   it("parseEndStream rejects payloads that are not the Connect shape", () => {
     for (const bad of ["", "[]", "not json", '{"error":{}}', '{"error":{"code":"x","details":{}}}']) {
-      expect(() => parseEndStream(new TextEncoder().encode(bad)), bad).to.throw(ConnectError);
+      expect(() => parseEndStream(new TextEncoder().encode(bad)), bad).to.throw(RpcError);
     }
   });
 });

@@ -6,7 +6,7 @@ import {
   EnvelopeFlags,
   EnvelopeReader,
 } from "../../transport/connect/envelope.js";
-import { ConnectError } from "../../transport/connect/errors.js";
+import { RpcError } from "../../transport/connect/errors.js";
 
 const bytes = (...xs: number[]) => new Uint8Array(xs);
 const text = (s: string) => new TextEncoder().encode(s);
@@ -22,15 +22,15 @@ function headerClaiming(length: number): Uint8Array {
   return header;
 }
 
-function expectConnectError(fn: () => unknown, code: string): ConnectError {
+function expectConnectError(fn: () => unknown, code: string): RpcError {
   try {
     fn();
   } catch (err) {
-    expect(err).to.be.instanceOf(ConnectError);
-    expect((err as ConnectError).code).to.equal(code);
-    return err as ConnectError;
+    expect(err).to.be.instanceOf(RpcError);
+    expect((err as RpcError).code).to.equal(code);
+    return err as RpcError;
   }
-  expect.fail(`expected a ConnectError ${code}`);
+  expect.fail(`expected a RpcError ${code}`);
 }
 
 describe("connect envelope", () => {

@@ -1,6 +1,6 @@
 // Cross-check: the stock connect-node client must accept our hand-written frames (STACK-NOTES §4).
 import { create, toBinary } from "@bufbuild/protobuf";
-import { Code, ConnectError as StockConnectError, createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { expect } from "chai";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -10,7 +10,7 @@ import { AgentServerMessageSchema, AgentService } from "../../proto/gen/agent/v1
 import { BidiService, ErrorDetails_Error, ErrorDetailsSchema } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
 import { encodeEndStream, type EndStream } from "../../transport/connect/end-stream.js";
 import { encodeEnvelope, EnvelopeFlags } from "../../transport/connect/envelope.js";
-import { ConnectError, providerErrorDetails } from "../../transport/connect/errors.js";
+import { RpcError, providerErrorDetails } from "../../transport/connect/errors.js";
 import { unaryErrorBody } from "../../transport/connect/unary.js";
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -74,12 +74,12 @@ describe("connect codecs against the stock Connect client", () => {
   });
 
   it("surfaces the error end-stream as Unavailable with decodable ErrorDetails", async () => {
-    const error = new ConnectError("provider error", "unavailable", providerErrorDetails("boom"));
+    const error = new RpcError("provider error", "unavailable", providerErrorDetails("boom"));
     handler = serverStream([encodeEnvelope(0, textDelta("partial"))], { ok: false, error });
     const { texts, error: thrown } = await collect();
     expect(texts).to.deep.equal(["partial"]);
-    expect(thrown).to.be.instanceOf(StockConnectError);
-    const stock = thrown as StockConnectError;
+    expect(thrown).to.be.instanceOf(ConnectError);
+    const stock = thrown as ConnectError;
     expect(stock.code).to.equal(Code.Unavailable);
     expect(stock.rawMessage).to.equal("provider error");
     const [details] = stock.findDetails(ErrorDetailsSchema);
@@ -89,13 +89,13 @@ describe("connect codecs against the stock Connect client", () => {
   });
 
   it("surfaces a canceled end-stream as Canceled", async () => {
-    handler = serverStream([], { ok: false, error: new ConnectError("run canceled", "canceled") });
+    handler = serverStream([], { ok: false, error: new RpcError("run canceled", "canceled") });
     const { error } = await collect();
-    expect((error as StockConnectError).code).to.equal(Code.Canceled);
+    expect((error as ConnectError).code).to.equal(Code.Canceled);
   });
 
   it("surfaces a unary error body with its details", async () => {
-    const { status, body } = unaryErrorBody(new ConnectError("bad append", "invalid_argument", providerErrorDetails("seq")));
+    const { status, body } = unaryErrorBody(new RpcError("bad append", "invalid_argument", providerErrorDetails("seq")));
     handler = (req, res) => {
       req.resume();
       req.on("end", () => res.writeHead(status, { "content-type": "application/json" }).end(body));
@@ -105,8 +105,8 @@ describe("connect codecs against the stock Connect client", () => {
       () => undefined,
       (e: unknown) => e,
     );
-    expect(thrown).to.be.instanceOf(StockConnectError);
-    expect((thrown as StockConnectError).code).to.equal(Code.InvalidArgument);
-    expect((thrown as StockConnectError).findDetails(ErrorDetailsSchema)[0]?.details?.detail).to.equal("seq");
+    expect(thrown).to.be.instanceOf(ConnectError);
+    expect((thrown as ConnectError).code).to.equal(Code.InvalidArgument);
+    expect((thrown as ConnectError).findDetails(ErrorDetailsSchema)[0]?.details?.detail).to.equal("seq");
   });
 });

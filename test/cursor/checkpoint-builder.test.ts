@@ -6,9 +6,9 @@ import {
   ConversationTurnStructureSchema,
   UserMessageSchema,
 } from "../../proto/gen/agent/v1/agent_pb.js";
-import { blobId } from "../../store/index.js";
-import { CheckpointBuilder } from "../../transport/cursor/checkpoint-builder.js";
-import { decodeRootMessage, encodeRootMessage } from "../../transport/cursor/root-messages.js";
+import { blobId } from "../../cursor/blob-graph.js";
+import { CheckpointBuilder } from "../../cursor/checkpoint-builder.js";
+import { decodeRootMessage, encodeRootMessage } from "../../cursor/root-messages.js";
 import type { CanonicalMessage } from "../../providers/messages.js";
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import fc from "fast-check";
-import { estimateTokens, tokenBreakdown } from "../../transport/cursor/token-breakdown.js";
+import { estimateTokens, tokenBreakdown } from "../../cursor/token-breakdown.js";
 
 describe("checkpoint token breakdown (seed 003 §21)", () => {
   it("estimates ASCII at 0.273 and other UTF-16 code units at 0.55 tokens", () => {

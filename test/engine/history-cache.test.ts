@@ -7,8 +7,9 @@ import { ConversationStateStructureSchema } from "../../proto/gen/agent/v1/agent
 import { HistoryCache } from "../../engine/history-cache.js";
 import { loadHistory, rootIds } from "../../engine/run-setup.js";
 import type { CanonicalMessage } from "../../providers/messages.js";
-import { blobId, type Store } from "../../store/index.js";
-import { encodeRootMessage } from "../../transport/cursor/root-messages.js";
+import { type Store } from "../../store/index.js";
+import { blobId } from "../../cursor/blob-graph.js";
+import { encodeRootMessage } from "../../cursor/root-messages.js";
 import { type TempStore, tempStore } from "../store/temp-store.js";
 
 const system: CanonicalMessage = { role: "system", content: "You are a coding agent." };

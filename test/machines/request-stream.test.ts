@@ -3,7 +3,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { createActor, SimulatedClock } from "xstate";
 import { AgentClientMessageSchema, AgentServerMessageSchema, type AgentClientMessage } from "../../proto/gen/agent/v1/agent_pb.js";
 import { admit, requestStreamMachine } from "../../machines/request-stream.js";
-import { frames } from "../../transport/cursor/frames.js";
+import { frames } from "../../cursor/frames.js";
 
 /** The backlog holds encoded frames, as the engine sends them. */
 const textDelta = (text: string) => toBinary(AgentServerMessageSchema, frames.textDelta(text));

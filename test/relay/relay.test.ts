@@ -12,7 +12,7 @@ import {
 } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
-import { createJsonLogger } from "../../engine/log.js";
+import { createJsonLogger } from "../../log/logger.js";
 import { createRelay } from "../../transport/relay.js";
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;

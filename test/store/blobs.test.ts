@@ -1,5 +1,6 @@
 import { expect } from "chai";
-import { BlobIntegrityError, BlobKinds, blobId } from "../../store/index.js";
+import { BlobIntegrityError } from "../../store/index.js";
+import { BlobKinds, blobId } from "../../cursor/blob-graph.js";
 import { type TempStore, blobOf, tempStore, utf8 } from "./temp-store.js";
 
 describe("store: blobs", () => {

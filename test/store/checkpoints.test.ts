@@ -1,5 +1,6 @@
 import { expect } from "chai";
-import { BlobIntegrityError, BlobKinds, EdgeKinds, StaleCheckpointError, blobId } from "../../store/index.js";
+import { BlobIntegrityError, StaleCheckpointError } from "../../store/index.js";
+import { BlobKinds, EdgeKinds, blobId } from "../../cursor/blob-graph.js";
 import { type TempStore, blobOf, tempStore, utf8 } from "./temp-store.js";
 
 /** A checkpoint with one root prompt and one turn holding a user message and one step. */

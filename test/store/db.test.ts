@@ -1,5 +1,6 @@
 import { expect } from "chai";
-import { EdgeKinds, openStore } from "../../store/index.js";
+import { openStore } from "../../store/index.js";
+import { EdgeKinds } from "../../cursor/blob-graph.js";
 import { type TempStore, blobOf, tempStore } from "./temp-store.js";
 
 describe("store: database setup", () => {

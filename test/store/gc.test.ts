@@ -1,7 +1,7 @@
 import { expect } from "chai";
-import { BlobKinds, EdgeKinds } from "../../store/index.js";
+import { BlobKinds, EdgeKinds } from "../../cursor/blob-graph.js";
 import { scheduleBlobGc } from "../../engine/blob-gc.js";
-import { createJsonLogger } from "../../engine/log.js";
+import { createJsonLogger } from "../../log/logger.js";
 import { waitUntil } from "../support/util.js";
 import { blobOf, tempStore, type TempStore } from "./temp-store.js";
 

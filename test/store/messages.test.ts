@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { blobId } from "../../store/index.js";
+import { blobId } from "../../cursor/blob-graph.js";
 import { type TempStore, tempStore, utf8 } from "./temp-store.js";
 
 describe("store: canonical messages and runtime events", () => {

@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Knex } from "knex";
 import { openDb } from "../../store/db.js";
-import { DB_FILENAME, type BlobPut, type Store, type StoreOptions, blobId, openStore } from "../../store/index.js";
+import { DB_FILENAME, type Store, type StoreOptions, openStore } from "../../store/index.js";
+import { type BlobPut, blobId } from "../../cursor/blob-graph.js";
 
 /** A fresh data dir per test; `inspect` is a second connection for asserting rows the Store API does not expose. */
 export interface TempStore {

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import fc from "fast-check";
-import { LfStream, diffStats, normalizeLf, replaceExact } from "../../transport/cursor/tools/edit-text.js";
+import { LfStream, diffStats, normalizeLf, replaceExact } from "../../cursor/tools/edit-text.js";
 
 describe("edit text rules", () => {
   it("normalises CRLF and lone CR to LF", () => {

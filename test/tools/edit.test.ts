@@ -1,9 +1,9 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import type { ReadResultSchema, ToolCall, ToolCallDelta, WriteResultSchema } from "../../proto/gen/agent/v1/agent_pb.js";
-import { strReplaceDriver, writeDriver } from "../../transport/cursor/tools/edit.js";
-import type { EditState } from "../../transport/cursor/tools/edit.js";
-import type { ToolCompletion, ToolDriver, ToolInvocation } from "../../transport/cursor/tools/types.js";
+import { strReplaceDriver, writeDriver } from "../../cursor/tools/edit.js";
+import type { EditState } from "../../cursor/tools/edit.js";
+import type { ToolCompletion, ToolDriver, ToolInvocation } from "../../cursor/tools/types.js";
 import { CALL_ID, branch, clientMessage, completionOf, ctx, execOf, invocation, protocolErrorOf, startedCall } from "./helpers.js";
 
 type ReadInit = MessageInitShape<typeof ReadResultSchema>["result"];

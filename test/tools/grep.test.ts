@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { globDriver } from "../../transport/cursor/tools/glob.js";
-import { grepDriver } from "../../transport/cursor/tools/grep.js";
+import { globDriver } from "../../cursor/tools/glob.js";
+import { grepDriver } from "../../cursor/tools/grep.js";
 import {
   CALL_ID,
   branch,

@@ -9,7 +9,7 @@ import {
   ToolCallSchema,
 } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { ExecClientMessage, ToolCall } from "../../proto/gen/agent/v1/agent_pb.js";
-import type { DriverStep, ExecRequest, ToolCompletion, ToolContext, ToolInvocation } from "../../transport/cursor/tools/types.js";
+import type { DriverStep, ExecRequest, ToolCompletion, ToolContext, ToolInvocation } from "../../cursor/tools/types.js";
 
 /** A captured-style call id: it holds a real newline (seed 003 §30). */
 export const CALL_ID = "call_7Hq2\nfc_68a1f0_0";

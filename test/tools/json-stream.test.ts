@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import fc from "fast-check";
-import { JsonStringPropertyStream } from "../../transport/cursor/tools/json-stream.js";
-import type { JsonStreamEvent } from "../../transport/cursor/tools/json-stream.js";
+import { JsonStringPropertyStream } from "../../cursor/tools/json-stream.js";
+import type { JsonStreamEvent } from "../../cursor/tools/json-stream.js";
 
 /** Decoded stream text, the watched values, and whether any text event ended in a lone high surrogate. */
 function feed(chunks: string[], key = "contents", watch = ["path"]) {

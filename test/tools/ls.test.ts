@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { lsDriver } from "../../transport/cursor/tools/ls.js";
+import { lsDriver } from "../../cursor/tools/ls.js";
 import { CALL_ID, branch, clientMessage, completionOf, ctx, execOf, invocation, protocolErrorOf, startedCall } from "./helpers.js";
 
 const tree = {

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { readDriver } from "../../transport/cursor/tools/read.js";
+import { readDriver } from "../../cursor/tools/read.js";
 import {
   CALL_ID,
   branch,

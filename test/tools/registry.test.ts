@@ -1,7 +1,7 @@
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { ToolCallSchema } from "../../proto/gen/agent/v1/agent_pb.js";
-import { toolDriver, toolNames } from "../../transport/cursor/tools/registry.js";
+import { toolDriver, toolNames } from "../../cursor/tools/registry.js";
 import { CALL_ID, clientMessage, ctx, execOf, invocation } from "./helpers.js";
 
 const cards: Record<string, string> = {

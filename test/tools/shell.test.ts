@@ -6,9 +6,9 @@ import {
   TimeoutBehavior,
 } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { ShellStreamSchema, ToolCallDelta } from "../../proto/gen/agent/v1/agent_pb.js";
-import { isBackgroundedShell, shellDriver } from "../../transport/cursor/tools/shell.js";
-import type { ShellState } from "../../transport/cursor/tools/shell.js";
-import type { DriverStep } from "../../transport/cursor/tools/types.js";
+import { isBackgroundedShell, shellDriver } from "../../cursor/tools/shell.js";
+import type { ShellState } from "../../cursor/tools/shell.js";
+import type { DriverStep } from "../../cursor/tools/types.js";
 import { CALL_ID, branch, clientMessage, completionOf, ctx, execOf, invocation, protocolErrorOf } from "./helpers.js";
 
 type StreamEvent = MessageInitShape<typeof ShellStreamSchema>["event"];

@@ -1,9 +1,9 @@
 // Connect EndStreamResponse (seed 003 §26.2): the last envelope of a stream, flag 0x02, payload JSON even though
 // data frames are protobuf. Success is exactly `{}`; failure carries the error JSON with ErrorDetails.
-import { ConnectError, connectErrorJson } from "./errors.js";
+import { RpcError, connectErrorJson } from "./errors.js";
 import { encodeEnvelope, EnvelopeFlags } from "./envelope.js";
 
-export type EndStream = { ok: true } | { ok: false; error: ConnectError };
+export type EndStream = { ok: true } | { ok: false; error: RpcError };
 
 export function encodeEndStream(end: EndStream): Uint8Array {
   const json = end.ok ? "{}" : JSON.stringify({ error: connectErrorJson(end.error) });
@@ -48,6 +48,6 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-function malformed(why: string): ConnectError {
-  return new ConnectError(`protocol error: invalid end-stream: ${why}`, "invalid_argument");
+function malformed(why: string): RpcError {
+  return new RpcError(`protocol error: invalid end-stream: ${why}`, "invalid_argument");
 }

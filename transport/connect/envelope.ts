@@ -1,7 +1,7 @@
 // Connect streaming envelope (seed 000 §1.2, seed 003 §16.4): 1 byte of flags, a 4-byte big-endian payload
 // length, then the payload. Flags are bits, not an enum: 0x01 compressed, 0x02 end of stream.
 import { gunzipSync } from "node:zlib";
-import { ConnectError } from "./errors.js";
+import { RpcError } from "./errors.js";
 
 export const EnvelopeFlags = { compressed: 0x01, endStream: 0x02 } as const;
 
@@ -57,7 +57,7 @@ export class EnvelopeReader {
     if (this.header === undefined && this.buffered === 0) return;
     const have = this.buffered + (this.header === undefined ? 0 : headerBytes);
     const want = this.header === undefined ? headerBytes : headerBytes + this.header.length;
-    throw new ConnectError(`protocol error: stream ended inside an envelope (${have} of ${want} bytes)`, "invalid_argument");
+    throw new RpcError(`protocol error: stream ended inside an envelope (${have} of ${want} bytes)`, "invalid_argument");
   }
 
   private readHeader(): { flags: number; length: number } {
@@ -66,7 +66,7 @@ export class EnvelopeReader {
     const length = view.getUint32(1, false);
     // Checked before the payload arrives, so an oversized frame never gets buffered.
     if (length > this.maxPayloadBytes) {
-      throw new ConnectError(
+      throw new RpcError(
         `envelope payload of ${length} bytes exceeds the limit of ${this.maxPayloadBytes} bytes`,
         "resource_exhausted",
       );
@@ -99,14 +99,14 @@ export function decodePayload(
 ): Uint8Array {
   if ((env.flags & EnvelopeFlags.compressed) === 0) return env.payload;
   if (encoding === "identity") {
-    throw new ConnectError("protocol error: compressed envelope on a stream without content encoding", "invalid_argument");
+    throw new RpcError("protocol error: compressed envelope on a stream without content encoding", "invalid_argument");
   }
   try {
     return gunzipSync(env.payload, { maxOutputLength: maxPayloadBytes });
   } catch (cause) {
     if (cause instanceof RangeError) {
-      throw new ConnectError(`decompressed envelope exceeds the limit of ${maxPayloadBytes} bytes`, "resource_exhausted");
+      throw new RpcError(`decompressed envelope exceeds the limit of ${maxPayloadBytes} bytes`, "resource_exhausted");
     }
-    throw new ConnectError(`protocol error: invalid gzip envelope: ${(cause as Error).message}`, "invalid_argument");
+    throw new RpcError(`protocol error: invalid gzip envelope: ${(cause as Error).message}`, "invalid_argument");
   }
 }

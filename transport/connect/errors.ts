@@ -26,8 +26,8 @@ export type ConnectCode =
   | "data_loss"
   | "unauthenticated";
 
-export class ConnectError extends Error {
-  override readonly name = "ConnectError";
+export class RpcError extends Error {
+  override readonly name = "RpcError";
 
   constructor(
     message: string,
@@ -91,7 +91,7 @@ export interface ConnectErrorJson {
 
 const errorDetailsTypeName = ErrorDetailsSchema.typeName;
 
-export function connectErrorJson(err: ConnectError): ConnectErrorJson {
+export function connectErrorJson(err: RpcError): ConnectErrorJson {
   const json: ConnectErrorJson = { code: err.code };
   if (err.message !== "") json.message = err.message;
   if (err.details !== undefined) {

@@ -6,7 +6,7 @@ import { createActor, fromPromise, setup, type AnyActorRef, type AnyMachineSnaps
 import { ReadResultSchema, type AgentServerMessage } from "../../../proto/gen/agent/v1/agent_pb.js";
 import { checkpointMachine, type CheckpointOutput } from "../../../machines/checkpoint.js";
 import { pendingExecMachine, type PendingExecReport } from "../../../machines/pending-exec.js";
-import { frames } from "../../../transport/cursor/frames.js";
+import { frames } from "../../../cursor/frames.js";
 import type { Harness } from "../support/replay-graph.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- stands in for actors of any input type

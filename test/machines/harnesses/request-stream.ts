@@ -5,7 +5,7 @@ import { expect } from "chai";
 import { createActor } from "xstate";
 import { AgentClientMessageSchema, AgentServerMessageSchema } from "../../../proto/gen/agent/v1/agent_pb.js";
 import { requestStreamMachine } from "../../../machines/request-stream.js";
-import { frames } from "../../../transport/cursor/frames.js";
+import { frames } from "../../../cursor/frames.js";
 import type { Harness } from "../support/replay-graph.js";
 
 const textDelta = (text: string) => toBinary(AgentServerMessageSchema, frames.textDelta(text));

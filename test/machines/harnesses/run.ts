@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { createActor, fromCallback, type AnyMachineSnapshot } from "xstate";
 import type { AgentServerMessage } from "../../../proto/gen/agent/v1/agent_pb.js";
 import { runMachine, type PreparedRun, type RunEnd } from "../../../machines/run.js";
-import type { ToolInvocation } from "../../../transport/cursor/tools/types.js";
+import type { ToolInvocation } from "../../../cursor/tools/types.js";
 import type { Harness, SuppliedEvent } from "../support/replay-graph.js";
 import { never } from "./exec-and-checkpoint.js";
 

@@ -7,7 +7,7 @@ import { createActor, fromCallback, type AnyActorRef } from "xstate";
 import { ToolCallSchema, WriteResultSchema, type AgentServerMessage } from "../../../proto/gen/agent/v1/agent_pb.js";
 import { pendingExecMachine } from "../../../machines/pending-exec.js";
 import { toolRoundMachine, type ToolRoundOutput } from "../../../machines/tool-round.js";
-import type { ToolInvocation } from "../../../transport/cursor/tools/types.js";
+import type { ToolInvocation } from "../../../cursor/tools/types.js";
 import type { Harness, SuppliedEvent } from "../support/replay-graph.js";
 import { never, readResult } from "./exec-and-checkpoint.js";
 

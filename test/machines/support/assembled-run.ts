@@ -11,7 +11,7 @@ import { pendingExecMachine } from "../../../machines/pending-exec.js";
 import { runMachine, type PreparedRun, type RunEnd, type RunEvent } from "../../../machines/run.js";
 import { toolRoundMachine, type CommitResultInput } from "../../../machines/tool-round.js";
 import { endStreamFor } from "../../../engine/run-end.js";
-import { frames } from "../../../transport/cursor/frames.js";
+import { frames } from "../../../cursor/frames.js";
 import type { ObservedFrame } from "../../support/observed-frames.js";
 
 export type LogEntry =

@@ -3,6 +3,7 @@
 // sequencer.ts).
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { WORKER_KINDS } from "../../workers/types.js";
 
 export const AEP_VERSION = "aep/v1";
 
@@ -27,7 +28,7 @@ const text = z.string();
 const record = z.record(z.string(), z.unknown());
 
 const clientEvents = {
-  init: z.object({ worker: z.literal("claude-code").optional(), workdir: text.min(1).optional(), session_key: text.min(1).max(256).optional(), token: text.optional() }).loose(),
+  init: z.object({ worker: z.enum(WORKER_KINDS).optional(), workdir: text.min(1).optional(), session_key: text.min(1).max(256).optional(), token: text.optional() }).loose(),
   // Blank content would only come back as an API error from the worker's model call.
   input: z.object({ content: text.refine((c) => c.trim() !== "", "must not be blank"), metadata: record.optional() }),
   permission_response: z.object({ id: text.min(1), allowed: z.boolean(), reason: text.optional() }),

@@ -2,8 +2,8 @@
 // that does not belong to the exec the driver asked for (seed 003 §26.12: a mismatch is a protocol error).
 import { create } from "@bufbuild/protobuf";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { ToolCallSchema } from "../../../proto/gen/agent/v1/agent_pb.js";
-import type { ExecClientMessage, ToolCall } from "../../../proto/gen/agent/v1/agent_pb.js";
+import { ToolCallSchema } from "../../proto/gen/agent/v1/agent_pb.js";
+import type { ExecClientMessage, ToolCall } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { DriverStep } from "./types.js";
 
 export type ClientMessage = ExecClientMessage["message"];

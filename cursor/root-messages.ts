@@ -2,14 +2,9 @@
 // ({role, content, providerOptions}). Our extra facts (origin, replay state, round id, call index, error flag) ride
 // in providerOptions.byok so another reader of the same checkpoint still sees ordinary messages.
 import { z } from "zod";
-import type { CanonicalMessage } from "../../providers/messages.js";
+import type { CanonicalMessage } from "../providers/messages.js";
+import { replayStateSchema } from "../providers/types.js";
 
-/** Mirrors providers' ReplayState: each endpoint's variant is kept verbatim, never reshaped. */
-const replayState = z.discriminatedUnion("provider", [
-  z.object({ provider: z.literal("openai-chat"), reasoningContent: z.string().optional() }),
-  z.object({ provider: z.literal("openai-responses"), items: z.array(z.record(z.string(), z.unknown())).readonly() }),
-  z.object({ provider: z.literal("anthropic"), blocks: z.array(z.record(z.string(), z.unknown())).readonly() }),
-]);
 
 const textPart = z.object({ type: z.literal("text"), text: z.string() });
 const reasoningPart = z.object({ type: z.literal("reasoning"), text: z.string() });
@@ -31,7 +26,7 @@ const byok = z
     eventId: z.string().optional(),
     toolRoundId: z.string().optional(),
     callIndexes: z.array(z.number().int()).optional(),
-    replay: replayState.optional(),
+    replay: replayStateSchema.optional(),
   })
   .optional();
 const options = z.object({ byok }).partial().optional();

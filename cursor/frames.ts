@@ -10,8 +10,8 @@ import {
   type ExecServerMessage,
   type ToolCall,
   type ToolCallDelta,
-} from "../../proto/gen/agent/v1/agent_pb.js";
-import type { Usage } from "../../providers/types.js";
+} from "../proto/gen/agent/v1/agent_pb.js";
+import type { Usage } from "../providers/types.js";
 
 type Update = NonNullable<MessageInitShape<typeof InteractionUpdateSchema>["message"]>;
 

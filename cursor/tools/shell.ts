@@ -7,14 +7,14 @@ import {
   ShellResultSchema,
   TimeoutBehavior,
   ToolCallDeltaSchema,
-} from "../../../proto/gen/agent/v1/agent_pb.js";
+} from "../../proto/gen/agent/v1/agent_pb.js";
 import type {
   ShellArgs,
   ShellResult,
   ShellStream,
   ShellStreamBackgrounded,
   ShellStreamExit,
-} from "../../../proto/gen/agent/v1/agent_pb.js";
+} from "../../proto/gen/agent/v1/agent_pb.js";
 import {
   ArgsError,
   optionalBoolean,

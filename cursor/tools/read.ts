@@ -4,8 +4,8 @@ import {
   ReadArgsSchema,
   ReadToolArgsSchema,
   ReadToolResultSchema,
-} from "../../../proto/gen/agent/v1/agent_pb.js";
-import type { ReadResult, ReadSuccess, ReadToolArgs, ReadToolResult } from "../../../proto/gen/agent/v1/agent_pb.js";
+} from "../../proto/gen/agent/v1/agent_pb.js";
+import type { ReadResult, ReadSuccess, ReadToolArgs, ReadToolResult } from "../../proto/gen/agent/v1/agent_pb.js";
 import { optionalInteger, requiredString } from "./args.js";
 import { singleExecDriver } from "./single-exec.js";
 import type { ToolCompletion, ToolInvocation } from "./types.js";

@@ -1,8 +1,8 @@
 // Grep: card grep_tool_call, one Exec grep_args → grep_result (seed 003 §26.13; tool-wire-map §2). The card
 // reuses GrepArgs/GrepResult as they are, so the client's typed result goes back unchanged.
 import { create } from "@bufbuild/protobuf";
-import { GrepArgsSchema } from "../../../proto/gen/agent/v1/agent_pb.js";
-import type { GrepArgs, GrepResult } from "../../../proto/gen/agent/v1/agent_pb.js";
+import { GrepArgsSchema } from "../../proto/gen/agent/v1/agent_pb.js";
+import type { GrepArgs, GrepResult } from "../../proto/gen/agent/v1/agent_pb.js";
 import {
   optionalBoolean,
   optionalEnum,

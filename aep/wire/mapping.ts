@@ -2,7 +2,7 @@
 // returned state in its context. Streaming is per block: message.start on the block's first delta, message.delta per
 // delta, then message.end and the full `message` (which lets a client that lost deltas re-render, done.dropped).
 import { isErrorCode, type ErrorCode, type Question, type ServerEvent } from "./envelope.js";
-import type { WorkerEvent } from "../workers/types.js";
+import type { WorkerEvent } from "../../workers/types.js";
 
 export interface MappingState {
   /** Text blocks with a message.start and no message.end yet. */

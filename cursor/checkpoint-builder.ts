@@ -13,9 +13,9 @@ import {
   type PromptTokenBreakdownSnapshot,
   type ToolCall,
   type UserMessage,
-} from "../../proto/gen/agent/v1/agent_pb.js";
-import type { CanonicalMessage } from "../../providers/messages.js";
-import { BlobKinds, EdgeKinds, blobId, type BlobEdge, type BlobPut } from "../../store/index.js";
+} from "../proto/gen/agent/v1/agent_pb.js";
+import type { CanonicalMessage } from "../providers/messages.js";
+import { BlobKinds, EdgeKinds, blobId, type BlobEdge, type BlobPut } from "../cursor/blob-graph.js";
 import { encodeRootMessage } from "./root-messages.js";
 
 const hex = (id: Uint8Array) => Buffer.from(id).toString("hex");

@@ -1,7 +1,7 @@
 // Canonical string results (seed 003 §26.8): the one String that the store and every provider see for a typed
 // Cursor result. Each renderer is a pure function of the typed value, so the same result always gives the same
 // bytes (prefix stability across replays).
-import { ShellAbortReason, ShellBackgroundReason } from "../../../proto/gen/agent/v1/agent_pb.js";
+import { ShellAbortReason, ShellBackgroundReason } from "../../proto/gen/agent/v1/agent_pb.js";
 import type {
   GlobToolSuccess,
   GrepContentResult,
@@ -13,7 +13,7 @@ import type {
   OutputLocation,
   ShellStreamBackgrounded,
   ShellStreamExit,
-} from "../../../proto/gen/agent/v1/agent_pb.js";
+} from "../../proto/gen/agent/v1/agent_pb.js";
 
 // ---- Grep / Glob -------------------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ import type {
   ExecServerMessage,
   ToolCall,
   ToolCallDelta,
-} from "../../../proto/gen/agent/v1/agent_pb.js";
+} from "../../proto/gen/agent/v1/agent_pb.js";
 
 /** A complete, strictly parsed model tool call. `callId` is opaque and reused byte-for-byte. */
 export interface ToolInvocation {

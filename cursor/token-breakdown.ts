@@ -4,7 +4,7 @@
 // When the estimates alone exceed the total, only the non-conversation categories are scaled down (largest
 // remainder), so every category stays non-negative and the sum stays exact.
 import { create } from "@bufbuild/protobuf";
-import { PromptTokenBreakdownSnapshotSchema, type PromptTokenBreakdownSnapshot } from "../../proto/gen/agent/v1/agent_pb.js";
+import { PromptTokenBreakdownSnapshotSchema, type PromptTokenBreakdownSnapshot } from "../proto/gen/agent/v1/agent_pb.js";
 
 export interface BreakdownInput {
   usedTokens: number;

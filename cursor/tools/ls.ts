@@ -1,7 +1,7 @@
 // Ls: card ls_tool_call, one Exec ls_args → ls_result (tool-wire-map §2; the card reuses LsArgs/LsResult).
 import { create } from "@bufbuild/protobuf";
-import { LsArgsSchema } from "../../../proto/gen/agent/v1/agent_pb.js";
-import type { LsArgs, LsResult } from "../../../proto/gen/agent/v1/agent_pb.js";
+import { LsArgsSchema } from "../../proto/gen/agent/v1/agent_pb.js";
+import type { LsArgs, LsResult } from "../../proto/gen/agent/v1/agent_pb.js";
 import { optionalStringArray, requiredString } from "./args.js";
 import { lsTreeText } from "./result-text.js";
 import { singleExecDriver } from "./single-exec.js";

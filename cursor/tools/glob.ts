@@ -7,14 +7,14 @@ import {
   GlobToolResultSchema,
   GlobToolSuccessSchema,
   GrepArgsSchema,
-} from "../../../proto/gen/agent/v1/agent_pb.js";
+} from "../../proto/gen/agent/v1/agent_pb.js";
 import type {
   GlobToolArgs,
   GlobToolResult,
   GlobToolSuccess,
   GrepSuccess,
   GrepUnionResult,
-} from "../../../proto/gen/agent/v1/agent_pb.js";
+} from "../../proto/gen/agent/v1/agent_pb.js";
 import { optionalString, requiredString } from "./args.js";
 import { globText } from "./result-text.js";
 import { singleExecDriver } from "./single-exec.js";

@@ -10,8 +10,8 @@ import {
   ReadArgsSchema,
   ToolCallDeltaSchema,
   WriteArgsSchema,
-} from "../../../proto/gen/agent/v1/agent_pb.js";
-import type { EditArgs, EditResult, ReadResult, WriteResult } from "../../../proto/gen/agent/v1/agent_pb.js";
+} from "../../proto/gen/agent/v1/agent_pb.js";
+import type { EditArgs, EditResult, ReadResult, WriteResult } from "../../proto/gen/agent/v1/agent_pb.js";
 import { optionalBoolean, parseOrInvalid, requiredString } from "./args.js";
 import { LfStream, diffStats, normalizeLf, replaceExact } from "./edit-text.js";
 import { JsonStringPropertyStream } from "./json-stream.js";

@@ -1,0 +1,51 @@
+// The checkpoint blob graph's vocabulary (docs/protocol: blobs are content-addressed, id = SHA-256 of the bytes):
+// what a blob decodes as and what an edge means inside its parent. Pure, so machines and the store share it.
+import { createHash } from "node:crypto";
+
+/** A blob's own decoded type when known (003 §13.2: `blobs.kind` may be unknown for opaque blobs). */
+export const BlobKinds = {
+  RootPromptJson: 1, // UTF-8 JSON model message in root_prompt_messages_json[]
+  ConversationTurn: 2,
+  UserMessage: 3,
+  ConversationStep: 4,
+  ConversationState: 5, // referenced by UserMessage.conversation_state_blob_id
+  Checkpoint: 6, // the ConversationStateStructure a conversation head points at
+  RequestContextRules: 7,
+  RequestContextSkills: 8,
+  RequestContextSubagents: 9,
+  RequestContextMcps: 10,
+} as const;
+/** One of BlobKinds; plain number so kinds read back from rows or the wire need no cast. */
+export type BlobKind = number;
+
+/** What a reference means inside its parent (003 §13.2); the decoding context of the child comes from here. */
+export const EdgeKinds = {
+  CheckpointRootPrompt: 1,
+  CheckpointTurn: 2,
+  TurnUserMessage: 3,
+  TurnStep: 4,
+  UserConversationState: 5,
+  RequestRules: 6,
+  RequestSkills: 7,
+  RequestSubagents: 8,
+  RequestMcps: 9,
+} as const;
+
+export interface BlobPut {
+  id: Uint8Array;
+  data: Uint8Array;
+  kind?: BlobKind;
+}
+
+export interface BlobEdge {
+  parent: Uint8Array;
+  child: Uint8Array;
+  /** One of EdgeKinds. */
+  kind: number;
+  /** Array index inside the parent, e.g. steps[17]. */
+  ordinal: number;
+}
+
+export function blobId(data: Uint8Array): Uint8Array {
+  return new Uint8Array(createHash("sha256").update(data).digest());
+}

@@ -1,0 +1,23 @@
+// What the Connect handlers need from the agent side (engine/agent-service.ts implements it): transport stays
+// framing and routing, and the engine depends on transport, never the other way round.
+import type { AgentClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
+import type { EndStream } from "./connect/end-stream.js";
+
+/** Who serves a request: the gateway's own loop, or the upstream it is relayed to unchanged. */
+export type RunRoute = "local" | "upstream";
+
+export interface StreamSink {
+  /** One encoded AgentServerMessage (its protobuf payload, without the Connect envelope). */
+  frame(payload: Uint8Array): void;
+  heartbeat(): void;
+  end(end: EndStream): void;
+  /** The request's run went to the upstream after this subscriber came (RunSSE before the run_request). */
+  handOver(): void;
+}
+
+export interface AgentBackend {
+  routeOf(requestId: string): RunRoute;
+  /** Attaches a RunSSE subscriber; the returned function detaches it. */
+  subscribe(requestId: string, sink: StreamSink): () => void;
+  append(requestId: string, seqno: bigint, message: AgentClientMessage): RunRoute;
+}
