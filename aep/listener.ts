@@ -38,7 +38,8 @@ export function isLoopback(host: string): boolean {
 }
 
 export async function startAepListener(o: AepListenerOptions): Promise<AepListener> {
-  if (!isLoopback(o.host) && !o.token) throw new Error(`aep.host ${o.host} is not a loopback address: aep.token is required`);
+  if (!isLoopback(o.host) && !o.token)
+    throw new Error(`aep.host ${o.host} is not a loopback address: aep.token is required`);
   const registry = new AepRegistry(o.store, { ...o, resolveWorkdir: (w) => o.workdirFor(w) }, o.maxLiveSessions);
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   const server = createServer((_req, res) => {
@@ -52,7 +53,16 @@ export async function startAepListener(o: AepListenerOptions): Promise<AepListen
       return;
     }
     const bearer = bearerOf(req);
-    wss.handleUpgrade(req, socket, head, (ws) => serveConnection(ws, { registry, token: o.token, authenticated: !o.token || bearer !== undefined, workdirFor: o.workdirFor, log: o.log, limits: o.limits ?? DEFAULT_LIMITS }));
+    wss.handleUpgrade(req, socket, head, (ws) =>
+      serveConnection(ws, {
+        registry,
+        token: o.token,
+        authenticated: !o.token || bearer !== undefined,
+        workdirFor: o.workdirFor,
+        log: o.log,
+        limits: o.limits ?? DEFAULT_LIMITS,
+      }),
+    );
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -118,8 +128,18 @@ function serveConnection(ws: WebSocket, d: ConnectionDeps): void {
   let session: AepSession | undefined;
   let open = true;
   // Before a session exists (and for pong) envelopes carry seq 0; afterwards the session's sequencer numbers them.
-  const commit = (event: ServerEvent) => (session && event.type !== "pong" ? session.commit(event) : serverEnvelope(session?.sessionId ?? "", 0, event));
-  const queue = new OutboundQueue({ get bufferedAmount() { return ws.bufferedAmount; }, send: (text, done) => ws.send(text, done) }, commit, d.limits);
+  const commit = (event: ServerEvent) =>
+    session && event.type !== "pong" ? session.commit(event) : serverEnvelope(session?.sessionId ?? "", 0, event);
+  const queue = new OutboundQueue(
+    {
+      get bufferedAmount() {
+        return ws.bufferedAmount;
+      },
+      send: (text, done) => ws.send(text, done),
+    },
+    commit,
+    d.limits,
+  );
   const link = {
     bind: (s: AepSession) => {
       session = s;
@@ -127,17 +147,27 @@ function serveConnection(ws: WebSocket, d: ConnectionDeps): void {
     offer: (event: ServerEvent) => queue.offer(event),
     close: (code: number, reason: string) => ws.close(code, reason),
   };
-  const sendError = (code: ErrorCode, message: string) => (session ? session.sendError(code, message) : queue.offer({ type: "error", data: { code, message } }));
+  const sendError = (code: ErrorCode, message: string) =>
+    session ? session.sendError(code, message) : queue.offer({ type: "error", data: { code, message } });
 
   const attach = fromPromise(async ({ input }: { input: InitRequest }) => {
     if (!d.authenticated) {
-      if (input.data.token === undefined) throw new AttachRefused("AUTH_REQUIRED", "this endpoint needs a token: Authorization: Bearer, or init data.token");
+      if (input.data.token === undefined)
+        throw new AttachRefused(
+          "AUTH_REQUIRED",
+          "this endpoint needs a token: Authorization: Bearer, or init data.token",
+        );
       if (!sameSecret(input.data.token, d.token!)) throw new AttachRefused("UNAUTHORIZED", "wrong token");
     }
-    const workdir = () => d.workdirFor(input.data.workdir).catch((err: unknown) => {
-      throw new AttachRefused("INVALID_MESSAGE", (err as Error).message);
-    });
-    await d.registry.open({ ...(input.data.session_key ? { sessionKey: input.data.session_key } : {}), workdir }, link, () => open);
+    const workdir = () =>
+      d.workdirFor(input.data.workdir).catch((err: unknown) => {
+        throw new AttachRefused("INVALID_MESSAGE", (err as Error).message);
+      });
+    await d.registry.open(
+      { ...(input.data.session_key ? { sessionKey: input.data.session_key } : {}), workdir },
+      link,
+      () => open,
+    );
   });
 
   const actor = createActor(

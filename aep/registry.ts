@@ -41,7 +41,9 @@ export class AepRegistry {
   }
 
   private async openNow(request: OpenRequest, link: SessionLink, isOpen: () => boolean): Promise<AepSession> {
-    let session = request.sessionKey ? [...this.sessions.values()].find((s) => s.sessionKey === request.sessionKey) : undefined;
+    let session = request.sessionKey
+      ? [...this.sessions.values()].find((s) => s.sessionKey === request.sessionKey)
+      : undefined;
     let created = false;
     if (!session) {
       await this.makeRoom();
@@ -71,7 +73,11 @@ export class AepRegistry {
       if (!stored) throw new AttachRefused("SESSION_NOT_FOUND", "the session is gone");
       session = this.adopt(new AepSession(stored, this.sessionDeps()));
     }
-    if (session.attached) throw new AttachRefused("SESSION_ALREADY_CONNECTED", `session ${session.sessionId} already has a connection; retry once it has closed`);
+    if (session.attached)
+      throw new AttachRefused(
+        "SESSION_ALREADY_CONNECTED",
+        `session ${session.sessionId} already has a connection; retry once it has closed`,
+      );
     if (!isOpen()) throw new AttachRefused("INTERNAL_ERROR", "connection closed during init");
     session.attach(link, created);
     return session;
@@ -85,7 +91,8 @@ export class AepRegistry {
       this.sessions.delete(s.sessionId);
       await s.close();
     }
-    if (this.sessions.size >= this.maxLive) throw new AttachRefused("GATEWAY_OVERLOAD", `${this.maxLive} sessions are live and in use; retry later`);
+    if (this.sessions.size >= this.maxLive)
+      throw new AttachRefused("GATEWAY_OVERLOAD", `${this.maxLive} sessions are live and in use; retry later`);
   }
 
   private adopt(session: AepSession): AepSession {

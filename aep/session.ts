@@ -44,23 +44,38 @@ export class AepSession {
   /** Store writes in flight, so close() can wait for them before the store goes away. */
   private writes: Promise<unknown> = Promise.resolve();
 
-  constructor(record: AepSessionRecord, private readonly deps: SessionDeps) {
+  constructor(
+    record: AepSessionRecord,
+    private readonly deps: SessionDeps,
+  ) {
     this.sessionId = record.sessionId;
     this.sessionKey = record.sessionKey;
     const log = deps.log;
     this.sequencer = new Sequencer({
       sessionId: record.sessionId,
       lastSeq: record.lastSeq,
-      onViolation: (message, event) => log.error("aep ordering invariant refused an event", { session_id: this.sessionId, kind: event.type, violation: message }),
+      onViolation: (message, event) =>
+        log.error("aep ordering invariant refused an event", {
+          session_id: this.sessionId,
+          kind: event.type,
+          violation: message,
+        }),
       onOverflow: () => this.link?.close(4008, "client too slow: outbound queue full"),
       onReserve: (mark) => {
         if (!this.closed) this.persist({ lastSeq: mark });
       },
     });
     this.actor = createActor(this.machine(), {
-      input: { sessionId: record.sessionId, workdir: record.workdir, workerSessionId: record.workerSessionId, workerStarted: record.workerStarted },
+      input: {
+        sessionId: record.sessionId,
+        workdir: record.workdir,
+        workerSessionId: record.workerSessionId,
+        workerStarted: record.workerStarted,
+      },
     });
-    this.actor.subscribe({ error: (err) => log.error("aep session machine failed", { session_id: this.sessionId, error: err }) });
+    this.actor.subscribe({
+      error: (err) => log.error("aep session machine failed", { session_id: this.sessionId, error: err }),
+    });
     this.actor.start();
   }
 
@@ -79,7 +94,10 @@ export class AepSession {
     this.link = link;
     link.bind(this);
     this.sequencer.attach(link);
-    this.sequencer.announce(created ? "created" : this.state === "terminated" ? "terminated" : "idle", this.openRequests());
+    this.sequencer.announce(
+      created ? "created" : this.state === "terminated" ? "terminated" : "idle",
+      this.openRequests(),
+    );
   }
 
   /** Ids of the running turn's interactions still waiting for the client. */
@@ -107,16 +125,28 @@ export class AepSession {
   handle(envelope: ClientEnvelope): void {
     const event = envelope.event;
     // A terminated session's machine is gone: say so instead of dropping the frame (input says it in its ack chain).
-    if (this.state === "terminated" && event.type !== "input") return this.sendError("SESSION_TERMINATED", "this session was terminated; init with its session_key to open it again");
+    if (this.state === "terminated" && event.type !== "input")
+      return this.sendError(
+        "SESSION_TERMINATED",
+        "this session was terminated; init with its session_key to open it again",
+      );
     switch (event.type) {
       case "input":
         return this.admit(envelope.id, event.data);
       case "permission_response":
-        return this.answer(event.data.id, { kind: "permission", allowed: event.data.allowed, ...(event.data.reason ? { reason: event.data.reason } : {}) });
+        return this.answer(event.data.id, {
+          kind: "permission",
+          allowed: event.data.allowed,
+          ...(event.data.reason ? { reason: event.data.reason } : {}),
+        });
       case "question_response":
         return this.answer(event.data.id, { kind: "question", answers: event.data.answers });
       case "elicitation_response":
-        return this.answer(event.data.id, { kind: "elicitation", action: event.data.action, ...(event.data.content ? { content: event.data.content } : {}) });
+        return this.answer(event.data.id, {
+          kind: "elicitation",
+          action: event.data.action,
+          ...(event.data.content ? { content: event.data.content } : {}),
+        });
       case "control":
         // Behind the inputs before it: a stop sent right after its input must find that input's turn.
         this.admissions = this.admissions.then(() => this.control(event.data));
@@ -135,7 +165,11 @@ export class AepSession {
     this.workers.clear();
     await this.admissions;
     await this.writes;
-    await this.deps.store.updateSession(this.sessionId, { lastSeq: this.sequencer.lastSeq, state }).catch((err: unknown) => this.deps.log.error("aep session not persisted", { session_id: this.sessionId, error: err }));
+    await this.deps.store
+      .updateSession(this.sessionId, { lastSeq: this.sequencer.lastSeq, state })
+      .catch((err: unknown) =>
+        this.deps.log.error("aep session not persisted", { session_id: this.sessionId, error: err }),
+      );
   }
 
   private emit(event: ServerEvent, executionId?: string): void {
@@ -165,7 +199,10 @@ export class AepSession {
       });
   }
 
-  private async admitInput(clientMessageId: string, data: { content: string; metadata?: Record<string, unknown> }): Promise<void> {
+  private async admitInput(
+    clientMessageId: string,
+    data: { content: string; metadata?: Record<string, unknown> },
+  ): Promise<void> {
     if (this.state === "terminated") return this.sendError("SESSION_TERMINATED", "this session was terminated");
     const payloadHash = createHash("sha256").update(JSON.stringify(data)).digest("hex");
     const executionId = `exec_${randomUUID()}`;
@@ -173,26 +210,55 @@ export class AepSession {
     const result = await store.recordInput({ sessionId: this.sessionId, clientMessageId, executionId, payloadHash });
     if (!result.recorded) {
       const existing = result.existing;
-      if (existing.payloadHash !== payloadHash) return this.sendError("INVALID_MESSAGE", `input id ${clientMessageId} was already used with a different payload`);
+      if (existing.payloadHash !== payloadHash)
+        return this.sendError(
+          "INVALID_MESSAGE",
+          `input id ${clientMessageId} was already used with a different payload`,
+        );
       const errorCode = existing.errorCode as ErrorCode | undefined;
-      return this.emit({ type: "input.ack", data: { client_message_id: clientMessageId, execution_id: existing.executionId, status: existing.deliveryStatus, duplicate: true, ...(errorCode ? { error_code: errorCode } : {}) } });
+      return this.emit({
+        type: "input.ack",
+        data: {
+          client_message_id: clientMessageId,
+          execution_id: existing.executionId,
+          status: existing.deliveryStatus,
+          duplicate: true,
+          ...(errorCode ? { error_code: errorCode } : {}),
+        },
+      });
     }
-    this.emit({ type: "input.ack", data: { client_message_id: clientMessageId, execution_id: executionId, status: "accepted" } });
+    this.emit({
+      type: "input.ack",
+      data: { client_message_id: clientMessageId, execution_id: executionId, status: "accepted" },
+    });
     if (this.state !== "idle") {
       const code: ErrorCode = this.state === "running" ? "SESSION_BUSY" : "SESSION_TERMINATED";
       await store.setDelivery(executionId, "failed", code);
-      return this.emit({ type: "input.ack", data: { client_message_id: clientMessageId, execution_id: executionId, status: "failed", error_code: code } });
+      return this.emit({
+        type: "input.ack",
+        data: { client_message_id: clientMessageId, execution_id: executionId, status: "failed", error_code: code },
+      });
     }
     this.actor.send({ type: "INPUT", executionId, clientMessageId, content: data.content });
   }
 
   private persist(update: Parameters<AepStore["updateSession"]>[1]): void {
-    this.track(this.deps.store.updateSession(this.sessionId, update).catch((err: unknown) => this.deps.log.error("aep session not persisted", { session_id: this.sessionId, error: err })));
+    this.track(
+      this.deps.store
+        .updateSession(this.sessionId, update)
+        .catch((err: unknown) =>
+          this.deps.log.error("aep session not persisted", { session_id: this.sessionId, error: err }),
+        ),
+    );
   }
 
   /** Runs after a durable write; a failed write is logged and the announcement withheld (trap 1). */
   private afterWrite(write: Promise<void>, announce: () => void): void {
-    this.track(write.then(announce, (err: unknown) => this.deps.log.error("aep ledger write failed", { session_id: this.sessionId, error: err })));
+    this.track(
+      write.then(announce, (err: unknown) =>
+        this.deps.log.error("aep ledger write failed", { session_id: this.sessionId, error: err }),
+      ),
+    );
   }
 
   private track(work: Promise<unknown>): void {
@@ -201,26 +267,37 @@ export class AepSession {
 
   private machine() {
     const { store, factory, log } = this.deps;
-    const rejectAnswer = (_: unknown, { id }: { id: string }) => this.sendError("INVALID_MESSAGE", `no open request with id ${id}`);
+    const rejectAnswer = (_: unknown, { id }: { id: string }) =>
+      this.sendError("INVALID_MESSAGE", `no open request with id ${id}`);
     const turn = aepTurnMachine.provide({
       actors: {
-        deliver: fromPromise(async ({ input }: { input: { executionId: string; content: string; generation: number } }) => {
-          // Either way the ledger holds the delivery fact before the turn announces it.
-          try {
-            const worker = this.workers.get(input.generation);
-            if (!worker) throw new Error("the worker is gone");
-            await worker.send({ inputId: input.executionId, content: input.content });
-          } catch (err) {
-            await store.setDelivery(input.executionId, "failed", "WORKER_START_FAILED");
-            throw err;
-          }
-          await store.setDelivery(input.executionId, "delivered");
-        }),
-        interrupt: fromPromise(async ({ input }: { input: { generation: number } }) => (await this.workers.get(input.generation)?.interrupt()) ?? false),
+        deliver: fromPromise(
+          async ({ input }: { input: { executionId: string; content: string; generation: number } }) => {
+            // Either way the ledger holds the delivery fact before the turn announces it.
+            try {
+              const worker = this.workers.get(input.generation);
+              if (!worker) throw new Error("the worker is gone");
+              await worker.send({ inputId: input.executionId, content: input.content });
+            } catch (err) {
+              await store.setDelivery(input.executionId, "failed", "WORKER_START_FAILED");
+              throw err;
+            }
+            await store.setDelivery(input.executionId, "delivered");
+          },
+        ),
+        interrupt: fromPromise(
+          async ({ input }: { input: { generation: number } }) =>
+            (await this.workers.get(input.generation)?.interrupt()) ?? false,
+        ),
         interaction: aepInteractionMachine.provide({
           actions: {
             sendAnswer: (_, { id, generation, answer }) => {
-              this.workers.get(generation)?.answer(id, answer).catch((err: unknown) => log.warn("aep answer not written", { session_id: this.sessionId, error: err }));
+              this.workers
+                .get(generation)
+                ?.answer(id, answer)
+                .catch((err: unknown) =>
+                  log.warn("aep answer not written", { session_id: this.sessionId, error: err }),
+                );
             },
           },
         }),
@@ -228,7 +305,15 @@ export class AepSession {
       actions: {
         emit: (_, { event, executionId }) => this.emit(event, executionId),
         ack: (_, { executionId, clientMessageId, status, errorCode }) =>
-          this.emit({ type: "input.ack", data: { client_message_id: clientMessageId, execution_id: executionId, status, ...(errorCode ? { error_code: errorCode } : {}) } }),
+          this.emit({
+            type: "input.ack",
+            data: {
+              client_message_id: clientMessageId,
+              execution_id: executionId,
+              status,
+              ...(errorCode ? { error_code: errorCode } : {}),
+            },
+          }),
         recordStarted: (_, { executionId }) => this.afterWrite(store.setRuntime(executionId, "started"), () => {}),
         settleRuntime: (_, { executionId, end }) => this.settleRuntime(executionId, end),
         killWorker: (_, { generation }) => this.workers.get(generation)?.kill(),
@@ -241,14 +326,23 @@ export class AepSession {
         workerProcess: fromCallback<{ type: "NONE" }, WorkerProcessInput>(({ input, sendBack }) => {
           let exited = false;
           const worker = factory.start(
-            { workdir: input.workdir, workerSessionId: input.workerSessionId, resume: input.resume, ...this.deps.workerOptions },
+            {
+              workdir: input.workdir,
+              workerSessionId: input.workerSessionId,
+              resume: input.resume,
+              ...this.deps.workerOptions,
+            },
             (event) => {
               if (event.type === "worker.exited") exited = true;
               sendBack({ type: "WORKER", generation: input.generation, event });
             },
           );
           this.workers.set(input.generation, worker);
-          log.info("aep worker started", { session_id: this.sessionId, generation: input.generation, resume: input.resume });
+          log.info("aep worker started", {
+            session_id: this.sessionId,
+            generation: input.generation,
+            resume: input.resume,
+          });
           return () => {
             this.workers.delete(input.generation);
             if (!exited) worker.kill();
@@ -257,14 +351,18 @@ export class AepSession {
       },
       actions: {
         emit: (_, { event }) => this.emit(event),
-        persist: (_, { workdir, workerSessionId, workerStarted, state }) => this.persist({ workdir, workerSessionId, workerStarted, state }),
+        persist: (_, { workdir, workerSessionId, workerStarted, state }) =>
+          this.persist({ workdir, workerSessionId, workerStarted, state }),
         forget: () => {
           this.afterWrite(store.deleteSession(this.sessionId), () => {});
           this.deps.onForget(this.sessionId);
           this.link?.close(1000, "session deleted");
         },
         denyStray: (_, { generation, id }) => {
-          this.workers.get(generation)?.answer(id, { kind: "permission", allowed: false, reason: "no turn is running" }).catch(() => {});
+          this.workers
+            .get(generation)
+            ?.answer(id, { kind: "permission", allowed: false, reason: "no turn is running" })
+            .catch(() => {});
         },
         rejectAnswer,
       },
@@ -274,11 +372,20 @@ export class AepSession {
   private settleRuntime(executionId: string, end: TurnEnd): void {
     const failed = end.outcome === "failed";
     const code = failed ? end.code : undefined;
-    this.deps.log.info("aep turn done", { session_id: this.sessionId, execution_id: executionId, outcome: end.outcome });
+    this.deps.log.info("aep turn done", {
+      session_id: this.sessionId,
+      execution_id: executionId,
+      outcome: end.outcome,
+    });
     this.afterWrite(this.deps.store.setRuntime(executionId, failed ? "failed" : "completed", code), () =>
       this.emit({
         type: failed ? "runtime.execution.failed" : "runtime.execution.completed",
-        data: { execution_id: executionId, status: failed ? "failed" : "completed", finished_at: Date.now(), ...(code ? { error_code: code } : {}) },
+        data: {
+          execution_id: executionId,
+          status: failed ? "failed" : "completed",
+          finished_at: Date.now(),
+          ...(code ? { error_code: code } : {}),
+        },
       }),
     );
   }

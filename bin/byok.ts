@@ -50,7 +50,8 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${packageVersion()}\n`);
     return;
   }
-  if (positionals.length !== 1) throw new UsageError(positionals.length === 0 ? "missing command" : "too many arguments");
+  if (positionals.length !== 1)
+    throw new UsageError(positionals.length === 0 ? "missing command" : "too many arguments");
   const [command] = positionals;
   if (command === "serve") return serve(values);
   if (command === "diagrams") {
@@ -83,7 +84,15 @@ async function serve(values: Values): Promise<void> {
   const log = createJsonLogger();
 
   const { startGateway } = await import("../engine/gateway.js");
-  const gateway = await startGateway({ host, port, dataDir, config, upstream, log, ...(aepPort === undefined ? {} : { aepPort }) });
+  const gateway = await startGateway({
+    host,
+    port,
+    dataDir,
+    config,
+    upstream,
+    log,
+    ...(aepPort === undefined ? {} : { aepPort }),
+  });
   // The AEP line comes first: whoever waits for the listening line may read the AEP one already.
   if (gateway.aepUrl) process.stdout.write(`byok-gateway AEP v1 listening on ${gateway.aepUrl}\n`);
   process.stdout.write(`byok-gateway listening on ${gateway.url}\n`);

@@ -31,7 +31,9 @@ export interface CheckpointSnapshot {
 }
 
 /** The turn a run writes into: a new one for a user message, or the checkpoint's last one when resuming. */
-export type TurnStart = { kind: "new"; userMessage: UserMessage } | { kind: "continue"; userMessage: Uint8Array; steps: Uint8Array[] };
+export type TurnStart =
+  | { kind: "new"; userMessage: UserMessage }
+  | { kind: "continue"; userMessage: Uint8Array; steps: Uint8Array[] };
 
 /** The pending_tool_calls entry of a staged checkpoint: the assistant batch as root-message JSON. */
 export function pendingEntry(message: CanonicalMessage): string {
@@ -57,7 +59,10 @@ export class CheckpointBuilder {
   ) {
     for (const id of [...base.rootPromptMessagesJson, ...base.turns]) this.onClient.add(hex(id));
     // The system root is this run's PromptSpec; a changed prompt gets a new content address (003 §17.1).
-    this.roots = [this.put(encodeRootMessage(systemRoot), BlobKinds.RootPromptJson), ...base.rootPromptMessagesJson.slice(1)];
+    this.roots = [
+      this.put(encodeRootMessage(systemRoot), BlobKinds.RootPromptJson),
+      ...base.rootPromptMessagesJson.slice(1),
+    ];
     this.readPaths = [...base.readPaths];
     if (turn.kind === "new") {
       this.priorTurns = [...base.turns];
@@ -103,13 +108,23 @@ export class CheckpointBuilder {
    * A checkpoint of the current turn. `extraRoots` are appended to the stable roots for this snapshot only (the
    * final sequence publishes the transitional checkpoint without the last assistant message, 003 §20.2).
    */
-  snapshot(opts: { pending: string[]; usedTokens: number; maxTokens: number; breakdown?: PromptTokenBreakdownSnapshot }): CheckpointSnapshot {
+  snapshot(opts: {
+    pending: string[];
+    usedTokens: number;
+    maxTokens: number;
+    breakdown?: PromptTokenBreakdownSnapshot;
+  }): CheckpointSnapshot {
     const turn = create(ConversationTurnStructureSchema, {
-      turn: { case: "agentConversationTurn", value: { userMessage: this.userMessageId, steps: [...this.steps], requestId: this.requestId } },
+      turn: {
+        case: "agentConversationTurn",
+        value: { userMessage: this.userMessageId, steps: [...this.steps], requestId: this.requestId },
+      },
     });
     const turnId = this.put(toBinary(ConversationTurnStructureSchema, turn), BlobKinds.ConversationTurn);
     this.edge(turnId, this.userMessageId, EdgeKinds.TurnUserMessage, 0);
-    this.steps.forEach((step, i) => this.edge(turnId, step, EdgeKinds.TurnStep, i));
+    this.steps.forEach((step, i) => {
+      this.edge(turnId, step, EdgeKinds.TurnStep, i);
+    });
 
     const state = clone(ConversationStateStructureSchema, this.base);
     state.rootPromptMessagesJson = [...this.roots];

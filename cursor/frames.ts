@@ -3,7 +3,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   AgentServerMessageSchema,
-  InteractionUpdateSchema,
+  type InteractionUpdateSchema,
   ThinkingStyle,
   type AgentServerMessage,
   type ConversationStateStructure,
@@ -21,9 +21,13 @@ function update(message: Update): AgentServerMessage {
 
 export const frames = {
   textDelta: (text: string) => update({ case: "textDelta", value: { text } }),
-  thinkingDelta: (text: string) => update({ case: "thinkingDelta", value: { text, thinkingStyle: ThinkingStyle.DEFAULT } }),
+  thinkingDelta: (text: string) =>
+    update({ case: "thinkingDelta", value: { text, thinkingStyle: ThinkingStyle.DEFAULT } }),
   thinkingCompleted: (durationMs: number) =>
-    update({ case: "thinkingCompleted", value: { thinkingDurationMs: Math.min(Math.max(1, Math.round(durationMs)), 2 ** 31 - 1) } }),
+    update({
+      case: "thinkingCompleted",
+      value: { thinkingDurationMs: Math.min(Math.max(1, Math.round(durationMs)), 2 ** 31 - 1) },
+    }),
   tokenDelta: (tokens: number) => update({ case: "tokenDelta", value: { tokens } }),
   heartbeat: () => update({ case: "heartbeat", value: {} }),
   partialToolCall: (callId: string, modelCallId: string, toolCall: ToolCall, argsTextDelta = "") =>
@@ -48,11 +52,20 @@ export const frames = {
   exec: (id: number, execId: string, message: ExecServerMessage["message"]) =>
     create(AgentServerMessageSchema, { message: { case: "execServerMessage", value: { id, execId, message } } }),
   execAbort: (id: number) =>
-    create(AgentServerMessageSchema, { message: { case: "execServerControlMessage", value: { message: { case: "abort", value: { id } } } } }),
+    create(AgentServerMessageSchema, {
+      message: { case: "execServerControlMessage", value: { message: { case: "abort", value: { id } } } },
+    }),
   kvSet: (id: number, blobId: Uint8Array, blobData: Uint8Array) =>
-    create(AgentServerMessageSchema, { message: { case: "kvServerMessage", value: { id, message: { case: "setBlobArgs", value: { blobId, blobData } } } } }),
+    create(AgentServerMessageSchema, {
+      message: {
+        case: "kvServerMessage",
+        value: { id, message: { case: "setBlobArgs", value: { blobId, blobData } } },
+      },
+    }),
   kvGet: (id: number, blobId: Uint8Array) =>
-    create(AgentServerMessageSchema, { message: { case: "kvServerMessage", value: { id, message: { case: "getBlobArgs", value: { blobId } } } } }),
+    create(AgentServerMessageSchema, {
+      message: { case: "kvServerMessage", value: { id, message: { case: "getBlobArgs", value: { blobId } } } },
+    }),
   checkpoint: (state: ConversationStateStructure) =>
     create(AgentServerMessageSchema, { message: { case: "conversationCheckpointUpdate", value: state } }),
 };

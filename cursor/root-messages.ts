@@ -5,7 +5,6 @@ import { z } from "zod";
 import type { CanonicalMessage } from "../providers/messages.js";
 import { replayStateSchema } from "../providers/types.js";
 
-
 const textPart = z.object({ type: z.literal("text"), text: z.string() });
 const reasoningPart = z.object({ type: z.literal("reasoning"), text: z.string() });
 const toolCallPart = z.object({
@@ -34,7 +33,11 @@ const options = z.object({ byok }).partial().optional();
 const rootMessage = z.discriminatedUnion("role", [
   z.object({ role: z.literal("system"), content: z.string(), providerOptions: options }),
   z.object({ role: z.literal("user"), content: z.string(), providerOptions: options }),
-  z.object({ role: z.literal("assistant"), content: z.array(z.union([textPart, reasoningPart, toolCallPart])), providerOptions: options }),
+  z.object({
+    role: z.literal("assistant"),
+    content: z.array(z.union([textPart, reasoningPart, toolCallPart])),
+    providerOptions: options,
+  }),
   z.object({ role: z.literal("tool"), content: z.tuple([toolResultPart]), providerOptions: options }),
 ]);
 
@@ -49,14 +52,23 @@ function toJson(m: CanonicalMessage): z.input<typeof rootMessage> {
     case "system":
       return { role: "system", content: m.content };
     case "user":
-      return { role: "user", content: m.content, providerOptions: { byok: { origin: m.origin, ...(m.eventId ? { eventId: m.eventId } : {}) } } };
+      return {
+        role: "user",
+        content: m.content,
+        providerOptions: { byok: { origin: m.origin, ...(m.eventId ? { eventId: m.eventId } : {}) } },
+      };
     case "assistant":
       return {
         role: "assistant",
         content: [
           ...(m.thinking !== undefined ? [{ type: "reasoning" as const, text: m.thinking }] : []),
           ...(m.text ? [{ type: "text" as const, text: m.text }] : []),
-          ...m.toolCalls.map((c) => ({ type: "tool-call" as const, toolCallId: c.id, toolName: c.name, input: JSON.parse(c.argumentsJson) as Record<string, unknown> })),
+          ...m.toolCalls.map((c) => ({
+            type: "tool-call" as const,
+            toolCallId: c.id,
+            toolName: c.name,
+            input: JSON.parse(c.argumentsJson) as Record<string, unknown>,
+          })),
         ],
         providerOptions: {
           byok: {
@@ -69,7 +81,14 @@ function toJson(m: CanonicalMessage): z.input<typeof rootMessage> {
     case "tool":
       return {
         role: "tool",
-        content: [{ type: "tool-result", toolCallId: m.toolCallId, toolName: m.toolName, output: { type: m.isError ? "error-text" : "text", value: m.content } }],
+        content: [
+          {
+            type: "tool-result",
+            toolCallId: m.toolCallId,
+            toolName: m.toolName,
+            output: { type: m.isError ? "error-text" : "text", value: m.content },
+          },
+        ],
         ...(m.toolRoundId ? { providerOptions: { byok: { toolRoundId: m.toolRoundId } } } : {}),
       };
   }
@@ -84,24 +103,40 @@ export function decodeRootMessage(bytes: Uint8Array): CanonicalMessage {
     throw new RootMessageError(`root prompt message is not UTF-8 JSON: ${(e as Error).message}`);
   }
   const parsed = rootMessage.safeParse(json);
-  if (!parsed.success) throw new RootMessageError(`root prompt message has an unexpected shape: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+  if (!parsed.success)
+    throw new RootMessageError(
+      `root prompt message has an unexpected shape: ${parsed.error.issues[0]?.message ?? "invalid"}`,
+    );
   const m = parsed.data;
   const meta = m.providerOptions?.byok ?? {};
   switch (m.role) {
     case "system":
       return { role: "system", content: m.content };
     case "user":
-      return { role: "user", content: m.content, origin: meta.origin ?? "user", ...(meta.eventId ? { eventId: meta.eventId } : {}) };
+      return {
+        role: "user",
+        content: m.content,
+        origin: meta.origin ?? "user",
+        ...(meta.eventId ? { eventId: meta.eventId } : {}),
+      };
     case "assistant": {
       const calls = m.content.filter((p) => p.type === "tool-call");
       const thinking = m.content.find((p) => p.type === "reasoning");
       return {
         role: "assistant",
-        text: m.content.filter((p) => p.type === "text").map((p) => p.text).join(""),
+        text: m.content
+          .filter((p) => p.type === "text")
+          .map((p) => p.text)
+          .join(""),
         ...(thinking ? { thinking: thinking.text } : {}),
         ...(meta.replay ? { replay: meta.replay } : {}),
         ...(meta.toolRoundId ? { toolRoundId: meta.toolRoundId } : {}),
-        toolCalls: calls.map((c, i) => ({ id: c.toolCallId, name: c.toolName, argumentsJson: JSON.stringify(c.input), index: meta.callIndexes?.[i] ?? i })),
+        toolCalls: calls.map((c, i) => ({
+          id: c.toolCallId,
+          name: c.toolName,
+          argumentsJson: JSON.stringify(c.input),
+          index: meta.callIndexes?.[i] ?? i,
+        })),
       };
     }
     case "tool": {

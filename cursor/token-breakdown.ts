@@ -4,7 +4,10 @@
 // When the estimates alone exceed the total, only the non-conversation categories are scaled down (largest
 // remainder), so every category stays non-negative and the sum stays exact.
 import { create } from "@bufbuild/protobuf";
-import { PromptTokenBreakdownSnapshotSchema, type PromptTokenBreakdownSnapshot } from "../proto/gen/agent/v1/agent_pb.js";
+import {
+  PromptTokenBreakdownSnapshotSchema,
+  type PromptTokenBreakdownSnapshot,
+} from "../proto/gen/agent/v1/agent_pb.js";
 
 export interface BreakdownInput {
   usedTokens: number;
@@ -50,7 +53,12 @@ export function tokenBreakdown(input: BreakdownInput): PromptTokenBreakdownSnaps
     maxTokens: input.maxTokens,
     categories: [
       ...FIXED.map(([id, label], i) => ({ id, label, estimatedTokens: fixed[i]!, characterCount: texts[id].length })),
-      { id: "conversation", label: "Conversation", estimatedTokens: rest, characterCount: input.conversationCharacters },
+      {
+        id: "conversation",
+        label: "Conversation",
+        estimatedTokens: rest,
+        characterCount: input.conversationCharacters,
+      },
     ],
   });
 }

@@ -3,12 +3,17 @@
 // events; a newer run of a conversation cancels the older one, whose late events then reach a stopped actor.
 import { toBinary } from "@bufbuild/protobuf";
 import { createActor, type Actor } from "xstate";
-import { AgentServerMessageSchema, type AgentClientMessage, type AgentRunRequest, type AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
+import {
+  AgentServerMessageSchema,
+  type AgentClientMessage,
+  type AgentRunRequest,
+  type AgentServerMessage,
+} from "../proto/gen/agent/v1/agent_pb.js";
 import { MAX_BACKLOG_FRAMES, MAX_HELD_APPENDS, requestStreamMachine } from "../machines/request-stream.js";
-import { runMachine, type RunEnd, type RunEvent } from "../machines/run.js";
+import type { runMachine, RunEnd, RunEvent } from "../machines/run.js";
 import type { AgentBackend, RunRoute, StreamSink } from "../transport/agent-backend.js";
-import type { EndStream } from "../transport/connect/end-stream.js";
-import { RpcError } from "../transport/connect/errors.js";
+import type { EndStream } from "../cursor/errors.js";
+import { RpcError } from "../cursor/errors.js";
 import { buildRunMachine } from "./run-wiring.js";
 import { RunSession, type RunDeps } from "./run-session.js";
 import { endStreamFor } from "./run-end.js";
@@ -84,16 +89,26 @@ export class AgentService implements AgentBackend {
     if (this.upstreamRequests.has(requestId)) return "upstream";
     const existing = this.streams.get(requestId);
     const m = message.message;
-    if (!existing?.run && m.case === "runRequest" && routeRun(this.deps.models, m.value.requestedModel) === "upstream") {
+    if (
+      !existing?.run &&
+      m.case === "runRequest" &&
+      routeRun(this.deps.models, m.value.requestedModel) === "upstream"
+    ) {
       this.handOver(requestId);
       return "upstream";
     }
     if (!existing && message.message.case !== "runRequest") {
-      throw new RpcError(`unknown request_id ${JSON.stringify(requestId)}: the first message of a request must be a run_request`, "invalid_argument");
+      throw new RpcError(
+        `unknown request_id ${JSON.stringify(requestId)}: the first message of a request must be a run_request`,
+        "invalid_argument",
+      );
     }
     const { actor } = existing ?? this.entry(requestId);
     if (actor.getSnapshot().context.held.size >= MAX_HELD_APPENDS) {
-      throw new RpcError(`request ${requestId} has ${MAX_HELD_APPENDS} appends waiting for a missing append_seqno`, "resource_exhausted");
+      throw new RpcError(
+        `request ${requestId} has ${MAX_HELD_APPENDS} appends waiting for a missing append_seqno`,
+        "resource_exhausted",
+      );
     }
     actor.send({ type: "APPEND", seqno, message });
     return "local";
@@ -157,17 +172,29 @@ export class AgentService implements AgentBackend {
     }
     let session: RunSession;
     try {
-      session = new RunSession({ ...this.deps, isCurrent: () => this.liveRuns.get(session.conversationId) === handle }, requestId, request);
+      session = new RunSession(
+        { ...this.deps, isCurrent: () => this.liveRuns.get(session.conversationId) === handle },
+        requestId,
+        request,
+      );
     } catch (e) {
       const error = e instanceof RunSetupError ? new RpcError(e.message, e.code) : new RpcError(String(e), "internal");
       this.deps.log.error("run_request refused", { request_id: requestId, error: error.message });
       return this.endWithoutRun(requestId, { ok: false, error });
     }
     let resolveEnded!: () => void;
-    const handle: RunHandle = { session, actor: undefined as never, finished: false, ended: new Promise((r) => (resolveEnded = r)) };
+    const handle: RunHandle = {
+      session,
+      actor: undefined as never,
+      finished: false,
+      ended: new Promise((r) => {
+        resolveEnded = r;
+      }),
+    };
     const previous = this.liveRuns.get(session.conversationId);
     this.liveRuns.set(session.conversationId, handle);
-    if (previous && !previous.finished) previous.actor.send({ type: "CANCEL", reason: "superseded by a newer run of this conversation" });
+    if (previous && !previous.finished)
+      previous.actor.send({ type: "CANCEL", reason: "superseded by a newer run of this conversation" });
     let last: { message: AgentServerMessage; payload: Uint8Array } | undefined;
     const machine = buildRunMachine(session, this.deps.timers, {
       emit: (message) => {
@@ -196,12 +223,17 @@ export class AgentService implements AgentBackend {
   private finishRun(entry: StreamEntry, handle: RunHandle, end: RunEnd): Promise<void> {
     const { session } = handle;
     const fields = { request_id: session.requestId, conversation_id: session.conversationId };
-    if (end.kind === "failed") this.deps.log.error("run failed", { ...fields, code: end.code, cause: end.cause, error: end.message });
+    if (end.kind === "failed")
+      this.deps.log.error("run failed", { ...fields, code: end.code, cause: end.cause, error: end.message });
     else this.deps.log.info(`run ${end.kind}`, fields);
     if (this.liveRuns.get(session.conversationId) === handle) this.liveRuns.delete(session.conversationId);
     // The terminal commit is issued before the EndStream (003 §26.6); the single store connection keeps the order.
     const committed = this.deps.store
-      .finishRun(session.requestId, { status: end.kind, ...(end.kind === "failed" ? { error: end.message } : {}), usage: session.usage })
+      .finishRun(session.requestId, {
+        status: end.kind,
+        ...(end.kind === "failed" ? { error: end.message } : {}),
+        usage: session.usage,
+      })
       .then(
         () => {},
         (e: unknown) => this.deps.log.error("run terminal commit failed", { ...fields, error: String(e) }),
@@ -257,13 +289,19 @@ function toRunEvent(message: AgentClientMessage): RunEvent | undefined {
       const k = m.value.message;
       if (k.case === "setBlobResult") {
         const error = k.value.error;
-        return { type: "KV_SET_RESULT", id: m.value.id, ...(error ? { error: error.message || "unspecified error" } : {}) };
+        return {
+          type: "KV_SET_RESULT",
+          id: m.value.id,
+          ...(error ? { error: error.message || "unspecified error" } : {}),
+        };
       }
       if (k.case === "getBlobResult") return { type: "KV_GET_RESULT", id: m.value.id, data: k.value.blobData };
       return undefined;
     }
     case "conversationAction":
-      return m.value.action.case === "cancelAction" ? { type: "CANCEL", reason: m.value.action.value.reason || "canceled by the client" } : undefined;
+      return m.value.action.case === "cancelAction"
+        ? { type: "CANCEL", reason: m.value.action.value.reason || "canceled by the client" }
+        : undefined;
     default:
       return undefined; // client_heartbeat, prewarm, interaction responses: nothing to route in this slice
   }

@@ -126,7 +126,9 @@ const configSchema = z.strictObject({
           env: z.record(z.string(), z.string()).optional(),
           /** Names the variable holding the Anthropic key; it is handed to the CLI as ANTHROPIC_API_KEY. */
           apiKeyEnv: nonEmpty.optional(),
-          permissionMode: z.enum(["default", "acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan"]).optional(),
+          permissionMode: z
+            .enum(["default", "acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan"])
+            .optional(),
         })
         .optional(),
     })
@@ -139,7 +141,9 @@ export function loadConfig(path?: string, env: NodeJS.ProcessEnv = process.env):
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
-    throw new ConfigError(`${path}: cannot read config file (${(err as NodeJS.ErrnoException).code ?? "unknown error"})`);
+    throw new ConfigError(
+      `${path}: cannot read config file (${(err as NodeJS.ErrnoException).code ?? "unknown error"})`,
+    );
   }
   return parseConfig(text, path, env);
 }
@@ -148,7 +152,9 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
   const raw = parseYamlQuietly(text, source) ?? {};
   const result = configSchema.safeParse(raw);
   if (!result.success) {
-    throw new ConfigError(result.error.issues.map((issue) => `${source}: ${formatPath(issue.path)}: ${issue.message}`).join("\n"));
+    throw new ConfigError(
+      result.error.issues.map((issue) => `${source}: ${formatPath(issue.path)}: ${issue.message}`).join("\n"),
+    );
   }
   const problems: string[] = [];
   const models = result.data.models.map((m, i): ModelConfig => {
@@ -161,7 +167,8 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
     return { ...rest, apiKey: fromEnv ?? "" };
   });
   const workdir = result.data.aep?.workdir;
-  if (workdir !== undefined && !isDirectory(workdir)) problems.push(`${source}: aep.workdir: ${workdir} is not an existing directory`);
+  if (workdir !== undefined && !isDirectory(workdir))
+    problems.push(`${source}: aep.workdir: ${workdir} is not an existing directory`);
   const workers = resolveWorkers(result.data.workers, source, env, problems);
   if (problems.length > 0) throw new ConfigError(problems.join("\n"));
   return { ...result.data, models, ...(workers ? { workers } : {}) };
@@ -169,13 +176,19 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
 
 type ParsedWorkers = z.infer<typeof configSchema>["workers"];
 
-function resolveWorkers(workers: ParsedWorkers, source: string, env: NodeJS.ProcessEnv, problems: string[]): WorkersConfig | undefined {
+function resolveWorkers(
+  workers: ParsedWorkers,
+  source: string,
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+): WorkersConfig | undefined {
   const claude = workers?.["claude-code"];
   if (!workers || !claude) return workers as WorkersConfig | undefined;
   const { apiKeyEnv, ...rest } = claude;
   if (apiKeyEnv === undefined) return { "claude-code": rest };
   const key = env[apiKeyEnv];
-  if (key === undefined || key === "") problems.push(`${source}: workers.claude-code.apiKeyEnv: environment variable ${apiKeyEnv} is not set`);
+  if (key === undefined || key === "")
+    problems.push(`${source}: workers.claude-code.apiKeyEnv: environment variable ${apiKeyEnv} is not set`);
   return { "claude-code": { ...rest, env: { ...rest.env, ANTHROPIC_API_KEY: key ?? "" } } };
 }
 

@@ -37,18 +37,32 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string })
+  .version;
 
 export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const assets = loadPromptAssets(); // a broken asset stops start-up with a clear message
   await mkdir(o.dataDir, { recursive: true });
   // Bench-only (docs/performance.md); never enabled unless asked for in the environment.
   const diagnostics = process.env[DIAGNOSTICS_ENV] === "1" ? createDiagnostics() : undefined;
-  const store = await openStore({ dataDir: o.dataDir, ...(diagnostics ? { onQuery: diagnostics.countStatement } : {}) });
+  const store = await openStore({
+    dataDir: o.dataDir,
+    ...(diagnostics ? { onQuery: diagnostics.countStatement } : {}),
+  });
   const history = new HistoryCache();
-  const service = new AgentService({ store, assets, models: o.config.models, log: o.log, history, adapterFor: createProviderAdapter, timers: o.config.timers ?? {} });
+  const service = new AgentService({
+    store,
+    assets,
+    models: o.config.models,
+    log: o.log,
+    history,
+    adapterFor: createProviderAdapter,
+    timers: o.config.timers ?? {},
+  });
   const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear(), idle: () => !service.hasLiveRuns() });
-  const http = createDualServer(createApp({ service, upstream: o.upstream, log: o.log, version: VERSION, diagnostics }).callback());
+  const http = createDualServer(
+    createApp({ service, upstream: o.upstream, log: o.log, version: VERSION, diagnostics }).callback(),
+  );
   const { server } = http;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -84,7 +98,10 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   };
 }
 
-async function startAep(o: GatewayOptions, store: Awaited<ReturnType<typeof openStore>>): Promise<AepListener | undefined> {
+async function startAep(
+  o: GatewayOptions,
+  store: Awaited<ReturnType<typeof openStore>>,
+): Promise<AepListener | undefined> {
   const aep = o.config.aep;
   const port = o.aepPort ?? aep?.port;
   if (port === undefined) return undefined;

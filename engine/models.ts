@@ -36,7 +36,8 @@ export function resolveModel(models: readonly ModelConfig[], requested: Requeste
     };
   }
   const endpoint = credentialsEndpoint(requested);
-  if (endpoint) return { endpoint, model: modelId, contextWindow: undefined, maxOutputTokens: undefined, reasoningEffort };
+  if (endpoint)
+    return { endpoint, model: modelId, contextWindow: undefined, maxOutputTokens: undefined, reasoningEffort };
   throw new RunSetupError(
     // run-route.ts sends such runs upstream; reaching this means the two disagree.
     `model ${JSON.stringify(modelId)} is not configured in byok-gateway and the request carries no usable credentials`,
@@ -52,11 +53,23 @@ function credentialsEndpoint(requested: RequestedModel | undefined): ProviderEnd
       return credentials.value.apiKey ? apiKeyEndpoint(credentials.value.apiKey, credentials.value.baseUrl) : undefined;
     case "azureCredentials": {
       const { apiKey, baseUrl, deployment } = credentials.value;
-      const missing = [["api_key", apiKey], ["base_url", baseUrl], ["deployment", deployment]].filter(([, v]) => !v).map(([name]) => name);
-      if (missing.length > 0) throw new RunSetupError(`azure_credentials lack ${missing.join(", ")}`, "invalid_argument");
+      const missing = [
+        ["api_key", apiKey],
+        ["base_url", baseUrl],
+        ["deployment", deployment],
+      ]
+        .filter(([, v]) => !v)
+        .map(([name]) => name);
+      if (missing.length > 0)
+        throw new RunSetupError(`azure_credentials lack ${missing.join(", ")}`, "invalid_argument");
       // The resource endpoint, with or without its /openai suffix, then the deployment's Chat Completions route.
       const resource = trimSlashes(baseUrl).replace(/\/openai$/, "");
-      return { kind: "openai-chat", baseUrl: `${resource}/openai/deployments/${encodeURIComponent(deployment)}`, apiKey, azureApiVersion: AZURE_API_VERSION };
+      return {
+        kind: "openai-chat",
+        baseUrl: `${resource}/openai/deployments/${encodeURIComponent(deployment)}`,
+        apiKey,
+        azureApiVersion: AZURE_API_VERSION,
+      };
     }
     case "bedrockCredentials":
       throw new RunSetupError(
@@ -78,7 +91,11 @@ function apiKeyEndpoint(apiKey: string, baseUrl: string | undefined): ProviderEn
   const anthropic = apiKey.startsWith("sk-ant-") || host === "api.anthropic.com";
   if (anthropic) {
     // Our Anthropic base URLs have no /v1 (the adapter adds /v1/messages).
-    return { kind: "anthropic", baseUrl: baseUrl ? trimSlashes(baseUrl).replace(/\/v1$/, "") : ANTHROPIC_BASE_URL, apiKey };
+    return {
+      kind: "anthropic",
+      baseUrl: baseUrl ? trimSlashes(baseUrl).replace(/\/v1$/, "") : ANTHROPIC_BASE_URL,
+      apiKey,
+    };
   }
   return { kind: "openai-chat", baseUrl: baseUrl ? trimSlashes(baseUrl) : OPENAI_BASE_URL, apiKey };
 }
@@ -92,7 +109,10 @@ function requestedEffort(requested: RequestedModel | undefined): ReasoningEffort
   if (value === undefined || value === "") return requested?.maxMode ? "high" : undefined;
   const effort = EFFORTS.find((e) => e === value.toLowerCase());
   if (effort === undefined) {
-    throw new RunSetupError(`model parameter effort=${JSON.stringify(value)} is not one of ${EFFORTS.join(", ")}`, "invalid_argument");
+    throw new RunSetupError(
+      `model parameter effort=${JSON.stringify(value)} is not one of ${EFFORTS.join(", ")}`,
+      "invalid_argument",
+    );
   }
   return effort;
 }

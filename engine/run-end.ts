@@ -1,9 +1,9 @@
 // RunEnd → Connect EndStream (seed 003 §26.2–26.6): success is `{}`; provider-side failures carry unavailable +
 // aiserver.v1.ErrorDetails; protocol errors invalid_argument; cancel is `canceled` so Cursor does not show an error.
 import type { RunEnd } from "../machines/run.js";
-import type { EndStream } from "../transport/connect/end-stream.js";
+import type { EndStream } from "../cursor/errors.js";
 import { ErrorDetails_Error } from "../proto/gen/aiserver/v1/aiserver_pb.js";
-import { RpcError, providerErrorDetails } from "../transport/connect/errors.js";
+import { RpcError, providerErrorDetails } from "../cursor/errors.js";
 
 /** Which ErrorDetails value each retryable failure cause carries; protocol and setup errors carry none. */
 const detailsFor: Partial<Record<Extract<RunEnd, { kind: "failed" }>["cause"], ErrorDetails_Error>> = {
@@ -20,7 +20,14 @@ export function endStreamFor(end: RunEnd): EndStream {
       return { ok: false, error: new RpcError(end.reason, "canceled") };
     case "failed": {
       const error = detailsFor[end.cause];
-      return { ok: false, error: new RpcError(end.message, end.code, error === undefined ? undefined : providerErrorDetails(end.message, error)) };
+      return {
+        ok: false,
+        error: new RpcError(
+          end.message,
+          end.code,
+          error === undefined ? undefined : providerErrorDetails(end.message, error),
+        ),
+      };
     }
   }
 }

@@ -1,4 +1,4 @@
-import type { ConnectCode } from "../transport/connect/errors.js";
+import type { ConnectCode } from "../cursor/errors.js";
 
 /** A run that cannot start, with the Connect code its EndStream carries (the Run machine reads `code`). */
 export class RunSetupError extends Error {

@@ -5,7 +5,6 @@ import type { RequestedModel } from "../proto/gen/agent/v1/agent_pb.js";
 import type { RunRoute } from "../transport/agent-backend.js";
 import type { ModelConfig } from "./config.js";
 
-
 export function routeRun(models: readonly ModelConfig[], requested: RequestedModel | undefined): RunRoute {
   if (models.some((m) => m.id === (requested?.modelId ?? ""))) return "local";
   const credentials = requested?.credentials;

@@ -18,7 +18,16 @@ import type { ModelConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
 import { resolveModel, type ResolvedModel } from "./models.js";
 import { RunSetupError } from "./run-errors.js";
-import { appendRuntimeMessage, loadHistory, loadResumedTurn, modeAssets, pendingRound, readRunRequest, rootIds, type RunRequestFacts } from "./run-setup.js";
+import {
+  appendRuntimeMessage,
+  loadHistory,
+  loadResumedTurn,
+  modeAssets,
+  pendingRound,
+  readRunRequest,
+  rootIds,
+  type RunRequestFacts,
+} from "./run-setup.js";
 import type { HistoryCache } from "./history-cache.js";
 
 export interface RunDeps {
@@ -49,7 +58,9 @@ export class RunSession {
   private results: Array<{ message: ToolResult; toolCall: ToolCall }> = [];
   private lastUsage: Usage | undefined;
   private totalUsage: Usage = {};
-  private pendingCommit: { kind: CheckpointKind; snapshots: CheckpointSnapshot[]; messages: CanonicalMessage[] } | undefined;
+  private pendingCommit:
+    | { kind: CheckpointKind; snapshots: CheckpointSnapshot[]; messages: CanonicalMessage[] }
+    | undefined;
   private roundCounter = 0;
   /** The provider_call_index last written for this run; -1 (createRun's value) before the first call. */
   private persistedCallIndex = -1;
@@ -76,7 +87,10 @@ export class RunSession {
     const { state, action } = this.facts;
     // Roots the history cache holds decoded are stored (garbage collection clears the cache when it deletes).
     const cached = this.deps.history.prefix(this.conversationId, rootIds(state)).messages.length;
-    return this.deps.store.missingBlobs([...state.rootPromptMessagesJson.slice(cached), ...(action.kind === "resume" ? [action.turnId] : [])]);
+    return this.deps.store.missingBlobs([
+      ...state.rootPromptMessagesJson.slice(cached),
+      ...(action.kind === "resume" ? [action.turnId] : []),
+    ]);
   }
 
   async prepare(fetched: Array<{ blobId: Uint8Array; data: Uint8Array }>): Promise<PreparedRun> {
@@ -96,13 +110,28 @@ export class RunSession {
     const env = this.facts.requestContext?.env;
     const prepared: PreparedRun = {
       toolNames: this.mode.tools.map((t) => t.name),
-      toolContext: { conversationId: this.conversationId, ...(env?.terminalsFolder ? { terminalsFolder: env.terminalsFolder } : {}) },
+      toolContext: {
+        conversationId: this.conversationId,
+        ...(env?.terminalsFolder ? { terminalsFolder: env.terminalsFolder } : {}),
+      },
     };
     const system: CanonicalMessage = { role: "system", content: this.mode.systemPrompt };
     const { action } = this.facts;
     if (action.kind === "userMessage") {
-      this.builder = new CheckpointBuilder(this.facts.state, system, { kind: "new", userMessage: action.userMessage }, this.requestId);
-      const runtime = await appendRuntimeMessage(store, this.facts, action.userMessage.text, this.requestId, this.mode, new Date());
+      this.builder = new CheckpointBuilder(
+        this.facts.state,
+        system,
+        { kind: "new", userMessage: action.userMessage },
+        this.requestId,
+      );
+      const runtime = await appendRuntimeMessage(
+        store,
+        this.facts,
+        action.userMessage.text,
+        this.requestId,
+        this.mode,
+        new Date(),
+      );
       this.pushHistory(runtime);
       this.builder.addRoot(runtime);
       return prepared;
@@ -145,7 +174,13 @@ export class RunSession {
     const request = this.modelRequest();
     if (this.persistedCallIndex !== callIndex) await this.deps.store.setProviderCallIndex(this.requestId, callIndex);
     this.persistedCallIndex = callIndex;
-    this.deps.log.info("provider call started", { request_id: this.requestId, conversation_id: this.conversationId, call_index: callIndex, model: request.model, message_count: request.messages.length });
+    this.deps.log.info("provider call started", {
+      request_id: this.requestId,
+      conversation_id: this.conversationId,
+      call_index: callIndex,
+      model: request.model,
+      message_count: request.messages.length,
+    });
     yield* this.adapter.stream(request, signal);
   }
 
@@ -205,7 +240,9 @@ export class RunSession {
       // the batch commits with the staged checkpoint, before the checkpoint is published and any tool runs.
       if (!assistant.resumed) this.addResponseSteps(assistant.turn);
       const batch = assistant.resumed ? [] : [assistant.message];
-      return this.plan(kind, [this.snapshot([pendingEntry(assistant.message)])], batch, (s) => [frames.checkpoint(s[0]!.state)]);
+      return this.plan(kind, [this.snapshot([pendingEntry(assistant.message)])], batch, (s) => [
+        frames.checkpoint(s[0]!.state),
+      ]);
     }
     if (kind === "settled") {
       const messages = [assistant.message, ...this.results.map((r) => r.message)];
@@ -281,17 +318,29 @@ export class RunSession {
 
   /** Rules ride in runtime messages' <rules> section; everything else projected counts as conversation. */
   private account(m: CanonicalMessage): void {
-    const text = m.role === "assistant" ? m.text + (m.thinking ?? "") + m.toolCalls.map((c) => c.argumentsJson).join("") : m.content;
-    const rules = m.role === "user" && m.origin === "runtime" ? (/<rules>\n([\s\S]*?)\n<\/rules>/.exec(m.content)?.[1] ?? "") : "";
+    const text =
+      m.role === "assistant"
+        ? m.text + (m.thinking ?? "") + m.toolCalls.map((c) => c.argumentsJson).join("")
+        : m.content;
+    const rules =
+      m.role === "user" && m.origin === "runtime" ? (/<rules>\n([\s\S]*?)\n<\/rules>/.exec(m.content)?.[1] ?? "") : "";
     this.projected = {
       rules: this.projected.rules + rules,
       conversationCharacters: this.projected.conversationCharacters + text.length - rules.length,
     };
   }
 
-  private plan(kind: CheckpointKind, snapshots: CheckpointSnapshot[], messages: CanonicalMessage[], publish: (s: CheckpointSnapshot[]) => CheckpointPlan["publish"]): CheckpointPlan {
+  private plan(
+    kind: CheckpointKind,
+    snapshots: CheckpointSnapshot[],
+    messages: CanonicalMessage[],
+    publish: (s: CheckpointSnapshot[]) => CheckpointPlan["publish"],
+  ): CheckpointPlan {
     this.pendingCommit = { kind, snapshots, messages };
-    return { sets: snapshots.flatMap((s) => s.sets).map(({ id, data }) => ({ id, data })), publish: publish(snapshots) };
+    return {
+      sets: snapshots.flatMap((s) => s.sets).map(({ id, data }) => ({ id, data })),
+      publish: publish(snapshots),
+    };
   }
 
   /**
@@ -305,7 +354,10 @@ export class RunSession {
       waiting.messages.push(message);
       return waiting.committed;
     }
-    const batch: { messages: ToolResult[]; committed: Promise<void> } = { messages: [message], committed: Promise.resolve() };
+    const batch: { messages: ToolResult[]; committed: Promise<void> } = {
+      messages: [message],
+      committed: Promise.resolve(),
+    };
     batch.committed = this.resultsWritten.then(async () => {
       this.resultBatch = undefined;
       await this.deps.store.appendMessages(this.conversationId, this.requestId, this.rows(batch.messages));

@@ -5,6 +5,7 @@ import {
   AgentMode,
   ConversationStateStructureSchema,
   ConversationTurnStructureSchema,
+  type ConversationTurnStructure,
   type AgentRunRequest,
   type ConversationStateStructure,
   type RequestContext,
@@ -34,14 +35,28 @@ export function readRunRequest(req: AgentRunRequest): RunRequestFacts {
   const state = req.conversationState ?? create(ConversationStateStructureSchema);
   const action = req.action?.action;
   if (action?.case === "userMessageAction" && action.value.userMessage) {
-    return { conversationId: req.conversationId, state, action: { kind: "userMessage", userMessage: action.value.userMessage }, requestContext: action.value.requestContext };
+    return {
+      conversationId: req.conversationId,
+      state,
+      action: { kind: "userMessage", userMessage: action.value.userMessage },
+      requestContext: action.value.requestContext,
+    };
   }
   if (action?.case === "resumeAction") {
     const turnId = state.turns[state.turns.length - 1];
-    if (!turnId) throw new RunSetupError("resume_action with a checkpoint that has no turn to resume", "invalid_argument");
-    return { conversationId: req.conversationId, state, action: { kind: "resume", turnId }, requestContext: action.value.requestContext };
+    if (!turnId)
+      throw new RunSetupError("resume_action with a checkpoint that has no turn to resume", "invalid_argument");
+    return {
+      conversationId: req.conversationId,
+      state,
+      action: { kind: "resume", turnId },
+      requestContext: action.value.requestContext,
+    };
   }
-  throw new RunSetupError(`conversation action ${JSON.stringify(action?.case ?? "none")} is not supported by byok-gateway yet`, "failed_precondition");
+  throw new RunSetupError(
+    `conversation action ${JSON.stringify(action?.case ?? "none")} is not supported by byok-gateway yet`,
+    "failed_precondition",
+  );
 }
 
 /**
@@ -49,29 +64,43 @@ export function readRunRequest(req: AgentRunRequest): RunRequestFacts {
  * the agent mode exists so far, and there is no silent fallback (003 §25).
  */
 export function modeAssets(assets: PromptAssets, facts: RunRequestFacts): ModeAssets {
-  const mode = facts.action.kind === "userMessage" ? facts.action.userMessage.mode : (facts.state.mode ?? AgentMode.UNSPECIFIED);
+  const mode =
+    facts.action.kind === "userMessage" ? facts.action.userMessage.mode : (facts.state.mode ?? AgentMode.UNSPECIFIED);
   if (mode !== AgentMode.UNSPECIFIED && mode !== AgentMode.AGENT) {
-    throw new RunSetupError(`mode ${AgentMode[mode] ?? mode} is not supported by byok-gateway yet`, "failed_precondition");
+    throw new RunSetupError(
+      `mode ${AgentMode[mode] ?? mode} is not supported by byok-gateway yet`,
+      "failed_precondition",
+    );
   }
   return assets.modes.get("agent")!;
 }
 
 /** The turn a resume continues: its user message and steps, by blob id (the client holds their bytes). */
-export async function loadResumedTurn(store: Store, turnId: Uint8Array): Promise<{ userMessage: Uint8Array; steps: Uint8Array[] }> {
+export async function loadResumedTurn(
+  store: Store,
+  turnId: Uint8Array,
+): Promise<{ userMessage: Uint8Array; steps: Uint8Array[] }> {
   const bytes = await store.getBlob(turnId);
-  if (!bytes) throw new RunSetupError("the turn to resume is neither stored nor provided by the client", "invalid_argument");
-  let turn;
+  if (!bytes)
+    throw new RunSetupError("the turn to resume is neither stored nor provided by the client", "invalid_argument");
+  let turn: ConversationTurnStructure["turn"];
   try {
     turn = fromBinary(ConversationTurnStructureSchema, bytes).turn;
   } catch (e) {
-    throw new RunSetupError(`the turn to resume is not a ConversationTurnStructure: ${(e as Error).message}`, "invalid_argument");
+    throw new RunSetupError(
+      `the turn to resume is not a ConversationTurnStructure: ${(e as Error).message}`,
+      "invalid_argument",
+    );
   }
-  if (turn.case !== "agentConversationTurn") throw new RunSetupError("only an agent conversation turn can be resumed", "invalid_argument");
+  if (turn.case !== "agentConversationTurn")
+    throw new RunSetupError("only an agent conversation turn can be resumed", "invalid_argument");
   return { userMessage: turn.value.userMessage, steps: turn.value.steps };
 }
 
 /** A staged checkpoint's pending entry is the assistant batch this gateway wrote; anything else is refused. */
-export function pendingRound(state: ConversationStateStructure): Extract<CanonicalMessage, { role: "assistant" }> | undefined {
+export function pendingRound(
+  state: ConversationStateStructure,
+): Extract<CanonicalMessage, { role: "assistant" }> | undefined {
   const [pending, ...more] = state.pendingToolCalls;
   if (pending === undefined) return undefined;
   let message: CanonicalMessage;
@@ -79,7 +108,10 @@ export function pendingRound(state: ConversationStateStructure): Extract<Canonic
     if (more.length) throw new RootMessageError("more than one pending tool round");
     message = decodeRootMessage(new TextEncoder().encode(pending));
   } catch (e) {
-    throw new RunSetupError(`the checkpoint's pending tool calls cannot be resumed: ${(e as Error).message}`, "invalid_argument");
+    throw new RunSetupError(
+      `the checkpoint's pending tool calls cannot be resumed: ${(e as Error).message}`,
+      "invalid_argument",
+    );
   }
   if (message.role !== "assistant" || message.toolCalls.length === 0) {
     throw new RunSetupError("the checkpoint's pending tool calls are not an assistant tool round", "invalid_argument");
@@ -98,7 +130,12 @@ export function rootIds(state: ConversationStateStructure): string[] {
  * Decodes the checkpoint's model transcript; the first root must be the one system prompt (003 §3, §9). The prefix
  * the conversation's last loaded history shares is reused decoded; only the roots after it are read and decoded.
  */
-export async function loadHistory(store: Store, cache: HistoryCache, conversationId: string, state: ConversationStateStructure): Promise<CanonicalMessage[]> {
+export async function loadHistory(
+  store: Store,
+  cache: HistoryCache,
+  conversationId: string,
+  state: ConversationStateStructure,
+): Promise<CanonicalMessage[]> {
   const ids = rootIds(state);
   const known = cache.prefix(conversationId, ids);
   const messages = [...known.messages];
@@ -106,11 +143,13 @@ export async function loadHistory(store: Store, cache: HistoryCache, conversatio
   const blobs = await store.getBlobs(state.rootPromptMessagesJson.slice(messages.length));
   for (const bytes of blobs) {
     const i = messages.length;
-    if (!bytes) throw new RunSetupError(`checkpoint root ${i} is neither stored nor provided by the client`, "invalid_argument");
+    if (!bytes)
+      throw new RunSetupError(`checkpoint root ${i} is neither stored nor provided by the client`, "invalid_argument");
     try {
       messages.push(decodeRootMessage(bytes));
     } catch (e) {
-      if (e instanceof RootMessageError) throw new RunSetupError(`checkpoint root ${i}: ${e.message}`, "invalid_argument");
+      if (e instanceof RootMessageError)
+        throw new RunSetupError(`checkpoint root ${i}: ${e.message}`, "invalid_argument");
       throw e;
     }
     sizes.push(bytes.byteLength);
@@ -134,7 +173,15 @@ export async function appendRuntimeMessage(
   const env = facts.requestContext?.env;
   const content = renderRuntime(mode.runtimeTemplate, {
     requestContext: formatRequestContext({
-      ...(env ? { os: env.osVersion, shell: env.shell, workspacePaths: env.workspacePaths, terminalsFolder: env.terminalsFolder, timeZone: env.timeZone } : {}),
+      ...(env
+        ? {
+            os: env.osVersion,
+            shell: env.shell,
+            workspacePaths: env.workspacePaths,
+            terminalsFolder: env.terminalsFolder,
+            timeZone: env.timeZone,
+          }
+        : {}),
       rules: (facts.requestContext?.rules ?? []).map((r) => r.content),
     }),
     timestamp: now.toISOString(),
@@ -142,6 +189,11 @@ export async function appendRuntimeMessage(
   });
   const eventId = `run-request:${requestId}`;
   const message: CanonicalMessage = { role: "user", content, origin: "runtime", eventId };
-  const stored = await store.appendRuntimeMessageOnce(facts.conversationId, requestId, eventId, JSON.stringify(message));
+  const stored = await store.appendRuntimeMessageOnce(
+    facts.conversationId,
+    requestId,
+    eventId,
+    JSON.stringify(message),
+  );
   return JSON.parse(stored.body) as CanonicalMessage;
 }

@@ -30,7 +30,9 @@ export function buildRunMachine(session: RunSession, timers: TimerConfig, out: R
   const emitFrame = (_: unknown, params: { message: AgentServerMessage }) => out.emit(params.message);
   const checkpoint = checkpointMachine.provide({
     actors: {
-      build: fromPromise(({ input }: { input: { kind: CheckpointKind } }) => concise(() => session.buildCheckpoint(input.kind))),
+      build: fromPromise(({ input }: { input: { kind: CheckpointKind } }) =>
+        concise(() => session.buildCheckpoint(input.kind)),
+      ),
       commit: fromPromise(() => concise(() => session.commitCheckpoint())),
     },
     actions: { emitFrame },
@@ -39,7 +41,9 @@ export function buildRunMachine(session: RunSession, timers: TimerConfig, out: R
   return runMachine.provide({
     actors: {
       findMissingBlobs: fromPromise(() => concise(() => session.findMissingBlobs())),
-      prepare: fromPromise(({ input }: { input: { fetched: Array<{ blobId: Uint8Array; data: Uint8Array }> } }) => concise(() => session.prepare(input.fetched))),
+      prepare: fromPromise(({ input }: { input: { fetched: Array<{ blobId: Uint8Array; data: Uint8Array }> } }) =>
+        concise(() => session.prepare(input.fetched)),
+      ),
       modelCall: modelCallMachine.provide({
         actors: { providerStream: providerStream(session) },
         actions: { emitFrame },
@@ -47,8 +51,12 @@ export function buildRunMachine(session: RunSession, timers: TimerConfig, out: R
       toolRound: toolRoundMachine.provide({
         actors: {
           checkpoint,
-          pendingExec: pendingExecMachine.provide({ actions: { sendAbort: (_, { id }) => out.emit(frames.execAbort(id)) } }),
-          commitResult: fromPromise(({ input }: { input: CommitResultInput }) => concise(() => session.commitResult(input))),
+          pendingExec: pendingExecMachine.provide({
+            actions: { sendAbort: (_, { id }) => out.emit(frames.execAbort(id)) },
+          }),
+          commitResult: fromPromise(({ input }: { input: CommitResultInput }) =>
+            concise(() => session.commitResult(input)),
+          ),
         },
         actions: { emitFrame },
       }),
@@ -56,7 +64,8 @@ export function buildRunMachine(session: RunSession, timers: TimerConfig, out: R
     },
     actions: {
       emitFrame,
-      recordModelCall: (_, { output }) => session.recordModelCall(output.ok ? output.assistant : undefined, output.usage),
+      recordModelCall: (_, { output }) =>
+        session.recordModelCall(output.ok ? output.assistant : undefined, output.usage),
       finish: (_, { end }) => out.finish(end),
     },
     ...(timers.kvReplyDeadlineMs ? { delays: { kvGetDeadline: timers.kvReplyDeadlineMs } } : {}),
@@ -78,7 +87,11 @@ export function providerStream(session: Pick<RunSession, "stream">) {
         sendBack({ type: "STREAM_END" });
       } catch (e) {
         deltas.flush();
-        sendBack({ type: "PROVIDER_ERROR", message: e instanceof Error ? e.message : String(e), aborted: abort.signal.aborted });
+        sendBack({
+          type: "PROVIDER_ERROR",
+          message: e instanceof Error ? e.message : String(e),
+          aborted: abort.signal.aborted,
+        });
       }
     })();
     return () => {

@@ -11,7 +11,10 @@ type Level = "info" | "warn" | "error";
 // Matches authorization, proxy-authorization, api_key, apiKey, api-key, x-api-key, cookie, set-cookie.
 const credentialKey = /authorization|api[-_]?key|^(set-)?cookie$/i;
 
-export function createJsonLogger(out: { write(line: string): unknown } = process.stderr, now: () => Date = () => new Date()): Logger {
+export function createJsonLogger(
+  out: { write(line: string): unknown } = process.stderr,
+  now: () => Date = () => new Date(),
+): Logger {
   const emit = (level: Level, msg: string, fields?: object) => {
     const record = { time: now().toISOString(), level, msg, ...redact(fields) };
     out.write(`${JSON.stringify(record, jsonSafe)}\n`);
@@ -57,7 +60,9 @@ function jsonSafe(_key: string, value: unknown): unknown {
   if (typeof value === "bigint") return value.toString();
   if (value instanceof Error) {
     const code = (value as NodeJS.ErrnoException).code;
-    return code === undefined ? { name: value.name, message: value.message } : { name: value.name, message: value.message, code };
+    return code === undefined
+      ? { name: value.name, message: value.message }
+      : { name: value.name, message: value.message, code };
   }
   return value;
 }

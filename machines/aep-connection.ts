@@ -17,7 +17,10 @@ export type AepConnectionEvent = { type: "FRAME"; envelope: ClientEnvelope } | {
 
 /** Why an attach was refused; the wiring's attach rejects with it. */
 export class AttachRefused extends Error {
-  constructor(readonly code: ErrorCode, message: string) {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -44,7 +47,9 @@ const connectionSetup = setup({
     route: (_, _params: { envelope: ClientEnvelope }) => {},
     /** Releases the session this connection held, if any (supplied by the wiring). */
     detach: () => {},
-    hold: assign({ held: ({ context, event }) => (event.type === "FRAME" ? [...context.held, event.envelope] : context.held) }),
+    hold: assign({
+      held: ({ context, event }) => (event.type === "FRAME" ? [...context.held, event.envelope] : context.held),
+    }),
   },
   guards: {
     isInit: ({ event }) => event.type === "FRAME" && event.envelope.event.type === "init",
@@ -72,7 +77,15 @@ export const aepConnectionMachine = connectionSetup.createMachine({
         FRAME: [
           { guard: "isInit", target: "attaching" },
           { guard: "isPing", actions: "pong" },
-          { actions: { type: "sendError", params: ({ event }) => ({ code: "PROTOCOL_VIOLATION" as const, message: `init must come first, got ${event.envelope.event.type}` }) } },
+          {
+            actions: {
+              type: "sendError",
+              params: ({ event }) => ({
+                code: "PROTOCOL_VIOLATION" as const,
+                message: `init must come first, got ${event.envelope.event.type}`,
+              }),
+            },
+          },
         ],
       },
       after: {
@@ -96,7 +109,13 @@ export const aepConnectionMachine = connectionSetup.createMachine({
         onError: {
           target: "closed",
           actions: enqueueActions(({ event, enqueue }) => {
-            const refused = event.error instanceof AttachRefused ? event.error : new AttachRefused("INTERNAL_ERROR", `init failed: ${event.error instanceof Error ? event.error.message : String(event.error)}`);
+            const refused =
+              event.error instanceof AttachRefused
+                ? event.error
+                : new AttachRefused(
+                    "INTERNAL_ERROR",
+                    `init failed: ${event.error instanceof Error ? event.error.message : String(event.error)}`,
+                  );
             enqueue({ type: "sendError", params: { code: refused.code, message: refused.message } });
             enqueue({ type: "close", params: { reason: refused.code } });
           }),
@@ -105,12 +124,21 @@ export const aepConnectionMachine = connectionSetup.createMachine({
       on: {
         FRAME: [
           { guard: "isPing", actions: "pong" },
-          { guard: "isInit", actions: { type: "sendError", params: { code: "PROTOCOL_VIOLATION", message: "init sent twice" } } },
+          {
+            guard: "isInit",
+            actions: { type: "sendError", params: { code: "PROTOCOL_VIOLATION", message: "init sent twice" } },
+          },
           {
             guard: "holdIsFull",
             target: "closed",
             actions: [
-              { type: "sendError", params: { code: "RATE_LIMITED", message: `more than ${MAX_HELD_FRAMES} frames before the session was ready` } },
+              {
+                type: "sendError",
+                params: {
+                  code: "RATE_LIMITED",
+                  message: `more than ${MAX_HELD_FRAMES} frames before the session was ready`,
+                },
+              },
               { type: "close", params: { reason: "too many frames before state" } },
             ],
           },
@@ -123,7 +151,10 @@ export const aepConnectionMachine = connectionSetup.createMachine({
       on: {
         FRAME: [
           { guard: "isPing", actions: "pong" },
-          { guard: "isInit", actions: { type: "sendError", params: { code: "PROTOCOL_VIOLATION", message: "init sent twice" } } },
+          {
+            guard: "isInit",
+            actions: { type: "sendError", params: { code: "PROTOCOL_VIOLATION", message: "init sent twice" } },
+          },
           { actions: { type: "route", params: ({ event }) => ({ envelope: event.envelope }) } },
         ],
       },

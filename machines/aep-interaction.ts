@@ -37,7 +37,9 @@ export const aepInteractionMachine = setup({
   actions: {
     /** Writes the answer to the worker of `generation` (supplied by the session wiring). */
     sendAnswer: (_, _params: { id: string; generation: number; answer: InteractionAnswer }) => {},
-    settled: sendParent(({ context }): AepInteractionReport => ({ type: "INTERACTION_SETTLED", id: context.id, key: context.key })),
+    settled: sendParent(
+      ({ context }): AepInteractionReport => ({ type: "INTERACTION_SETTLED", id: context.id, key: context.key }),
+    ),
   },
   guards: {
     answersThisKind: ({ context, event }) => event.type === "ANSWER" && event.answer.kind === context.kind,
@@ -55,7 +57,11 @@ export const aepInteractionMachine = setup({
           target: "answered",
           actions: {
             type: "sendAnswer",
-            params: ({ context, event }) => ({ id: context.id, generation: context.generation, answer: (event as { answer: InteractionAnswer }).answer }),
+            params: ({ context, event }) => ({
+              id: context.id,
+              generation: context.generation,
+              answer: (event as { answer: InteractionAnswer }).answer,
+            }),
           },
         },
         WITHDRAW: "withdrawn",
@@ -64,7 +70,14 @@ export const aepInteractionMachine = setup({
       after: {
         autoDenyAfter: {
           target: "timedOut",
-          actions: { type: "sendAnswer", params: ({ context }) => ({ id: context.id, generation: context.generation, answer: autoDeny(context.kind) }) },
+          actions: {
+            type: "sendAnswer",
+            params: ({ context }) => ({
+              id: context.id,
+              generation: context.generation,
+              answer: autoDeny(context.kind),
+            }),
+          },
         },
       },
     },

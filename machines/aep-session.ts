@@ -60,7 +60,15 @@ const sessionSetup = setup({
     /** A session-level event through the sequencer (supplied by the wiring). */
     emit: (_, _params: { event: ServerEvent }) => {},
     /** Persists what a restart needs (supplied by the wiring). */
-    persist: (_, _params: { workdir: string; workerSessionId: string; workerStarted: boolean; state: "idle" | "running" | "terminated" }) => {},
+    persist: (
+      _,
+      _params: {
+        workdir: string;
+        workerSessionId: string;
+        workerStarted: boolean;
+        state: "idle" | "running" | "terminated";
+      },
+    ) => {},
     /** Forgets the session: store row, registry entry, connection (supplied by the wiring). */
     forget: () => {},
     /** A worker asked something outside any turn: nobody can answer, so it is denied at once. */
@@ -69,7 +77,8 @@ const sessionSetup = setup({
     rejectAnswer: (_, _params: { id: string }) => {},
   },
   guards: {
-    fromCurrentWorker: ({ context, event }) => event.type === "WORKER" && context.workerAlive && event.generation === context.generation,
+    fromCurrentWorker: ({ context, event }) =>
+      event.type === "WORKER" && context.workerAlive && event.generation === context.generation,
     terminating: ({ context }) => endsSession(context.pendingControl),
     controlEndsSession: ({ event }) => event.type === "CONTROL" && endsSession(event.control),
   },
@@ -83,7 +92,12 @@ const ensureWorker = sessionSetup.createAction(
     enqueue.assign({ generation, workerAlive: true });
     enqueue.spawnChild("workerProcess", {
       id: workerChild(generation),
-      input: { generation, workdir: context.workdir, workerSessionId: context.workerSessionId, resume: context.workerStarted },
+      input: {
+        generation,
+        workdir: context.workdir,
+        workerSessionId: context.workerSessionId,
+        resume: context.workerStarted,
+      },
     });
   }),
 );
@@ -95,7 +109,15 @@ const observeWorker = sessionSetup.createAction(
     const w = event.event;
     if (w.type === "worker.ready" && !context.workerStarted) {
       enqueue.assign({ workerStarted: true });
-      enqueue({ type: "persist", params: { workdir: context.workdir, workerSessionId: context.workerSessionId, workerStarted: true, state: "running" } });
+      enqueue({
+        type: "persist",
+        params: {
+          workdir: context.workdir,
+          workerSessionId: context.workerSessionId,
+          workerStarted: true,
+          state: "running",
+        },
+      });
     }
     if (w.type === "worker.exited") {
       enqueue.assign({ workerAlive: false });
@@ -109,8 +131,10 @@ const observeIdleWorker = sessionSetup.createAction(
   enqueueActions(({ event, enqueue }) => {
     if (event.type !== "WORKER") return;
     const w = event.event;
-    if (w.type === "interaction.requested") enqueue({ type: "denyStray", params: { generation: event.generation, id: w.id } });
-    if (w.type === "raw") enqueue({ type: "emit", params: { event: { type: "raw", data: { kind: "worker", raw: w.frame } } } });
+    if (w.type === "interaction.requested")
+      enqueue({ type: "denyStray", params: { generation: event.generation, id: w.id } });
+    if (w.type === "raw")
+      enqueue({ type: "emit", params: { event: { type: "raw", data: { kind: "worker", raw: w.frame } } } });
   }),
 );
 
@@ -136,9 +160,21 @@ const applyControl = sessionSetup.createAction(
       enqueue.assign({ workdir, workerSessionId, workerStarted });
     }
     const terminated = control.action === "terminate" || control.action === "delete";
-    enqueue({ type: "persist", params: { workdir, workerSessionId, workerStarted, state: terminated ? "terminated" : "idle" } });
-    const message = { gc: "worker released", reset: "context reset", cd: `working directory ${workdir}`, terminate: "session terminated", delete: "session deleted" }[control.action];
-    enqueue({ type: "emit", params: { event: { type: "state", data: { state: terminated ? "terminated" : "idle", message } } } });
+    enqueue({
+      type: "persist",
+      params: { workdir, workerSessionId, workerStarted, state: terminated ? "terminated" : "idle" },
+    });
+    const message = {
+      gc: "worker released",
+      reset: "context reset",
+      cd: `working directory ${workdir}`,
+      terminate: "session terminated",
+      delete: "session deleted",
+    }[control.action];
+    enqueue({
+      type: "emit",
+      params: { event: { type: "state", data: { state: terminated ? "terminated" : "idle", message } } },
+    });
     if (control.action === "delete") enqueue("forget");
   }),
 );
@@ -158,11 +194,24 @@ export const aepSessionMachine = sessionSetup.createMachine({
       on: {
         INPUT: { target: "busy", actions: ensureWorker },
         // Nothing to stop (the turn already ended, or none began): the client still learns where the session stands.
-        STOP: { actions: { type: "emit", params: { event: { type: "state", data: { state: "idle", message: "no turn to stop" } } } } },
+        STOP: {
+          actions: {
+            type: "emit",
+            params: { event: { type: "state", data: { state: "idle", message: "no turn to stop" } } },
+          },
+        },
         ANSWER: { actions: { type: "rejectAnswer", params: ({ event }) => ({ id: event.id }) } },
         CONTROL: [
-          { guard: "controlEndsSession", target: "terminated", actions: assign({ pendingControl: ({ event }) => event.control }) },
-          { target: "idle", reenter: true, actions: [killWorker, assign({ pendingControl: ({ event }) => event.control })] },
+          {
+            guard: "controlEndsSession",
+            target: "terminated",
+            actions: assign({ pendingControl: ({ event }) => event.control }),
+          },
+          {
+            target: "idle",
+            reenter: true,
+            actions: [killWorker, assign({ pendingControl: ({ event }) => event.control })],
+          },
         ],
       },
     },
@@ -172,12 +221,20 @@ export const aepSessionMachine = sessionSetup.createMachine({
         src: "turn",
         input: ({ context, event }): AepTurnInput => {
           const e = event as Extract<AepSessionEvent, { type: "INPUT" }>;
-          return { executionId: e.executionId, clientMessageId: e.clientMessageId, content: e.content, generation: context.generation };
+          return {
+            executionId: e.executionId,
+            clientMessageId: e.clientMessageId,
+            content: e.content,
+            generation: context.generation,
+          };
         },
         onDone: [{ guard: "terminating", target: "terminated" }, { target: "idle" }],
       },
       on: {
-        WORKER: { guard: "fromCurrentWorker", actions: [enqueueActions(({ event, enqueue }) => enqueue.sendTo("turn", event)), observeWorker] },
+        WORKER: {
+          guard: "fromCurrentWorker",
+          actions: [enqueueActions(({ event, enqueue }) => enqueue.sendTo("turn", event)), observeWorker],
+        },
         STOP: { actions: enqueueActions(({ enqueue }) => enqueue.sendTo("turn", { type: "STOP" })) },
         ANSWER: { actions: enqueueActions(({ event, enqueue }) => enqueue.sendTo("turn", event)) },
         // The turn ends as stopped with the control's name as its reason; the worker goes with it.

@@ -5,7 +5,14 @@
 // that arrive while the input is still being delivered are held and replayed in order.
 import { assign, enqueueActions, fromPromise, setup } from "xstate";
 import type { ErrorCode, ServerEvent } from "../aep/wire/envelope.js";
-import { closeOpenMessages, errorCodeOf, initialMapping, interactionRequest, mapContent, type MappingState } from "../aep/wire/mapping.js";
+import {
+  closeOpenMessages,
+  errorCodeOf,
+  initialMapping,
+  interactionRequest,
+  mapContent,
+  type MappingState,
+} from "../aep/wire/mapping.js";
 import type { InteractionAnswer, TurnUsage, WorkerEvent } from "../workers/types.js";
 import { aepInteractionMachine, type AepInteractionReport } from "./aep-interaction.js";
 
@@ -60,7 +67,10 @@ const turnSetup = setup({
     /** Through the session's sequencer, tagged with this execution (supplied by the wiring). */
     emit: (_, _params: { event: ServerEvent; executionId: string }) => {},
     /** input.ack for the delivery fact `deliver` has already written to the ledger. */
-    ack: (_, _params: { executionId: string; clientMessageId: string; status: "delivered" | "failed"; errorCode?: ErrorCode }) => {},
+    ack: (
+      _,
+      _params: { executionId: string; clientMessageId: string; status: "delivered" | "failed"; errorCode?: ErrorCode },
+    ) => {},
     /** Records runtime `started` in the ledger (supplied by the wiring). */
     recordStarted: (_, _params: { executionId: string }) => {},
     /** Persists the runtime outcome, then announces runtime.execution.completed|failed (after done). */
@@ -94,10 +104,14 @@ const relay = turnSetup.createAction(
     switch (w.type) {
       case "input.started":
       case "turn.started":
-        if (context.started || (w.type === "input.started" && (w.mode !== "turn" || w.inputId !== context.executionId))) return;
+        if (context.started || (w.type === "input.started" && (w.mode !== "turn" || w.inputId !== context.executionId)))
+          return;
         enqueue.assign({ started: true });
         enqueue({ type: "recordStarted", params: { executionId: context.executionId } });
-        emit({ type: "runtime.execution.started", data: { execution_id: context.executionId, status: "started", started_at: Date.now() } });
+        emit({
+          type: "runtime.execution.started",
+          data: { execution_id: context.executionId, status: "started", started_at: Date.now() },
+        });
         return;
       case "text.delta":
       case "text.completed":
@@ -119,7 +133,10 @@ const relay = turnSetup.createAction(
         if (previous) enqueue.stopChild(previous);
         const child = `interaction-${context.nextChild}`;
         enqueue.assign({ interactions: { ...context.interactions, [w.id]: child }, nextChild: context.nextChild + 1 });
-        enqueue.spawnChild("interaction", { id: child, input: { id: w.id, kind: w.kind, generation: context.generation, key: child } });
+        enqueue.spawnChild("interaction", {
+          id: child,
+          input: { id: w.id, kind: w.kind, generation: context.generation, key: child },
+        });
         emit(interactionRequest(w));
         return;
       }
@@ -139,12 +156,22 @@ const relay = turnSetup.createAction(
         enqueue.assign({
           end: context.stopRequested
             ? { outcome: "stopped", reason: context.stopReason }
-            : { outcome: "failed", code: "WORKER_CRASH", message: `worker exited during the turn (code ${w.code}, signal ${w.signal})` },
+            : {
+                outcome: "failed",
+                code: "WORKER_CRASH",
+                message: `worker exited during the turn (code ${w.code}, signal ${w.signal})`,
+              },
         });
         return;
       case "worker.ready":
         // Which worker and version serve this turn (a client may show it; the e2e tests pin the CLI version by it).
-        emit({ type: "raw", data: { kind: "worker.ready", raw: { version: w.version, model: w.model, permission_mode: w.permissionMode } } });
+        emit({
+          type: "raw",
+          data: {
+            kind: "worker.ready",
+            raw: { version: w.version, model: w.model, permission_mode: w.permissionMode },
+          },
+        });
         return;
       default:
         return; // input.queued/completed: ledger facts, nothing for the client here
@@ -155,7 +182,8 @@ const relay = turnSetup.createAction(
 function endOf(context: AepTurnContext, w: Extract<WorkerEvent, { type: "turn.finished" }>): TurnEnd {
   const usage = w.usage;
   if (w.outcome === "completed") return { outcome: "completed", usage };
-  if (w.outcome === "stopped" || context.stopRequested) return { outcome: "stopped", reason: context.stopRequested ? context.stopReason : "interrupted", usage };
+  if (w.outcome === "stopped" || context.stopRequested)
+    return { outcome: "stopped", reason: context.stopRequested ? context.stopReason : "interrupted", usage };
   // Seed 002 has no code for an upstream error or a turn limit; the message says which it was.
   return { outcome: "failed", code: errorCodeOf(w.errorCode), message: w.message ?? `turn ${w.outcome}`, usage };
 }
@@ -203,7 +231,8 @@ const finish = turnSetup.createAction(
     const end = context.end!;
     const emit = (event: ServerEvent) => enqueue({ type: "emit", params: { event, executionId: context.executionId } });
     for (const e of closeOpenMessages(context.mapping)) emit(e);
-    if (end.outcome === "failed" && !context.errorSent) emit({ type: "error", data: { code: end.code, message: end.message } });
+    if (end.outcome === "failed" && !context.errorSent)
+      emit({ type: "error", data: { code: end.code, message: end.message } });
     emit({
       type: "done",
       data: {
@@ -252,32 +281,72 @@ export const aepTurnMachine = turnSetup.createMachine({
   initial: "delivering",
   states: {
     delivering: {
-      entry: { type: "emit", params: ({ context }) => ({ event: { type: "state", data: { state: "running" } }, executionId: context.executionId }) },
+      entry: {
+        type: "emit",
+        params: ({ context }) => ({
+          event: { type: "state", data: { state: "running" } },
+          executionId: context.executionId,
+        }),
+      },
       invoke: {
         src: "deliver",
-        input: ({ context }) => ({ executionId: context.executionId, content: context.content, generation: context.generation }),
+        input: ({ context }) => ({
+          executionId: context.executionId,
+          content: context.content,
+          generation: context.generation,
+        }),
         onDone: [
           {
             guard: "stopWasRequested",
             target: "stopping",
-            actions: { type: "ack", params: ({ context }) => ({ executionId: context.executionId, clientMessageId: context.clientMessageId, status: "delivered" as const }) },
+            actions: {
+              type: "ack",
+              params: ({ context }) => ({
+                executionId: context.executionId,
+                clientMessageId: context.clientMessageId,
+                status: "delivered" as const,
+              }),
+            },
           },
           {
             target: "running",
-            actions: { type: "ack", params: ({ context }) => ({ executionId: context.executionId, clientMessageId: context.clientMessageId, status: "delivered" as const }) },
+            actions: {
+              type: "ack",
+              params: ({ context }) => ({
+                executionId: context.executionId,
+                clientMessageId: context.clientMessageId,
+                status: "delivered" as const,
+              }),
+            },
           },
         ],
         onError: {
           target: "failed",
           actions: [
-            { type: "ack", params: ({ context }) => ({ executionId: context.executionId, clientMessageId: context.clientMessageId, status: "failed" as const, errorCode: "WORKER_START_FAILED" as const }) },
-            assign({ end: ({ event }) => ({ outcome: "failed" as const, code: "WORKER_START_FAILED" as const, message: `input not delivered to the worker: ${String((event.error as Error)?.message ?? event.error)}` }) }),
+            {
+              type: "ack",
+              params: ({ context }) => ({
+                executionId: context.executionId,
+                clientMessageId: context.clientMessageId,
+                status: "failed" as const,
+                errorCode: "WORKER_START_FAILED" as const,
+              }),
+            },
+            assign({
+              end: ({ event }) => ({
+                outcome: "failed" as const,
+                code: "WORKER_START_FAILED" as const,
+                message: `input not delivered to the worker: ${String((event.error as Error)?.message ?? event.error)}`,
+              }),
+            }),
           ],
         },
       },
       on: {
         WORKER: { actions: holdWorkerEvent },
-        STOP: { actions: assign({ stopRequested: true, stopReason: ({ event }) => event.reason ?? "stopped_by_user" }) },
+        STOP: {
+          actions: assign({ stopRequested: true, stopReason: ({ event }) => event.reason ?? "stopped_by_user" }),
+        },
         ANSWER: { actions: routeAnswer },
       },
     },
@@ -289,7 +358,10 @@ export const aepTurnMachine = turnSetup.createMachine({
         WORKER: { actions: relay },
         ANSWER: { actions: routeAnswer },
         INTERACTION_SETTLED: { actions: forgetInteraction },
-        STOP: { target: "stopping", actions: assign({ stopRequested: true, stopReason: ({ event }) => event.reason ?? "stopped_by_user" }) },
+        STOP: {
+          target: "stopping",
+          actions: assign({ stopRequested: true, stopReason: ({ event }) => event.reason ?? "stopped_by_user" }),
+        },
       },
       states: {
         streaming: { always: { guard: "awaitingInteraction", target: "awaitingInteraction" } },
@@ -302,10 +374,15 @@ export const aepTurnMachine = turnSetup.createMachine({
       invoke: {
         src: "interrupt",
         input: ({ context }) => ({ generation: context.generation }),
-        onDone: { guard: { type: "notAcknowledged", params: ({ event }) => ({ acked: event.output }) }, actions: { type: "killWorker", params: ({ context }) => ({ generation: context.generation }) } },
+        onDone: {
+          guard: { type: "notAcknowledged", params: ({ event }) => ({ acked: event.output }) },
+          actions: { type: "killWorker", params: ({ context }) => ({ generation: context.generation }) },
+        },
         onError: { actions: { type: "killWorker", params: ({ context }) => ({ generation: context.generation }) } },
       },
-      after: { stopGrace: { actions: { type: "killWorker", params: ({ context }) => ({ generation: context.generation }) } } },
+      after: {
+        stopGrace: { actions: { type: "killWorker", params: ({ context }) => ({ generation: context.generation }) } },
+      },
       on: {
         WORKER: { actions: relay },
         ANSWER: { actions: routeAnswer },

@@ -67,7 +67,9 @@ const checkpointSetup = setup({
 const sendSets = checkpointSetup.createAction(
   enqueueActions(({ context, enqueue }) => {
     const sets = context.plan?.sets ?? [];
-    sets.forEach((blob, i) => enqueue({ type: "emitFrame", params: { message: frames.kvSet(context.nextKvId + i, blob.id, blob.data) } }));
+    sets.forEach((blob, i) => {
+      enqueue({ type: "emitFrame", params: { message: frames.kvSet(context.nextKvId + i, blob.id, blob.data) } });
+    });
     enqueue.assign({ awaiting: sets.map((_, i) => context.nextKvId + i), nextKvId: context.nextKvId + sets.length });
   }),
 );
@@ -80,7 +82,13 @@ const publish = checkpointSetup.createAction(
 
 export const checkpointMachine = checkpointSetup.createMachine({
   id: "checkpoint",
-  context: ({ input }) => ({ kind: input.kind, nextKvId: input.kvIdBase, plan: undefined, awaiting: [], error: undefined }),
+  context: ({ input }) => ({
+    kind: input.kind,
+    nextKvId: input.kvIdBase,
+    plan: undefined,
+    awaiting: [],
+    error: undefined,
+  }),
   initial: "building",
   states: {
     building: {
@@ -88,7 +96,13 @@ export const checkpointMachine = checkpointSetup.createMachine({
         src: "build",
         input: ({ context }) => ({ kind: context.kind }),
         onDone: { target: "setting", actions: assign({ plan: ({ event }) => event.output }) },
-        onError: { target: "failed", actions: { type: "fail", params: ({ event }) => ({ error: `checkpoint build failed: ${String(event.error)}` }) } },
+        onError: {
+          target: "failed",
+          actions: {
+            type: "fail",
+            params: ({ event }) => ({ error: `checkpoint build failed: ${String(event.error)}` }),
+          },
+        },
       },
     },
     setting: {
@@ -96,12 +110,27 @@ export const checkpointMachine = checkpointSetup.createMachine({
       always: { guard: "allAcknowledged", target: "committing" },
       on: {
         KV_SET_RESULT: [
-          { guard: "isRefusal", target: "failed", actions: { type: "fail", params: ({ event }) => ({ error: `client refused blob SET ${event.id}: ${event.error}` }) } },
+          {
+            guard: "isRefusal",
+            target: "failed",
+            actions: {
+              type: "fail",
+              params: ({ event }) => ({ error: `client refused blob SET ${event.id}: ${event.error}` }),
+            },
+          },
           { guard: "isAwaited", actions: "acknowledge" },
         ],
       },
       after: {
-        kvAckDeadline: { target: "failed", actions: { type: "fail", params: ({ context }) => ({ error: `blob SET not acknowledged in time (kv ids ${context.awaiting.join(", ")})` }) } },
+        kvAckDeadline: {
+          target: "failed",
+          actions: {
+            type: "fail",
+            params: ({ context }) => ({
+              error: `blob SET not acknowledged in time (kv ids ${context.awaiting.join(", ")})`,
+            }),
+          },
+        },
       },
     },
     committing: {
@@ -109,11 +138,21 @@ export const checkpointMachine = checkpointSetup.createMachine({
         src: "commit",
         input: ({ context }) => ({ kind: context.kind }),
         onDone: "published",
-        onError: { target: "failed", actions: { type: "fail", params: ({ event }) => ({ error: `checkpoint commit failed: ${String(event.error)}` }) } },
+        onError: {
+          target: "failed",
+          actions: {
+            type: "fail",
+            params: ({ event }) => ({ error: `checkpoint commit failed: ${String(event.error)}` }),
+          },
+        },
       },
     },
     published: { type: "final", entry: publish },
     failed: { type: "final" },
   },
-  output: ({ context }) => ({ ok: context.error === undefined, ...(context.error ? { error: context.error } : {}), nextKvId: context.nextKvId }),
+  output: ({ context }) => ({
+    ok: context.error === undefined,
+    ...(context.error ? { error: context.error } : {}),
+    nextKvId: context.nextKvId,
+  }),
 });

@@ -51,7 +51,13 @@ export interface AssistantTurn {
 }
 
 export type ModelCallOutput =
-  | { ok: true; reason: "stop" | "toolUse"; assistant: AssistantTurn; invocations: ToolInvocation[]; usage: Usage | undefined }
+  | {
+      ok: true;
+      reason: "stop" | "toolUse";
+      assistant: AssistantTurn;
+      invocations: ToolInvocation[];
+      usage: Usage | undefined;
+    }
   | { ok: false; failure: Failure; usage: Usage | undefined };
 
 export type ModelCallEvent =
@@ -85,7 +91,9 @@ const modelCallSetup = setup({
 const onModelEvent = modelCallSetup.createAction(
   enqueueActions(({ context, event, enqueue }) => {
     if (event.type !== "MODEL") return;
-    enqueue.assign(applyModelEvent(context, event.event, (message) => enqueue({ type: "emitFrame", params: { message } })));
+    enqueue.assign(
+      applyModelEvent(context, event.event, (message) => enqueue({ type: "emitFrame", params: { message } })),
+    );
   }),
 );
 
@@ -100,7 +108,10 @@ const failProvider = modelCallSetup.createAction(
 const closeThinking = modelCallSetup.createAction(
   enqueueActions(({ context, enqueue }) => {
     if (context.thinkingStartedAt === undefined) return;
-    enqueue({ type: "emitFrame", params: { message: frames.thinkingCompleted(Date.now() - context.thinkingStartedAt) } });
+    enqueue({
+      type: "emitFrame",
+      params: { message: frames.thinkingCompleted(Date.now() - context.thinkingStartedAt) },
+    });
     enqueue.assign({ thinkingStartedAt: undefined });
   }),
 );
@@ -123,7 +134,14 @@ export const modelCallMachine = modelCallSetup.createMachine({
   initial: "streaming",
   states: {
     streaming: {
-      invoke: { src: "providerStream", input: ({ context }) => ({ callIndex: context.callIndex, modelCallId: context.modelCallId, toolNames: context.toolNames }) },
+      invoke: {
+        src: "providerStream",
+        input: ({ context }) => ({
+          callIndex: context.callIndex,
+          modelCallId: context.modelCallId,
+          toolNames: context.toolNames,
+        }),
+      },
       on: {
         MODEL: { actions: onModelEvent },
         PROVIDER_ERROR: { actions: failProvider },
@@ -159,18 +177,20 @@ function applyModelEvent(ctx: ModelCallContext, ev: ModelEvent, emitFrame: (m: A
     case "text_end":
       return ctx.textOpen ? { textOpen: false } : fail("provider", "text block ended without start");
     case "thinking_start":
-      return ctx.thinkingStartedAt !== undefined ? fail("provider", "thinking started while already thinking") : { thinkingStartedAt: Date.now(), thinking: ctx.thinking ?? "" };
+      return ctx.thinkingStartedAt !== undefined
+        ? fail("provider", "thinking started while already thinking")
+        : { thinkingStartedAt: Date.now(), thinking: ctx.thinking ?? "" };
     case "thinking_delta":
       if (ctx.thinkingStartedAt === undefined) return fail("provider", "thinking delta outside a thinking block");
       emitFrame(frames.thinkingDelta(ev.delta));
       return { thinking: (ctx.thinking ?? "") + ev.delta };
     case "thinking_end":
       if (ctx.thinkingStartedAt === undefined) return fail("provider", "thinking ended without start");
-    {
-      const elapsed = Math.max(1, Date.now() - ctx.thinkingStartedAt);
-      emitFrame(frames.thinkingCompleted(elapsed));
-      return { thinkingStartedAt: undefined, thinkingMs: ctx.thinkingMs + elapsed };
-    }
+      {
+        const elapsed = Math.max(1, Date.now() - ctx.thinkingStartedAt);
+        emitFrame(frames.thinkingCompleted(elapsed));
+        return { thinkingStartedAt: undefined, thinkingMs: ctx.thinkingMs + elapsed };
+      }
     case "toolcall_start":
       return startToolCall(ctx, ev, emitFrame);
     case "toolcall_delta":
@@ -186,23 +206,38 @@ function applyModelEvent(ctx: ModelCallContext, ev: ModelEvent, emitFrame: (m: A
   }
 }
 
-function startToolCall(ctx: ModelCallContext, ev: Extract<ModelEvent, { type: "toolcall_start" }>, emitFrame: (m: AgentServerMessage) => void): Patch {
+function startToolCall(
+  ctx: ModelCallContext,
+  ev: Extract<ModelEvent, { type: "toolcall_start" }>,
+  emitFrame: (m: AgentServerMessage) => void,
+): Patch {
   const driver = ctx.toolNames.includes(ev.name) ? toolDriver(ev.name) : undefined;
-  if (!driver) return { failure: { kind: "protocol", message: `model called unknown tool ${JSON.stringify(ev.name)}` } };
-  if (ctx.tools.has(ev.index)) return { failure: { kind: "provider", message: `tool call index ${ev.index} started twice` } };
+  if (!driver)
+    return { failure: { kind: "protocol", message: `model called unknown tool ${JSON.stringify(ev.name)}` } };
+  if (ctx.tools.has(ev.index))
+    return { failure: { kind: "provider", message: `tool call index ${ev.index} started twice` } };
   emitFrame(frames.partialToolCall(ev.id, ctx.modelCallId, driver.placeholder(ev.id)));
   const tools = new Map(ctx.tools);
   tools.set(ev.index, { id: ev.id, name: ev.name, argsText: "", ended: false, streamer: driver.argsStreamer?.(ev.id) });
   return { tools };
 }
 
-function toolCallDelta(ctx: ModelCallContext, ev: Extract<ModelEvent, { type: "toolcall_delta" }>, emitFrame: (m: AgentServerMessage) => void): Patch {
+function toolCallDelta(
+  ctx: ModelCallContext,
+  ev: Extract<ModelEvent, { type: "toolcall_delta" }>,
+  emitFrame: (m: AgentServerMessage) => void,
+): Patch {
   const open = ctx.tools.get(ev.index);
-  if (!open || open.ended) return { failure: { kind: "provider", message: `arguments for tool call index ${ev.index} outside its block` } };
+  if (!open || open.ended)
+    return { failure: { kind: "provider", message: `arguments for tool call index ${ev.index} outside its block` } };
   const driver = toolDriver(open.name)!;
   emitFrame(frames.partialToolCall(open.id, ctx.modelCallId, driver.placeholder(open.id), ev.delta));
   for (const out of open.streamer?.push(ev.delta) ?? []) {
-    emitFrame(out.kind === "delta" ? frames.toolCallDelta(open.id, ctx.modelCallId, out.delta) : frames.partialToolCall(open.id, ctx.modelCallId, out.toolCall));
+    emitFrame(
+      out.kind === "delta"
+        ? frames.toolCallDelta(open.id, ctx.modelCallId, out.delta)
+        : frames.partialToolCall(open.id, ctx.modelCallId, out.toolCall),
+    );
   }
   const tools = new Map(ctx.tools);
   tools.set(ev.index, { ...open, argsText: open.argsText + ev.delta });
@@ -211,7 +246,8 @@ function toolCallDelta(ctx: ModelCallContext, ev: Extract<ModelEvent, { type: "t
 
 function endToolCall(ctx: ModelCallContext, ev: Extract<ModelEvent, { type: "toolcall_end" }>): Patch {
   const open = ctx.tools.get(ev.index);
-  if (!open || open.ended) return { failure: { kind: "provider", message: `tool call index ${ev.index} ended without start` } };
+  if (!open || open.ended)
+    return { failure: { kind: "provider", message: `tool call index ${ev.index} ended without start` } };
   let args: unknown;
   try {
     args = JSON.parse(ev.argumentsJson);
@@ -230,16 +266,22 @@ function endToolCall(ctx: ModelCallContext, ev: Extract<ModelEvent, { type: "too
 function finish(ctx: ModelCallContext, ev: Extract<ModelEvent, { type: "done" }>): Patch {
   const fail = (message: string): Patch => ({ failure: { kind: "provider", message } });
   if (ev.reason === "length") return fail("the model stopped at its output limit (finish reason length)");
-  if (ctx.textOpen || ctx.thinkingStartedAt !== undefined) return fail("provider finished with an unclosed text or thinking block");
+  if (ctx.textOpen || ctx.thinkingStartedAt !== undefined)
+    return fail("provider finished with an unclosed text or thinking block");
   if ([...ctx.tools.values()].some((t) => !t.ended)) return fail("provider finished with an unclosed tool call");
-  if (ev.reason === "toolUse" && ctx.tools.size === 0) return fail("provider finished for tool use without any tool call");
+  if (ev.reason === "toolUse" && ctx.tools.size === 0)
+    return fail("provider finished for tool use without any tool call");
   if (ev.reason === "stop" && ctx.tools.size > 0) return fail("provider finished with stop but produced tool calls");
   return { doneReason: ev.reason, ...(ev.replay ? { replay: ev.replay } : {}) };
 }
 
 function outputOf(ctx: ModelCallContext): ModelCallOutput {
   if (ctx.failure || !ctx.doneReason) {
-    return { ok: false, failure: ctx.failure ?? { kind: "provider", message: "model call ended without done" }, usage: ctx.usage };
+    return {
+      ok: false,
+      failure: ctx.failure ?? { kind: "provider", message: "model call ended without done" },
+      usage: ctx.usage,
+    };
   }
   const ordered = [...ctx.tools.entries()].sort(([a], [b]) => a - b);
   const toolCalls = ordered.map(([index, t]) => ({ id: t.id, name: t.name, argumentsJson: t.argsText, index }));

@@ -31,24 +31,30 @@ export const pendingExecMachine = setup({
   actions: {
     /** Emits ExecServerControlMessage.abort for this id (supplied by the engine). */
     sendAbort: (_, _params: { id: number }) => {},
-    forwardData: sendParent(({ context, event }): PendingExecReport => ({
-      type: "EXEC_DATA",
-      execId: context.id,
-      callId: context.callId,
-      message: event.type === "DATA" ? event.message : { case: undefined },
-    })),
-    reportClosedEarly: sendParent(({ context }): PendingExecReport => ({
-      type: "EXEC_FAILED",
-      execId: context.id,
-      callId: context.callId,
-      message: `exec ${context.id} stream closed before its result`,
-    })),
-    reportThrow: sendParent(({ context, event }): PendingExecReport => ({
-      type: "EXEC_FAILED",
-      execId: context.id,
-      callId: context.callId,
-      message: `exec ${context.id} threw: ${event.type === "THROW" ? event.error : "unknown error"}`,
-    })),
+    forwardData: sendParent(
+      ({ context, event }): PendingExecReport => ({
+        type: "EXEC_DATA",
+        execId: context.id,
+        callId: context.callId,
+        message: event.type === "DATA" ? event.message : { case: undefined },
+      }),
+    ),
+    reportClosedEarly: sendParent(
+      ({ context }): PendingExecReport => ({
+        type: "EXEC_FAILED",
+        execId: context.id,
+        callId: context.callId,
+        message: `exec ${context.id} stream closed before its result`,
+      }),
+    ),
+    reportThrow: sendParent(
+      ({ context, event }): PendingExecReport => ({
+        type: "EXEC_FAILED",
+        execId: context.id,
+        callId: context.callId,
+        message: `exec ${context.id} threw: ${event.type === "THROW" ? event.error : "unknown error"}`,
+      }),
+    ),
   },
   guards: {
     /** An ExecClientMessage with no oneof set is not a result: keep waiting (003 §26.10). */

@@ -5,7 +5,7 @@
 // abandoned when no subscriber came back within the reconnect grace, and keeps a terminal stream for 30 s.
 import { assign, emit, enqueueActions, setup } from "xstate";
 import type { AgentClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
-import type { EndStream } from "../transport/connect/end-stream.js";
+import type { EndStream } from "../cursor/errors.js";
 
 /** A gap larger than this many held messages is refused rather than buffered without bound. */
 export const MAX_HELD_APPENDS = 1024;

@@ -85,7 +85,9 @@ const runSetup = setup({
     end: assign({ end: (_, params: { end: RunEnd }) => params.end }),
     recordGet: assign({
       gets: ({ context, event }) =>
-        event.type === "KV_GET_RESULT" ? context.gets.map((g) => (g.id === event.id && event.data ? { ...g, data: event.data } : g)) : context.gets,
+        event.type === "KV_GET_RESULT"
+          ? context.gets.map((g) => (g.id === event.id && event.data ? { ...g, data: event.data } : g))
+          : context.gets,
     }),
     forwardToRound: sendTo("toolRound", ({ event }) => event),
     /** The round aborts its running execs before it ends; the run then takes the recorded interruption. */
@@ -102,7 +104,8 @@ const runSetup = setup({
   guards: {
     /** Outside a tool round only late tails of finished execs are legal (003 §26.7). */
     unknownExec: ({ context, event }) =>
-      (event.type === "CLIENT_EXEC" || event.type === "CLIENT_STREAM_CLOSE" || event.type === "CLIENT_THROW") && event.id >= context.nextExecId,
+      (event.type === "CLIENT_EXEC" || event.type === "CLIENT_STREAM_CLOSE" || event.type === "CLIENT_THROW") &&
+      event.id >= context.nextExecId,
     interrupted: ({ context }) => context.interruption !== undefined,
     endedFailed: ({ context }) => context.end?.kind === "failed",
     endedCanceled: ({ context }) => context.end?.kind === "canceled",
@@ -146,9 +149,18 @@ export const runMachine = runSetup.createMachine({
     CANCEL: { actions: { type: "end", params: ({ event }) => ({ end: canceled(event.reason) }) } },
     FAIL: { actions: { type: "end", params: ({ event }) => ({ end: limitFailure(event.message) }) } },
     KV_SET_RESULT: { actions: "forwardToCheckpoint" },
-    CLIENT_EXEC: { guard: "unknownExec", actions: { type: "end", params: ({ event }) => ({ end: unknownExec(event) }) } },
-    CLIENT_STREAM_CLOSE: { guard: "unknownExec", actions: { type: "end", params: ({ event }) => ({ end: unknownExec(event) }) } },
-    CLIENT_THROW: { guard: "unknownExec", actions: { type: "end", params: ({ event }) => ({ end: unknownExec(event) }) } },
+    CLIENT_EXEC: {
+      guard: "unknownExec",
+      actions: { type: "end", params: ({ event }) => ({ end: unknownExec(event) }) },
+    },
+    CLIENT_STREAM_CLOSE: {
+      guard: "unknownExec",
+      actions: { type: "end", params: ({ event }) => ({ end: unknownExec(event) }) },
+    },
+    CLIENT_THROW: {
+      guard: "unknownExec",
+      actions: { type: "end", params: ({ event }) => ({ end: unknownExec(event) }) },
+    },
   },
   always: [
     { guard: "endedFailed", target: ".failed" },
@@ -159,7 +171,10 @@ export const runMachine = runSetup.createMachine({
       invoke: {
         src: "findMissingBlobs",
         onDone: [
-          { guard: { type: "nothingMissing", params: ({ event }) => ({ missing: event.output }) }, target: "preparing" },
+          {
+            guard: { type: "nothingMissing", params: ({ event }) => ({ missing: event.output }) },
+            target: "preparing",
+          },
           {
             target: "fetchingBlobs",
             actions: assign(({ context, event }) => ({
@@ -175,12 +190,39 @@ export const runMachine = runSetup.createMachine({
       entry: sendGets,
       on: {
         KV_GET_RESULT: [
-          { guard: "badGet", actions: { type: "end", params: ({ event }) => ({ end: { kind: "failed", code: "invalid_argument", cause: "protocol", message: `protocol error: get_blob_result ${event.id} is missing or does not match its blob id` } }) } },
+          {
+            guard: "badGet",
+            actions: {
+              type: "end",
+              params: ({ event }) => ({
+                end: {
+                  kind: "failed",
+                  code: "invalid_argument",
+                  cause: "protocol",
+                  message: `protocol error: get_blob_result ${event.id} is missing or does not match its blob id`,
+                },
+              }),
+            },
+          },
           { actions: "recordGet" },
         ],
       },
       always: { guard: "allFetched", target: "preparing" },
-      after: { kvGetDeadline: { actions: { type: "end", params: { end: { kind: "failed", code: "invalid_argument", cause: "protocol", message: "protocol error: get_blob_args not answered in time" } } } } },
+      after: {
+        kvGetDeadline: {
+          actions: {
+            type: "end",
+            params: {
+              end: {
+                kind: "failed",
+                code: "invalid_argument",
+                cause: "protocol",
+                message: "protocol error: get_blob_args not answered in time",
+              },
+            },
+          },
+        },
+      },
     },
     preparing: {
       invoke: {
@@ -190,7 +232,10 @@ export const runMachine = runSetup.createMachine({
           {
             guard: { type: "resumesToolRound", params: ({ event }) => ({ prepared: event.output }) },
             target: "toolRound",
-            actions: assign({ prepared: ({ event }) => event.output, roundCalls: ({ event }) => event.output.resumeRound }),
+            actions: assign({
+              prepared: ({ event }) => event.output,
+              roundCalls: ({ event }) => event.output.resumeRound,
+            }),
           },
           { target: "calling", actions: assign({ prepared: ({ event }) => event.output }) },
         ],
@@ -231,19 +276,30 @@ export const runMachine = runSetup.createMachine({
           },
           {
             target: "finalizing",
-            actions: [
-              { type: "recordModelCall", params: ({ event }) => ({ output: event.output }) },
-            ],
+            actions: [{ type: "recordModelCall", params: ({ event }) => ({ output: event.output }) }],
           },
         ],
       },
       on: {
         // The pass closes its thinking segment and aborts its provider request; the run then takes the interruption.
-        CANCEL: { actions: [{ type: "interrupt", params: ({ event }) => ({ end: canceled(event.reason) }) }, "stopCall"] },
-        FAIL: { actions: [{ type: "interrupt", params: ({ event }) => ({ end: limitFailure(event.message) }) }, "stopCall"] },
-        CLIENT_EXEC: { guard: "unknownExec", actions: [{ type: "interrupt", params: ({ event }) => ({ end: unknownExec(event) }) }, "stopCall"] },
-        CLIENT_STREAM_CLOSE: { guard: "unknownExec", actions: [{ type: "interrupt", params: ({ event }) => ({ end: unknownExec(event) }) }, "stopCall"] },
-        CLIENT_THROW: { guard: "unknownExec", actions: [{ type: "interrupt", params: ({ event }) => ({ end: unknownExec(event) }) }, "stopCall"] },
+        CANCEL: {
+          actions: [{ type: "interrupt", params: ({ event }) => ({ end: canceled(event.reason) }) }, "stopCall"],
+        },
+        FAIL: {
+          actions: [{ type: "interrupt", params: ({ event }) => ({ end: limitFailure(event.message) }) }, "stopCall"],
+        },
+        CLIENT_EXEC: {
+          guard: "unknownExec",
+          actions: [{ type: "interrupt", params: ({ event }) => ({ end: unknownExec(event) }) }, "stopCall"],
+        },
+        CLIENT_STREAM_CLOSE: {
+          guard: "unknownExec",
+          actions: [{ type: "interrupt", params: ({ event }) => ({ end: unknownExec(event) }) }, "stopCall"],
+        },
+        CLIENT_THROW: {
+          guard: "unknownExec",
+          actions: [{ type: "interrupt", params: ({ event }) => ({ end: unknownExec(event) }) }, "stopCall"],
+        },
       },
     },
     toolRound: {
@@ -268,7 +324,11 @@ export const runMachine = runSetup.createMachine({
           {
             guard: { type: "roundSettled", params: ({ event }) => ({ outcome: event.output.outcome }) },
             target: "calling",
-            actions: assign(({ context, event }) => ({ nextExecId: event.output.nextExecId, nextKvId: event.output.nextKvId, callIndex: context.callIndex + 1 })),
+            actions: assign(({ context, event }) => ({
+              nextExecId: event.output.nextExecId,
+              nextKvId: event.output.nextKvId,
+              callIndex: context.callIndex + 1,
+            })),
           },
           {
             actions: [
@@ -280,8 +340,15 @@ export const runMachine = runSetup.createMachine({
       },
       on: {
         // The round aborts its running execs before it ends; the run follows its outcome (003 §26.4).
-        CANCEL: { actions: [{ type: "interrupt", params: ({ event }) => ({ end: canceled(event.reason) }) }, "cancelRound"] },
-        FAIL: { actions: [{ type: "interrupt", params: ({ event }) => ({ end: limitFailure(event.message) }) }, "cancelRound"] },
+        CANCEL: {
+          actions: [{ type: "interrupt", params: ({ event }) => ({ end: canceled(event.reason) }) }, "cancelRound"],
+        },
+        FAIL: {
+          actions: [
+            { type: "interrupt", params: ({ event }) => ({ end: limitFailure(event.message) }) },
+            "cancelRound",
+          ],
+        },
         CLIENT_EXEC: { actions: "forwardToRound" },
         CLIENT_STREAM_CLOSE: { actions: "forwardToRound" },
         CLIENT_THROW: { actions: "forwardToRound" },
@@ -293,8 +360,24 @@ export const runMachine = runSetup.createMachine({
         systemId: "checkpoint",
         input: ({ context }) => ({ kind: "final" as const, kvIdBase: context.nextKvId }),
         onDone: [
-          { guard: { type: "checkpointPublished", params: ({ event }) => ({ ok: event.output.ok }) }, target: "succeeded", actions: { type: "end", params: { end: { kind: "succeeded" } } } },
-          { actions: { type: "end", params: ({ event }) => ({ end: { kind: "failed", code: "unavailable", cause: "checkpoint", message: event.output.error ?? "final checkpoint failed" } }) } },
+          {
+            guard: { type: "checkpointPublished", params: ({ event }) => ({ ok: event.output.ok }) },
+            target: "succeeded",
+            actions: { type: "end", params: { end: { kind: "succeeded" } } },
+          },
+          {
+            actions: {
+              type: "end",
+              params: ({ event }) => ({
+                end: {
+                  kind: "failed",
+                  code: "unavailable",
+                  cause: "checkpoint",
+                  message: event.output.error ?? "final checkpoint failed",
+                },
+              }),
+            },
+          },
         ],
       },
     },
@@ -311,12 +394,22 @@ const unknownExec = (event: { id: number }): RunEnd => ({
   cause: "protocol",
   message: `protocol error: exec message for unknown exec id ${event.id}`,
 });
-const limitFailure = (message: string): RunEnd => ({ kind: "failed", code: "resource_exhausted", cause: "limit", message });
+const limitFailure = (message: string): RunEnd => ({
+  kind: "failed",
+  code: "resource_exhausted",
+  cause: "limit",
+  message,
+});
 
 function modelFailure(output: ModelCallOutput): RunEnd {
   if (output.ok) return { kind: "failed", code: "internal", cause: "provider", message: "unexpected model output" };
   return output.failure.kind === "protocol"
-    ? { kind: "failed", code: "invalid_argument", cause: "protocol", message: `protocol error: ${output.failure.message}` }
+    ? {
+        kind: "failed",
+        code: "invalid_argument",
+        cause: "protocol",
+        message: `protocol error: ${output.failure.message}`,
+      }
     : { kind: "failed", code: "unavailable", cause: "provider", message: output.failure.message };
 }
 
@@ -330,5 +423,10 @@ function roundFailure(outcome: { kind: string; message?: string }): RunEnd {
 function setupFailure(error: unknown): RunEnd {
   const e = error as { code?: string; message?: string };
   const code = e.code === "invalid_argument" || e.code === "failed_precondition" ? e.code : "internal";
-  return { kind: "failed", code, cause: code === "invalid_argument" ? "protocol" : "setup", message: e.message ?? String(error) };
+  return {
+    kind: "failed",
+    code,
+    cause: code === "invalid_argument" ? "protocol" : "setup",
+    message: e.message ?? String(error),
+  };
 }

@@ -80,8 +80,12 @@ const toolRoundSetup = setup({
   actions: {
     emitFrame: (_, _params: { message: AgentServerMessage }) => {},
     markCanceled: assign({ outcome: { kind: "canceled", message: "canceled" } as Outcome }),
-    protocolError: assign({ outcome: (_, params: { message: string }) => ({ kind: "protocol" as const, message: params.message }) }),
-    checkpointFailed: assign({ outcome: (_, params: { message: string }) => ({ kind: "checkpoint" as const, message: params.message }) }),
+    protocolError: assign({
+      outcome: (_, params: { message: string }) => ({ kind: "protocol" as const, message: params.message }),
+    }),
+    checkpointFailed: assign({
+      outcome: (_, params: { message: string }) => ({ kind: "checkpoint" as const, message: params.message }),
+    }),
     takeKvIds: assign({ nextKvId: (_, params: { nextKvId: number }) => params.nextKvId }),
   },
   guards: {
@@ -111,7 +115,10 @@ const runEffects = toolRoundSetup.createAction(
           enqueue.sendTo(execChild(effect.execId), { type: "TAKE" });
           break;
         case "spawnExec":
-          enqueue.spawnChild("pendingExec", { id: execChild(effect.execId), input: { id: effect.execId, callId: effect.callId } });
+          enqueue.spawnChild("pendingExec", {
+            id: execChild(effect.execId),
+            input: { id: effect.execId, callId: effect.callId },
+          });
           break;
         case "commit":
           enqueue.spawnChild("commitResult", { id: `commit.${effect.input.callIndex}`, input: effect.input });
@@ -129,9 +136,11 @@ const routeClient = toolRoundSetup.createAction(
     const child = self.getSnapshot().children[execChild(event.id)];
     if (child) {
       const forwarded =
-        event.type === "CLIENT_EXEC" ? { type: "DATA" as const, message: event.message }
-        : event.type === "CLIENT_THROW" ? { type: "THROW" as const, error: event.error }
-        : { type: "STREAM_CLOSE" as const };
+        event.type === "CLIENT_EXEC"
+          ? { type: "DATA" as const, message: event.message }
+          : event.type === "CLIENT_THROW"
+            ? { type: "THROW" as const, error: event.error }
+            : { type: "STREAM_CLOSE" as const };
       enqueue.sendTo(child, forwarded);
       return;
     }
@@ -145,7 +154,10 @@ const settle = toolRoundSetup.createAction(
     if (!event.type.startsWith("xstate.done.actor.commit.")) return;
     const { callIndex, toolCall } = (event as { output: CommitResultOutput }).output;
     const call = context.calls[callIndex]!;
-    enqueue({ type: "emitFrame", params: { message: frames.toolCallCompleted(call.invocation.callId, context.modelCallId, toolCall) } });
+    enqueue({
+      type: "emitFrame",
+      params: { message: frames.toolCallCompleted(call.invocation.callId, context.modelCallId, toolCall) },
+    });
     enqueue.assign({ calls: context.calls.map((c, i) => (i === callIndex ? { ...c, settled: true } : c)) });
   }),
 );
@@ -174,7 +186,10 @@ function checkpointState(kind: "staged" | "settled", next: "running" | "settled"
           target: "failed",
           actions: [
             { type: "takeKvIds", params: ({ event }) => ({ nextKvId: event.output.nextKvId }) },
-            { type: "checkpointFailed", params: ({ event }) => ({ message: event.output.error ?? `${kind} checkpoint failed` }) },
+            {
+              type: "checkpointFailed",
+              params: ({ event }) => ({ message: event.output.error ?? `${kind} checkpoint failed` }),
+            },
           ],
         },
         { target: next, actions: { type: "takeKvIds", params: ({ event }) => ({ nextKvId: event.output.nextKvId }) } },
@@ -190,7 +205,14 @@ export const toolRoundMachine = toolRoundSetup.createMachine({
   context: ({ input }) => ({
     modelCallId: input.modelCallId,
     ctx: input.ctx,
-    calls: input.calls.map((invocation) => ({ invocation, driverState: undefined, execId: undefined, startedAtMs: 0, completed: false, settled: false })),
+    calls: input.calls.map((invocation) => ({
+      invocation,
+      driverState: undefined,
+      execId: undefined,
+      startedAtMs: 0,
+      completed: false,
+      settled: false,
+    })),
     nextExecId: input.execIdBase,
     nextKvId: input.kvIdBase,
     outcome: { kind: "ok" },
@@ -209,7 +231,14 @@ export const toolRoundMachine = toolRoundSetup.createMachine({
         EXEC_DATA: { actions: runEffects },
         EXEC_FAILED: { actions: { type: "protocolError", params: ({ event }) => ({ message: event.message }) } },
         "xstate.done.actor.commit.*": { actions: settle },
-        "xstate.error.actor.commit.*": { actions: { type: "checkpointFailed", params: ({ event }: { event: ToolRoundEvent }) => ({ message: `tool result commit failed: ${String((event as { error: unknown }).error)}` }) } },
+        "xstate.error.actor.commit.*": {
+          actions: {
+            type: "checkpointFailed",
+            params: ({ event }: { event: ToolRoundEvent }) => ({
+              message: `tool result commit failed: ${String((event as { error: unknown }).error)}`,
+            }),
+          },
+        },
         CANCEL: { target: "canceled", actions: [abortRunning, "markCanceled"] },
       },
       always: [
@@ -226,7 +255,10 @@ export const toolRoundMachine = toolRoundSetup.createMachine({
 });
 
 /** Plans what starting the calls (on entry) or one EXEC_DATA means: frames, exec children, commits, context patch. */
-function planFor(context: ToolRoundContext, event: ToolRoundEvent): { effects: Effect[]; patch: Partial<ToolRoundContext> } | undefined {
+function planFor(
+  context: ToolRoundContext,
+  event: ToolRoundEvent,
+): { effects: Effect[]; patch: Partial<ToolRoundContext> } | undefined {
   const calls = context.calls.map((c) => ({ ...c }));
   const effects: Effect[] = [];
   let nextExecId = context.nextExecId;
@@ -240,7 +272,10 @@ function planFor(context: ToolRoundContext, event: ToolRoundEvent): { effects: E
       case "exec": {
         if (call.execId !== undefined) effects.push({ kind: "take", execId: call.execId });
         const execId = nextExecId++;
-        effects.push({ kind: "spawnExec", execId, callId }, { kind: "frame", message: frames.exec(execId, callId, step.request) });
+        effects.push(
+          { kind: "spawnExec", execId, callId },
+          { kind: "frame", message: frames.exec(execId, callId, step.request) },
+        );
         call.execId = execId;
         call.driverState = step.state;
         return;
@@ -256,7 +291,15 @@ function planFor(context: ToolRoundContext, event: ToolRoundEvent): { effects: E
         if (call.execId !== undefined) effects.push({ kind: "take", execId: call.execId });
         call.completed = true;
         call.driverState = step.state;
-        effects.push({ kind: "commit", input: { callIndex: index, invocation: call.invocation, completion: step.completion, startedAtMs: call.startedAtMs } });
+        effects.push({
+          kind: "commit",
+          input: {
+            callIndex: index,
+            invocation: call.invocation,
+            completion: step.completion,
+            startedAtMs: call.startedAtMs,
+          },
+        });
         return;
       case "protocol_error":
         // A wrong branch still consumes its exec id (003 §26.12): it is not aborted afterwards.
@@ -279,13 +322,26 @@ function planFor(context: ToolRoundContext, event: ToolRoundEvent): { effects: E
       if ("invalid" in started) {
         // Arguments the tool cannot accept end the call with an error result the model can read (003 §26.12).
         const placeholder = driver.placeholder(call.invocation.callId);
-        effects.push({ kind: "frame", message: frames.toolCallStarted(call.invocation.callId, context.modelCallId, placeholder) });
-        apply(index, { kind: "complete", state: undefined, completion: { content: started.invalid, isError: true, toolCall: placeholder } });
+        effects.push({
+          kind: "frame",
+          message: frames.toolCallStarted(call.invocation.callId, context.modelCallId, placeholder),
+        });
+        apply(index, {
+          kind: "complete",
+          state: undefined,
+          completion: { content: started.invalid, isError: true, toolCall: placeholder },
+        });
         return;
       }
-      effects.push({ kind: "frame", message: frames.toolCallStarted(call.invocation.callId, context.modelCallId, started.toolCall) });
+      effects.push({
+        kind: "frame",
+        message: frames.toolCallStarted(call.invocation.callId, context.modelCallId, started.toolCall),
+      });
       apply(index, driver.begin(call.invocation, context.ctx));
     });
   }
-  return { effects, patch: { calls, nextExecId, ...(failure ? { outcome: { kind: "protocol" as const, message: failure } } : {}) } };
+  return {
+    effects,
+    patch: { calls, nextExecId, ...(failure ? { outcome: { kind: "protocol" as const, message: failure } } : {}) },
+  };
 }

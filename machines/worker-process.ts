@@ -39,7 +39,8 @@ interface WorkerProcessContext {
   inputs: ReadonlyArray<{ inputId: string; started: boolean }>;
 }
 
-const withoutInput = (context: WorkerProcessContext, inputId: string) => context.inputs.filter((i) => i.inputId !== inputId);
+const withoutInput = (context: WorkerProcessContext, inputId: string) =>
+  context.inputs.filter((i) => i.inputId !== inputId);
 
 const workerProcessSetup = setup({
   types: {
@@ -54,14 +55,19 @@ const workerProcessSetup = setup({
     reportExit: (_, _params: WorkerProcessExit) => {},
     trackSent: assign({
       inputs: ({ context, event }) =>
-        event.type === "INPUT_SENT" ? [...withoutInput(context, event.inputId), { inputId: event.inputId, started: false }] : context.inputs,
+        event.type === "INPUT_SENT"
+          ? [...withoutInput(context, event.inputId), { inputId: event.inputId, started: false }]
+          : context.inputs,
     }),
     trackStarted: assign({
       inputs: ({ context, event }) =>
-        event.type === "INPUT_STARTED" ? context.inputs.map((i) => (i.inputId === event.inputId ? { ...i, started: true } : i)) : context.inputs,
+        event.type === "INPUT_STARTED"
+          ? context.inputs.map((i) => (i.inputId === event.inputId ? { ...i, started: true } : i))
+          : context.inputs,
     }),
     trackCompleted: assign({
-      inputs: ({ context, event }) => (event.type === "INPUT_COMPLETED" ? withoutInput(context, event.inputId) : context.inputs),
+      inputs: ({ context, event }) =>
+        event.type === "INPUT_COMPLETED" ? withoutInput(context, event.inputId) : context.inputs,
     }),
     openTurn: assign({ turnOpen: true }),
     // An interrupted input is reported `cancelled` only later, if at all: the end of its turn settles it.

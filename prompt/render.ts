@@ -53,13 +53,13 @@ export function runtimeTemplateProblems(template: string): string[] {
   return problems;
 }
 
-function valueOf(name: PlaceholderName, values: RuntimeValues): string {
+function valueFor(name: PlaceholderName, values: RuntimeValues): string {
   return values[PLACEHOLDER_FIELDS[name]] ?? "";
 }
 
 /** §25: an optional section with no data renders as nothing (never as an empty tag or filler text). */
 function isAbsent(name: PlaceholderName, values: RuntimeValues): boolean {
-  return !REQUIRED_PLACEHOLDERS.includes(name) && valueOf(name, values).trim() === "";
+  return !REQUIRED_PLACEHOLDERS.includes(name) && valueFor(name, values).trim() === "";
 }
 
 function placeholdersIn(text: string): PlaceholderName[] {
@@ -76,13 +76,15 @@ function isAbsentPlaceholderLine(line: string, values: RuntimeValues): boolean {
 function renderParagraph(paragraph: string, values: RuntimeValues): string | undefined {
   const names = placeholdersIn(paragraph);
   if (names.length > 0 && names.every((n) => isAbsent(n, values))) return undefined;
-  return paragraph
-    .split("\n")
-    .filter((line) => !isAbsentPlaceholderLine(line, values))
-    // One replace call over the template text: substituted values are never scanned again, and a replacer
-    // function keeps `$&`-style sequences in user text literal.
-    .map((line) => line.replace(PLACEHOLDER, (_token, name: string) => valueOf(name as PlaceholderName, values)))
-    .join("\n");
+  return (
+    paragraph
+      .split("\n")
+      .filter((line) => !isAbsentPlaceholderLine(line, values))
+      // One replace call over the template text: substituted values are never scanned again, and a replacer
+      // function keeps `$&`-style sequences in user text literal.
+      .map((line) => line.replace(PLACEHOLDER, (_token, name: string) => valueFor(name as PlaceholderName, values)))
+      .join("\n")
+  );
 }
 
 /**

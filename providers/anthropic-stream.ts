@@ -33,8 +33,16 @@ const DeltaSchema = z.discriminatedUnion("type", [
 
 const EventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("message_start"), message: z.object({ usage: UsageSchema.nullish() }) }),
-  z.object({ type: z.literal("content_block_start"), index: z.number().int(), content_block: z.looseObject({ type: z.string() }) }),
-  z.object({ type: z.literal("content_block_delta"), index: z.number().int(), delta: z.looseObject({ type: z.string() }) }),
+  z.object({
+    type: z.literal("content_block_start"),
+    index: z.number().int(),
+    content_block: z.looseObject({ type: z.string() }),
+  }),
+  z.object({
+    type: z.literal("content_block_delta"),
+    index: z.number().int(),
+    delta: z.looseObject({ type: z.string() }),
+  }),
   z.object({ type: z.literal("content_block_stop"), index: z.number().int() }),
   z.object({
     type: z.literal("message_delta"),
@@ -74,16 +82,20 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     // Pings may come anywhere; event types added to the API later are skipped, as Anthropic's versioning asks.
     if (type === "ping" || !isKnownType(type)) return [];
     const parsed = EventSchema.safeParse(json);
-    if (!parsed.success) fail(`anthropic stream sent an unexpected ${String(type)} event: ${z.prettifyError(parsed.error)}`);
+    if (!parsed.success)
+      fail(`anthropic stream sent an unexpected ${String(type)} event: ${z.prettifyError(parsed.error)}`);
     if (this.complete) fail(`anthropic stream sent ${parsed.data.type} after message_stop`);
-    if (!this.started && parsed.data.type !== "message_start") fail(`anthropic stream sent ${parsed.data.type} before message_start`);
+    if (!this.started && parsed.data.type !== "message_start")
+      fail(`anthropic stream sent ${parsed.data.type} before message_start`);
     return this.acceptEvent(parsed.data);
   }
 
   /** The body ended before message_stop: a bare EOF is a failure, never a normal done (seed 003 §16.3). */
   endOfStream(): never {
     const open = this.open === undefined ? "" : `; open ${this.open.type} block ${this.open.index}`;
-    return fail(`anthropic stream ended without message_stop (${this.stopReason === undefined ? "no stop_reason" : `stop_reason ${this.stopReason}`}${open})`);
+    return fail(
+      `anthropic stream ended without message_stop (${this.stopReason === undefined ? "no stop_reason" : `stop_reason ${this.stopReason}`}${open})`,
+    );
   }
 
   private acceptEvent(event: StreamEvent): ModelEvent[] {
@@ -117,16 +129,24 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     if (!parsed.success) {
       // Server tools, documents and anything newer would be output we cannot carry; never drop it silently.
       const known = ["text", "thinking", "redacted_thinking", "tool_use"].includes(String(raw.type));
-      fail(known ? `anthropic stream sent a malformed ${String(raw.type)} block: ${z.prettifyError(parsed.error)}` : `anthropic stream sent an unsupported content block type "${String(raw.type)}"`);
+      fail(
+        known
+          ? `anthropic stream sent a malformed ${String(raw.type)} block: ${z.prettifyError(parsed.error)}`
+          : `anthropic stream sent an unsupported content block type "${String(raw.type)}"`,
+      );
     }
     const block = parsed.data;
     switch (block.type) {
       case "text":
         this.open = { type: "text", index };
-        return block.text === "" ? [{ type: "text_start" }] : [{ type: "text_start" }, { type: "text_delta", delta: block.text }];
+        return block.text === ""
+          ? [{ type: "text_start" }]
+          : [{ type: "text_start" }, { type: "text_delta", delta: block.text }];
       case "thinking":
         this.open = { type: "thinking", index, thinking: block.thinking, signature: block.signature ?? "" };
-        return block.thinking === "" ? [{ type: "thinking_start" }] : [{ type: "thinking_start" }, { type: "thinking_delta", delta: block.thinking }];
+        return block.thinking === ""
+          ? [{ type: "thinking_start" }]
+          : [{ type: "thinking_start" }, { type: "thinking_delta", delta: block.thinking }];
       case "redacted_thinking":
         // Opaque and complete at its start (no deltas follow): nothing to show, everything to replay.
         this.open = { type: "redacted_thinking", index, data: block.data };
@@ -140,7 +160,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   }
 
   private openAt(index: number, what: string): OpenBlock {
-    if (this.open === undefined || this.open.index !== index) fail(`anthropic stream sent ${what} for block ${index}, which is not open`);
+    if (this.open === undefined || this.open.index !== index)
+      fail(`anthropic stream sent ${what} for block ${index}, which is not open`);
     return this.open;
   }
 
@@ -161,7 +182,9 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     }
     if (block.type === "tool_use" && delta.type === "input_json_delta") {
       block.input += delta.partial_json;
-      return delta.partial_json === "" ? [] : [{ type: "toolcall_delta", index: block.call, delta: delta.partial_json }];
+      return delta.partial_json === ""
+        ? []
+        : [{ type: "toolcall_delta", index: block.call, delta: delta.partial_json }];
     }
     return fail(`anthropic stream sent ${delta.type} inside a ${block.type} block`);
   }
@@ -179,7 +202,9 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         this.replayBlocks.push({ type: "thinking", thinking: block.thinking, signature: block.signature });
         return [{ type: "thinking_end" }];
       case "tool_use":
-        return [{ type: "toolcall_end", index: block.call, id: block.id, name: block.name, argumentsJson: toolInput(block) }];
+        return [
+          { type: "toolcall_end", index: block.call, id: block.id, name: block.name, argumentsJson: toolInput(block) },
+        ];
     }
   }
 
@@ -187,8 +212,10 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     if (this.open !== undefined) fail("anthropic stream sent message_stop inside an open block");
     const stopReason = this.stopReason ?? fail("anthropic stream sent message_stop without a stop_reason");
     const reason = DONE_REASONS[stopReason as keyof typeof DONE_REASONS];
-    if (reason === "toolUse" && this.toolCalls === 0) fail('anthropic stream stopped with "tool_use" but streamed no tool_use block');
-    if (reason === "stop" && this.toolCalls > 0) fail(`anthropic stream stopped with "${stopReason}" after ${this.toolCalls} tool_use block(s)`);
+    if (reason === "toolUse" && this.toolCalls === 0)
+      fail('anthropic stream stopped with "tool_use" but streamed no tool_use block');
+    if (reason === "stop" && this.toolCalls > 0)
+      fail(`anthropic stream stopped with "${stopReason}" after ${this.toolCalls} tool_use block(s)`);
     this.complete = true;
     const usage = toUsage(this.usage);
     const events: ModelEvent[] = usage === undefined ? [] : [{ type: "usage", usage }];
@@ -197,7 +224,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       this.failure = new ProviderError(describeStop(stopReason), "error");
       return events;
     }
-    const replay: ReplayState | undefined = this.replayBlocks.length > 0 ? { provider: "anthropic", blocks: this.replayBlocks } : undefined;
+    const replay: ReplayState | undefined =
+      this.replayBlocks.length > 0 ? { provider: "anthropic", blocks: this.replayBlocks } : undefined;
     events.push(replay === undefined ? { type: "done", reason } : { type: "done", reason, replay });
     return events;
   }
@@ -256,7 +284,8 @@ function toolInput(block: Extract<OpenBlock, { type: "tool_use" }>): string {
   } catch {
     parsed = undefined;
   }
-  if (!isRecord(parsed)) fail(`tool_use ${block.id} (${block.name}) input is not a JSON object: ${input.slice(0, 200)}`);
+  if (!isRecord(parsed))
+    fail(`tool_use ${block.id} (${block.name}) input is not a JSON object: ${input.slice(0, 200)}`);
   return input;
 }
 
@@ -265,7 +294,12 @@ function toolInput(block: Extract<OpenBlock, { type: "tool_use" }>): string {
  * included), as OpenAI reports it and as Cursor's turn totals expect. Absent stays absent.
  */
 function toUsage(raw: RawUsage): Usage | undefined {
-  const { input_tokens: input, output_tokens: output, cache_read_input_tokens: read, cache_creation_input_tokens: write } = raw;
+  const {
+    input_tokens: input,
+    output_tokens: output,
+    cache_read_input_tokens: read,
+    cache_creation_input_tokens: write,
+  } = raw;
   const usage: Usage = {
     ...(input == null ? {} : { inputTokens: input + (read ?? 0) + (write ?? 0) }),
     ...(output == null ? {} : { outputTokens: output }),

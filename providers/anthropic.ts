@@ -2,7 +2,14 @@
 // into ModelEvents under the strict contract of seed 003 §16.3. Endpoint quirks stay here and in anthropic-stream.ts.
 import { AnthropicStreamDecoder } from "./anthropic-stream.js";
 import { streamModelEvents, type EventStreamRequest } from "./http.js";
-import type { ModelMessage, ModelRequest, ProviderAdapter, ProviderEndpoint, ReasoningEffort, ToolDefinition } from "./types.js";
+import type {
+  ModelMessage,
+  ModelRequest,
+  ProviderAdapter,
+  ProviderEndpoint,
+  ReasoningEffort,
+  ToolDefinition,
+} from "./types.js";
 
 export const ANTHROPIC_VERSION = "2023-06-01";
 
@@ -25,7 +32,9 @@ export type AnthropicBlock =
   /** A thinking / redacted_thinking block replayed verbatim from this endpoint's replay state. */
   | Readonly<Record<string, unknown>>;
 
-export type AnthropicMessage = { role: "user"; content: string | AnthropicBlock[] } | { role: "assistant"; content: AnthropicBlock[] };
+export type AnthropicMessage =
+  | { role: "user"; content: string | AnthropicBlock[] }
+  | { role: "assistant"; content: AnthropicBlock[] };
 
 export interface AnthropicTool {
   name: string;
@@ -44,7 +53,10 @@ export interface AnthropicRequest {
 }
 
 export function createAnthropicAdapter(endpoint: ProviderEndpoint, fetchImpl: typeof fetch = fetch): ProviderAdapter {
-  return { stream: (request, signal) => streamModelEvents(() => messagesCall(endpoint, request), new AnthropicStreamDecoder(), signal, fetchImpl) };
+  return {
+    stream: (request, signal) =>
+      streamModelEvents(() => messagesCall(endpoint, request), new AnthropicStreamDecoder(), signal, fetchImpl),
+  };
 }
 
 /**
@@ -58,7 +70,9 @@ export function projectAnthropicRequest(request: ModelRequest): AnthropicRequest
   return {
     model: request.model,
     max_tokens: (request.maxOutputTokens ?? DEFAULT_MAX_TOKENS) + (budget ?? 0),
-    ...(request.system === "" ? {} : { system: [{ type: "text", text: request.system, cache_control: { type: "ephemeral" } }] }),
+    ...(request.system === ""
+      ? {}
+      : { system: [{ type: "text", text: request.system, cache_control: { type: "ephemeral" } }] }),
     messages,
     ...(request.tools.length > 0 ? { tools: request.tools.map(projectTool) } : {}),
     ...(budget === undefined ? {} : { thinking: { type: "enabled", budget_tokens: budget } }),
@@ -135,10 +149,14 @@ function projectAssistant(message: Extract<ModelMessage, { role: "assistant" }>)
  * start with a thinking block when thinking is on; a turn produced by another endpoint has none, so that call
  * goes without thinking rather than with a forged block.
  */
-function thinkingBudget(effort: ReasoningEffort | undefined, messages: readonly AnthropicMessage[]): number | undefined {
+function thinkingBudget(
+  effort: ReasoningEffort | undefined,
+  messages: readonly AnthropicMessage[],
+): number | undefined {
   if (effort === undefined || effort === "none") return undefined;
   const last = messages.at(-1);
-  const inToolLoop = last?.role === "user" && Array.isArray(last.content) && last.content.some((block) => block.type === "tool_result");
+  const inToolLoop =
+    last?.role === "user" && Array.isArray(last.content) && last.content.some((block) => block.type === "tool_result");
   const turn = messages.at(-2);
   if (inToolLoop && !(turn?.role === "assistant" && isThinkingBlock(turn.content[0]))) return undefined;
   return THINKING_BUDGET[effort];

@@ -42,7 +42,9 @@ export function projectHistory(history: readonly CanonicalMessage[]): ModelMessa
       text: m.text,
       ...(m.thinking !== undefined ? { thinking: m.thinking } : {}),
       ...(m.replay !== undefined ? { replay: m.replay } : {}),
-      toolCalls: [...m.toolCalls].sort((a, b) => a.index - b.index).map(({ id, name, argumentsJson }) => ({ id, name, argumentsJson })),
+      toolCalls: [...m.toolCalls]
+        .sort((a, b) => a.index - b.index)
+        .map(({ id, name, argumentsJson }) => ({ id, name, argumentsJson })),
     });
     for (const r of complete) out.push({ role: "tool", toolCallId: r.toolCallId, content: r.content });
   }

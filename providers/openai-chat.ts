@@ -41,7 +41,10 @@ export interface ChatCompletionRequest {
 }
 
 export function createOpenAIChatAdapter(endpoint: ProviderEndpoint, fetchImpl: typeof fetch = fetch): ProviderAdapter {
-  return { stream: (request, signal) => streamModelEvents(() => chatCompletionCall(endpoint, request), new ChatStreamDecoder(), signal, fetchImpl) };
+  return {
+    stream: (request, signal) =>
+      streamModelEvents(() => chatCompletionCall(endpoint, request), new ChatStreamDecoder(), signal, fetchImpl),
+  };
 }
 
 /**
@@ -78,11 +81,15 @@ function chatCompletionCall(endpoint: ProviderEndpoint, request: ModelRequest): 
 /** `{baseUrl}/chat/completions`; an Azure deployment's base URL also takes the api-version query. */
 function chatCompletionsUrl(endpoint: ProviderEndpoint): string {
   const url = `${endpoint.baseUrl.replace(/\/+$/, "")}/chat/completions`;
-  return endpoint.azureApiVersion === undefined ? url : `${url}?api-version=${encodeURIComponent(endpoint.azureApiVersion)}`;
+  return endpoint.azureApiVersion === undefined
+    ? url
+    : `${url}?api-version=${encodeURIComponent(endpoint.azureApiVersion)}`;
 }
 
 function authorization(endpoint: ProviderEndpoint): Record<string, string> {
-  return endpoint.azureApiVersion === undefined ? { authorization: `Bearer ${endpoint.apiKey}` } : { "api-key": endpoint.apiKey };
+  return endpoint.azureApiVersion === undefined
+    ? { authorization: `Bearer ${endpoint.apiKey}` }
+    : { "api-key": endpoint.apiKey };
 }
 
 function projectMessage(message: ModelMessage): ChatMessage {

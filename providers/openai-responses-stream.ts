@@ -19,7 +19,9 @@ const ItemEventSchema = z.object({
     call_id: z.string().nullish(),
     name: z.string().nullish(),
     arguments: z.string().nullish(),
-    content: z.array(z.object({ type: z.string(), text: z.string().nullish(), refusal: z.string().nullish() })).nullish(),
+    content: z
+      .array(z.object({ type: z.string(), text: z.string().nullish(), refusal: z.string().nullish() }))
+      .nullish(),
   }),
 });
 
@@ -128,7 +130,8 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     const open: OpenItem = { kind: item.type as ItemKind, text: "", shownThinking: false, separatorPending: false };
     this.openItems.set(output_index, open);
     if (open.kind !== "function_call") return;
-    if (!item.call_id || !item.name) fail(`function call at output ${output_index} has no ${item.call_id ? "name" : "call_id"}`);
+    if (!item.call_id || !item.name)
+      fail(`function call at output ${output_index} has no ${item.call_id ? "name" : "call_id"}`);
     open.call = { index: this.callCount++, id: item.call_id, name: item.name, argumentsJson: "" };
     yield* this.closeBlock();
     yield { type: "toolcall_start", index: open.call.index, id: open.call.id, name: open.call.name };
@@ -139,7 +142,10 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     if (summary_index > 0 && item.shownThinking) item.separatorPending = true;
   }
 
-  private *appendToBlock(kind: BlockKind, { output_index, delta }: z.infer<typeof DeltaEventSchema>): Generator<ModelEvent> {
+  private *appendToBlock(
+    kind: BlockKind,
+    { output_index, delta }: z.infer<typeof DeltaEventSchema>,
+  ): Generator<ModelEvent> {
     const item = this.itemOf(output_index, kind === "text" ? "message" : "reasoning", `a ${kind} delta`);
     if (delta === "") return;
     if (this.openBlock?.kind !== kind || this.openBlock.outputIndex !== output_index) {
@@ -184,14 +190,23 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     if (open.call !== undefined) yield* this.finishCall(open.call, item);
   }
 
-  private *finishCall(call: NonNullable<OpenItem["call"]>, item: z.infer<typeof ItemEventSchema>["item"]): Generator<ModelEvent> {
+  private *finishCall(
+    call: NonNullable<OpenItem["call"]>,
+    item: z.infer<typeof ItemEventSchema>["item"],
+  ): Generator<ModelEvent> {
     if (item.call_id !== call.id || item.name !== call.name) {
       fail(`function call ${call.id} (${call.name}) finished as ${item.call_id} (${item.name})`);
     }
     const final = item.arguments ?? "";
     const rest = unstreamedTail(call.argumentsJson, final, `function call ${call.id} (${call.name})`);
     if (rest !== "") yield { type: "toolcall_delta", index: call.index, delta: rest };
-    yield { type: "toolcall_end", index: call.index, id: call.id, name: call.name, argumentsJson: objectArguments(call, final) };
+    yield {
+      type: "toolcall_end",
+      index: call.index,
+      id: call.id,
+      name: call.name,
+      argumentsJson: objectArguments(call, final),
+    };
   }
 
   private *finishResponse({ response }: z.infer<typeof TerminalEventSchema>): Generator<ModelEvent> {
@@ -203,7 +218,9 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     if (response.usage) yield { type: "usage", usage: toUsage(response.usage) };
     const items = [...this.finishedItems.entries()].sort(([a], [b]) => a - b).map(([, item]) => item);
     const reason = this.callCount > 0 ? "toolUse" : "stop";
-    yield items.length === 0 ? { type: "done", reason } : { type: "done", reason, replay: { provider: "openai-responses", items } };
+    yield items.length === 0
+      ? { type: "done", reason }
+      : { type: "done", reason, replay: { provider: "openai-responses", items } };
   }
 
   /** failed / incomplete: the tokens were still spent, so their usage is reported before the failure. */
@@ -237,13 +254,16 @@ function parseEvent(data: string): RawEvent {
   } catch {
     fail(`responses stream sent a non-JSON event: ${data.slice(0, 200)}`);
   }
-  if (!isRecord(json) || typeof json.type !== "string") fail(`responses stream sent an event without a type: ${data.slice(0, 200)}`);
+  if (!isRecord(json) || typeof json.type !== "string")
+    fail(`responses stream sent an event without a type: ${data.slice(0, 200)}`);
   return json as RawEvent;
 }
 
 function parse<T>(schema: z.ZodType<T>, event: RawEvent): T {
   const parsed = schema.safeParse(event);
-  return parsed.success ? parsed.data : fail(`responses stream sent an unexpected ${event.type}: ${z.prettifyError(parsed.error)}`);
+  return parsed.success
+    ? parsed.data
+    : fail(`responses stream sent an unexpected ${event.type}: ${z.prettifyError(parsed.error)}`);
 }
 
 /** `error` events carry {code, message} nested under `error` (current API) or at the top level (older streams). */
@@ -266,7 +286,9 @@ function unstreamedTail(streamed: string, final: string, what: string): string {
 
 /** The visible text of a finished message: its output_text and refusal parts in order. */
 function messageText(item: z.infer<typeof ItemEventSchema>["item"]): string {
-  return (item.content ?? []).map((part) => (part.type === "refusal" ? part.refusal : part.type === "output_text" ? part.text : "") ?? "").join("");
+  return (item.content ?? [])
+    .map((part) => (part.type === "refusal" ? part.refusal : part.type === "output_text" ? part.text : "") ?? "")
+    .join("");
 }
 
 /** Empty arguments mean "no arguments"; anything else must already be a JSON object (as in the Chat adapter). */
@@ -278,7 +300,8 @@ function objectArguments(call: { id: string; name: string }, argumentsJson: stri
   } catch {
     parsed = undefined;
   }
-  if (!isRecord(parsed)) fail(`function call ${call.id} (${call.name}) arguments are not a JSON object: ${text.slice(0, 200)}`);
+  if (!isRecord(parsed))
+    fail(`function call ${call.id} (${call.name}) arguments are not a JSON object: ${text.slice(0, 200)}`);
   return text;
 }
 

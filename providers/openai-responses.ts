@@ -48,8 +48,14 @@ export interface ResponsesRequest {
   stream: true;
 }
 
-export function createOpenAIResponsesAdapter(endpoint: ProviderEndpoint, fetchImpl: typeof fetch = fetch): ProviderAdapter {
-  return { stream: (request, signal) => streamModelEvents(() => responsesCall(endpoint, request), new ResponsesStreamDecoder(), signal, fetchImpl) };
+export function createOpenAIResponsesAdapter(
+  endpoint: ProviderEndpoint,
+  fetchImpl: typeof fetch = fetch,
+): ProviderAdapter {
+  return {
+    stream: (request, signal) =>
+      streamModelEvents(() => responsesCall(endpoint, request), new ResponsesStreamDecoder(), signal, fetchImpl),
+  };
 }
 
 /**
@@ -63,7 +69,9 @@ export function projectResponsesRequest(request: ModelRequest): ResponsesRequest
     input: request.messages.flatMap(projectMessage),
     ...(request.tools.length > 0 ? { tools: request.tools.map(projectTool) } : {}),
     ...(request.maxOutputTokens === undefined ? {} : { max_output_tokens: request.maxOutputTokens }),
-    ...(request.reasoningEffort === undefined ? {} : { reasoning: { effort: request.reasoningEffort, summary: "auto" as const } }),
+    ...(request.reasoningEffort === undefined
+      ? {}
+      : { reasoning: { effort: request.reasoningEffort, summary: "auto" as const } }),
     include: ["reasoning.encrypted_content"],
     store: false,
     stream: true,
@@ -120,7 +128,12 @@ function plainAssistant(message: Extract<ModelMessage, { role: "assistant" }>): 
   return [
     ...(message.text === "" ? [] : [assistantText(message.text)]),
     ...message.toolCalls.map(
-      (call): ResponsesInputItem => ({ type: "function_call", call_id: call.id, name: call.name, arguments: call.argumentsJson }),
+      (call): ResponsesInputItem => ({
+        type: "function_call",
+        call_id: call.id,
+        name: call.name,
+        arguments: call.argumentsJson,
+      }),
     ),
   ];
 }
@@ -130,5 +143,11 @@ function assistantText(text: string): ResponsesInputItem {
 }
 
 function projectTool(tool: ToolDefinition): ResponsesTool {
-  return { type: "function", name: tool.name, description: tool.description, parameters: tool.parameters, strict: false };
+  return {
+    type: "function",
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.parameters,
+    strict: false,
+  };
 }

@@ -13,7 +13,10 @@ interface FieldFact {
   oneof?: string;
   optional?: boolean;
 }
-interface MessageFact { fields: FieldFact[]; mapEntry?: boolean }
+interface MessageFact {
+  fields: FieldFact[];
+  mapEntry?: boolean;
+}
 interface Facts {
   messages: Record<string, MessageFact>;
   enums: Record<string, [string, number][]>;
@@ -24,10 +27,16 @@ const factsPath = resolve(process.argv[2] ?? "../shared/cursor-wire/agent-wire.f
 const facts = JSON.parse(readFileSync(factsPath, "utf8")) as Facts;
 const PACKAGES = ["agent.v1", "aiserver.v1"] as const;
 
-interface Node { name: string; full: string; message?: MessageFact; enumValues?: [string, number][]; children: Map<string, Node> }
+interface Node {
+  name: string;
+  full: string;
+  message?: MessageFact;
+  enumValues?: [string, number][];
+  children: Map<string, Node>;
+}
 
 function packageOf(full: string): string {
-  return PACKAGES.find((p) => full.startsWith(p + ".")) ?? "google.protobuf";
+  return PACKAGES.find((p) => full.startsWith(`${p}.`)) ?? "google.protobuf";
 }
 
 function buildTree(pkg: string): Node {
@@ -37,7 +46,7 @@ function buildTree(pkg: string): Node {
     let node = root;
     let path = pkg;
     for (const part of parts) {
-      path += "." + part;
+      path += `.${part}`;
       let child = node.children.get(part);
       if (!child) {
         child = { name: part, full: path, children: new Map() };
@@ -47,13 +56,21 @@ function buildTree(pkg: string): Node {
     }
     set(node);
   };
-  for (const [full, m] of Object.entries(facts.messages)) if (packageOf(full) === pkg) insert(full, (n) => (n.message = m));
-  for (const [full, v] of Object.entries(facts.enums)) if (packageOf(full) === pkg) insert(full, (n) => (n.enumValues = v));
+  for (const [full, m] of Object.entries(facts.messages))
+    if (packageOf(full) === pkg)
+      insert(full, (n) => {
+        n.message = m;
+      });
+  for (const [full, v] of Object.entries(facts.enums))
+    if (packageOf(full) === pkg)
+      insert(full, (n) => {
+        n.enumValues = v;
+      });
   return root;
 }
 
 function typeRef(f: FieldFact): string {
-  if (f.type === "message" || f.type === "enum") return "." + f.typeName!;
+  if (f.type === "message" || f.type === "enum") return `.${f.typeName!}`;
   return f.type;
 }
 
@@ -78,18 +95,19 @@ function renderNode(node: Node, depth: number): string[] {
   }
   if (node.message?.mapEntry) return out; // synthesised by `map<>` fields
   out.push(`${pad}message ${node.name} {`);
-  for (const child of [...node.children.values()].sort((a, b) => a.name.localeCompare(b.name))) out.push(...renderNode(child, depth + 1));
+  for (const child of [...node.children.values()].sort((a, b) => a.name.localeCompare(b.name)))
+    out.push(...renderNode(child, depth + 1));
   const fields = [...(node.message?.fields ?? [])].sort((a, b) => a.number - b.number);
   const oneofs = new Map<string, FieldFact[]>();
   for (const f of fields) {
     if (f.oneof) {
       if (!oneofs.has(f.oneof)) oneofs.set(f.oneof, []);
       oneofs.get(f.oneof)!.push(f);
-    } else out.push(fieldLine(f, pad + "  "));
+    } else out.push(fieldLine(f, `${pad}  `));
   }
   for (const [name, members] of oneofs) {
     out.push(`${pad}  oneof ${name} {`);
-    for (const f of members) out.push(fieldLine({ ...f, label: "optional", optional: false }, pad + "    "));
+    for (const f of members) out.push(fieldLine({ ...f, label: "optional", optional: false }, `${pad}    `));
     out.push(`${pad}  }`);
   }
   out.push(`${pad}}`);
@@ -118,7 +136,7 @@ function renderFile(pkg: string, imports: string[], service: string[]): string {
     lines.push(...renderNode(child, 0), "");
   }
   lines.push(...service);
-  return lines.join("\n").trimEnd() + "\n";
+  return `${lines.join("\n").trimEnd()}\n`;
 }
 
 function write(rel: string, text: string) {
@@ -138,9 +156,9 @@ write(
 );
 write(
   "agent/v1/agent.proto",
-  renderFile("agent.v1", ["aiserver/v1/aiserver.proto", ...(usesStruct("agent.v1") ? ["google/protobuf/struct.proto"] : [])], [
-    "service AgentService {",
-    "  rpc RunSSE(aiserver.v1.BidiRequestId) returns (stream AgentServerMessage);",
-    "}",
-  ]),
+  renderFile(
+    "agent.v1",
+    ["aiserver/v1/aiserver.proto", ...(usesStruct("agent.v1") ? ["google/protobuf/struct.proto"] : [])],
+    ["service AgentService {", "  rpc RunSSE(aiserver.v1.BidiRequestId) returns (stream AgentServerMessage);", "}"],
+  ),
 );

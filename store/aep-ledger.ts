@@ -40,10 +40,15 @@ const fromRow = (r: Row): AepInputRecord => ({
 export type RecordInputResult = { recorded: true } | { recorded: false; existing: AepInputRecord };
 
 /** Inserts the accepted row, or returns the row already holding this (session, client message id). */
-export async function recordInput(db: Knex, r: Pick<AepInputRecord, "sessionId" | "clientMessageId" | "executionId" | "payloadHash">): Promise<RecordInputResult> {
+export async function recordInput(
+  db: Knex,
+  r: Pick<AepInputRecord, "sessionId" | "clientMessageId" | "executionId" | "payloadHash">,
+): Promise<RecordInputResult> {
   // One immediate transaction: the read and the insert cannot be split by another writer.
   return db.transaction(async (tx) => {
-    const row: Row | undefined = await tx("aep_inputs").where({ session_id: r.sessionId, client_message_id: r.clientMessageId }).first();
+    const row: Row | undefined = await tx("aep_inputs")
+      .where({ session_id: r.sessionId, client_message_id: r.clientMessageId })
+      .first();
     if (row) return { recorded: false, existing: fromRow(row) };
     const now = Date.now();
     await tx("aep_inputs").insert({
@@ -61,18 +66,36 @@ export async function recordInput(db: Knex, r: Pick<AepInputRecord, "sessionId" 
   });
 }
 
-export async function setDelivery(db: Knex, executionId: string, status: Exclude<DeliveryStatus, "accepted">, errorCode?: string): Promise<void> {
-  await db("aep_inputs").where("execution_id", executionId).update({ delivery_status: status, error_code: errorCode ?? null, updated_at: Date.now() });
+export async function setDelivery(
+  db: Knex,
+  executionId: string,
+  status: Exclude<DeliveryStatus, "accepted">,
+  errorCode?: string,
+): Promise<void> {
+  await db("aep_inputs")
+    .where("execution_id", executionId)
+    .update({ delivery_status: status, error_code: errorCode ?? null, updated_at: Date.now() });
 }
 
-export async function setRuntime(db: Knex, executionId: string, status: RuntimeStatus, errorCode?: string): Promise<void> {
+export async function setRuntime(
+  db: Knex,
+  executionId: string,
+  status: RuntimeStatus,
+  errorCode?: string,
+): Promise<void> {
   const set: Record<string, unknown> = { runtime_status: status, updated_at: Date.now() };
   if (errorCode !== undefined) set.error_code = errorCode;
   await db("aep_inputs").where("execution_id", executionId).update(set);
 }
 
-export async function getInput(db: Knex, sessionId: string, clientMessageId: string): Promise<AepInputRecord | undefined> {
-  const row: Row | undefined = await db("aep_inputs").where({ session_id: sessionId, client_message_id: clientMessageId }).first();
+export async function getInput(
+  db: Knex,
+  sessionId: string,
+  clientMessageId: string,
+): Promise<AepInputRecord | undefined> {
+  const row: Row | undefined = await db("aep_inputs")
+    .where({ session_id: sessionId, client_message_id: clientMessageId })
+    .first();
   return row && fromRow(row);
 }
 

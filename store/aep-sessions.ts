@@ -13,7 +13,9 @@ export interface AepSessionRecord {
   lastSeq: number;
 }
 
-export type AepSessionUpdate = Partial<Pick<AepSessionRecord, "workdir" | "workerSessionId" | "workerStarted" | "state" | "lastSeq">>;
+export type AepSessionUpdate = Partial<
+  Pick<AepSessionRecord, "workdir" | "workerSessionId" | "workerStarted" | "state" | "lastSeq">
+>;
 
 interface Row {
   session_id: string;
@@ -63,7 +65,13 @@ export async function getAepSession(db: Knex, sessionId: string): Promise<AepSes
   return row && fromRow(row);
 }
 
-const COLUMNS = { workdir: "workdir", workerSessionId: "worker_session_id", workerStarted: "worker_started", state: "state", lastSeq: "last_seq" } as const;
+const COLUMNS = {
+  workdir: "workdir",
+  workerSessionId: "worker_session_id",
+  workerStarted: "worker_started",
+  state: "state",
+  lastSeq: "last_seq",
+} as const;
 
 export async function updateAepSession(db: Knex, sessionId: string, update: AepSessionUpdate): Promise<void> {
   const set: Record<string, unknown> = { updated_at: Date.now() };

@@ -12,7 +12,6 @@ export class BlobIntegrityError extends Error {
   }
 }
 
-
 /** 003 §13.4: every write checks SHA-256(data) == id; called before any transaction so a bad batch writes nothing. */
 export function verifyBlobs(blobs: readonly BlobPut[]): void {
   for (const b of blobs) {
@@ -58,7 +57,9 @@ export async function getBlob(db: Knex, id: Uint8Array): Promise<Uint8Array | un
 export async function getBlobs(db: Knex, ids: readonly Uint8Array[]): Promise<Array<Uint8Array | undefined>> {
   const found = new Map<string, Uint8Array>();
   for (const batch of batches(ids)) {
-    const rows: Array<{ id: Buffer; data: Buffer }> = await db("blobs").select("id", "data").whereIn("id", batch.map(toBuffer));
+    const rows: Array<{ id: Buffer; data: Buffer }> = await db("blobs")
+      .select("id", "data")
+      .whereIn("id", batch.map(toBuffer));
     for (const r of rows) found.set(r.id.toString("hex"), toBytes(r.data));
   }
   return ids.map((id) => found.get(toBuffer(id).toString("hex")));

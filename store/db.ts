@@ -11,9 +11,9 @@ interface TransactionInternals {
 }
 const require = createRequire(import.meta.url);
 const ClientSqlite3: new (config: Knex.Config) => object = require("knex/lib/dialects/sqlite3/index.js");
-const TransactionSqlite: new (...args: unknown[]) => TransactionInternals = require(
-  "knex/lib/dialects/sqlite3/execution/sqlite-transaction.js",
-);
+const TransactionSqlite: new (
+  ...args: unknown[]
+) => TransactionInternals = require("knex/lib/dialects/sqlite3/execution/sqlite-transaction.js");
 
 /**
  * Every write transaction takes the write lock at BEGIN (003 §13.3, §26.7): a deferred transaction that reads

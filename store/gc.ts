@@ -25,7 +25,9 @@ export async function collectBlobs(db: Knex, createdBefore: number): Promise<GcR
        SELECT id, size_bytes FROM blobs WHERE created_at < ? AND id NOT IN (SELECT id FROM live)`,
       [createdBefore, createdBefore],
     );
-    const [totals] = (await tx.raw("SELECT COUNT(*) AS n, COALESCE(SUM(size_bytes), 0) AS bytes FROM temp.gc_dead")) as Array<{ n: number; bytes: number }>;
+    const [totals] = (await tx.raw(
+      "SELECT COUNT(*) AS n, COALESCE(SUM(size_bytes), 0) AS bytes FROM temp.gc_dead",
+    )) as Array<{ n: number; bytes: number }>;
     // A dead blob's children may be live; only its own outgoing edges go. No live blob points at a dead one.
     await tx.raw("DELETE FROM blob_edges WHERE parent_id IN (SELECT id FROM temp.gc_dead)");
     await tx.raw("DELETE FROM blobs WHERE id IN (SELECT id FROM temp.gc_dead)");

@@ -68,7 +68,9 @@ export interface AepStore {
   updateSession(sessionId: string, update: AepSessionUpdate): Promise<void>;
   deleteSession(sessionId: string): Promise<void>;
   /** The accepted root row, written before the worker sees the input; or the row already there. */
-  recordInput(r: Pick<AepInputRecord, "sessionId" | "clientMessageId" | "executionId" | "payloadHash">): Promise<RecordInputResult>;
+  recordInput(
+    r: Pick<AepInputRecord, "sessionId" | "clientMessageId" | "executionId" | "payloadHash">,
+  ): Promise<RecordInputResult>;
   getInput(sessionId: string, clientMessageId: string): Promise<AepInputRecord | undefined>;
   setDelivery(executionId: string, status: Exclude<DeliveryStatus, "accepted">, errorCode?: string): Promise<void>;
   setRuntime(executionId: string, status: RuntimeStatus, errorCode?: string): Promise<void>;

@@ -76,7 +76,10 @@ export async function createRun(db: Knex, r: NewRun): Promise<void> {
     started_at: Date.now(),
     ended_at: null,
   };
-  await db("runs").insert({ run_id: r.runId, ...fresh }).onConflict("run_id").merge(fresh);
+  await db("runs")
+    .insert({ run_id: r.runId, ...fresh })
+    .onConflict("run_id")
+    .merge(fresh);
 }
 
 /** 003 §27: written before the HTTP request, so a hang or crash still shows which call was in flight. */

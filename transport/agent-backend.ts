@@ -1,7 +1,7 @@
 // What the Connect handlers need from the agent side (engine/agent-service.ts implements it): transport stays
 // framing and routing, and the engine depends on transport, never the other way round.
 import type { AgentClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
-import type { EndStream } from "./connect/end-stream.js";
+import type { EndStream } from "../cursor/errors.js";
 
 /** Who serves a request: the gateway's own loop, or the upstream it is relayed to unchanged. */
 export type RunRoute = "local" | "upstream";

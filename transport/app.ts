@@ -12,7 +12,13 @@ import { runSseHandler } from "./run-sse.js";
 const RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE";
 const BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend";
 
-export function createApp(opts: { service: AgentBackend; upstream: string; log: Logger; version: string; diagnostics?: Diagnostics }): Koa {
+export function createApp(opts: {
+  service: AgentBackend;
+  upstream: string;
+  log: Logger;
+  version: string;
+  diagnostics?: Diagnostics;
+}): Koa {
   const app = new Koa();
   const router = new Router();
   router.get("/__byok/health", (ctx) => {

@@ -4,9 +4,13 @@
 import type { Context } from "koa";
 import { fromBinary, fromJsonString, toBinary } from "@bufbuild/protobuf";
 import { AgentClientMessageSchema, type AgentClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
-import { BidiAppendRequestSchema, BidiAppendResponseSchema, type BidiAppendRequest } from "../proto/gen/aiserver/v1/aiserver_pb.js";
+import {
+  BidiAppendRequestSchema,
+  BidiAppendResponseSchema,
+  type BidiAppendRequest,
+} from "../proto/gen/aiserver/v1/aiserver_pb.js";
 import type { AgentBackend } from "./agent-backend.js";
-import { RpcError } from "./connect/errors.js";
+import { RpcError } from "../cursor/errors.js";
 import { unaryErrorBody } from "./connect/unary.js";
 import { decodeContentEncoding, readBody } from "./body.js";
 import type { Relay } from "./relay.js";
@@ -23,10 +27,13 @@ export function bidiAppendHandler(service: AgentBackend, relay: Relay) {
       const requestId = request.requestId?.requestId;
       if (!requestId) throw new RpcError("BidiAppend carries no request_id", "invalid_argument");
       // The upstream gets the append byte for byte, as the client sent it.
-      if (service.append(requestId, request.appendSeqno, decodeClientMessage(request)) === "upstream") return await relay.pass(ctx, raw);
+      if (service.append(requestId, request.appendSeqno, decodeClientMessage(request)) === "upstream")
+        return await relay.pass(ctx, raw);
       ctx.status = 200;
       ctx.type = json ? "application/json" : "application/proto";
-      ctx.body = json ? "{}" : Buffer.from(toBinary(BidiAppendResponseSchema, { $typeName: "aiserver.v1.BidiAppendResponse" }));
+      ctx.body = json
+        ? "{}"
+        : Buffer.from(toBinary(BidiAppendResponseSchema, { $typeName: "aiserver.v1.BidiAppendResponse" }));
     } catch (e) {
       const err = e instanceof RpcError ? e : new RpcError(`BidiAppend failed: ${(e as Error).message}`, "internal");
       const { status, body } = unaryErrorBody(err);
@@ -39,7 +46,9 @@ export function bidiAppendHandler(service: AgentBackend, relay: Relay) {
 
 function decodeRequest(body: Uint8Array, json: boolean): BidiAppendRequest {
   try {
-    return json ? fromJsonString(BidiAppendRequestSchema, new TextDecoder().decode(body)) : fromBinary(BidiAppendRequestSchema, body);
+    return json
+      ? fromJsonString(BidiAppendRequestSchema, new TextDecoder().decode(body))
+      : fromBinary(BidiAppendRequestSchema, body);
   } catch (e) {
     throw new RpcError(`BidiAppend body is not a valid BidiAppendRequest: ${(e as Error).message}`, "invalid_argument");
   }
@@ -60,6 +69,9 @@ function decodeClientMessage(request: BidiAppendRequest): AgentClientMessage {
   try {
     return fromBinary(AgentClientMessageSchema, bytes);
   } catch (e) {
-    throw new RpcError(`BidiAppend data is not a valid AgentClientMessage: ${(e as Error).message}`, "invalid_argument");
+    throw new RpcError(
+      `BidiAppend data is not a valid AgentClientMessage: ${(e as Error).message}`,
+      "invalid_argument",
+    );
   }
 }

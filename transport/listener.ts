@@ -37,7 +37,11 @@ export function createDualServer(listener: RequestListener): DualServer {
   };
 }
 
-function route(socket: Socket, http1: ReturnType<typeof createHttp1Server>, http2: ReturnType<typeof createHttp2Server>): void {
+function route(
+  socket: Socket,
+  http1: ReturnType<typeof createHttp1Server>,
+  http2: ReturnType<typeof createHttp2Server>,
+): void {
   let head = Buffer.alloc(0);
   const onData = (chunk: Buffer) => {
     head = Buffer.concat([head, chunk]);

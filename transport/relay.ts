@@ -10,7 +10,15 @@ import type { Context } from "koa";
 import type { Logger } from "../log/logger.js";
 
 // RFC 9110 §7.6.1 connection-specific headers, plus `proxy-*` and HTTP/2's `http2-settings`.
-const hopByHop = new Set(["connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "http2-settings"]);
+const hopByHop = new Set([
+  "connection",
+  "keep-alive",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "http2-settings",
+]);
 
 export interface Relay {
   /** Relays the request; `body` replaces the request stream when the handler has already read it. */
@@ -41,7 +49,8 @@ export function createRelay(opts: { upstream: string; log: Logger }): Relay {
       headers: [...endToEndHeaders(ctx.req.rawHeaders), "host", upstream.host],
     });
     if (body) upstreamReq.end(body);
-    else if (hasNoBody(ctx.req)) upstreamReq.end(); // most relayed calls are small GETs: no stream plumbing for them
+    else if (hasNoBody(ctx.req))
+      upstreamReq.end(); // most relayed calls are small GETs: no stream plumbing for them
     else pipeline(ctx.req, upstreamReq, () => {});
     // A client that leaves before the upstream answers must not keep the upstream call alive.
     ctx.res.once("close", () => {
@@ -54,7 +63,11 @@ export function createRelay(opts: { upstream: string; log: Logger }): Relay {
     new Promise<void>((resolve) => {
       const { req, res } = ctx;
       const started = performance.now();
-      const fields = () => ({ method: req.method, path: ctx.path, durationMs: Math.round(performance.now() - started) });
+      const fields = () => ({
+        method: req.method,
+        path: ctx.path,
+        durationMs: Math.round(performance.now() - started),
+      });
       let responded = false;
       ctx.respond = false;
       const upstreamReq = requestFor(ctx, body);
@@ -99,7 +112,11 @@ export function createRelay(opts: { upstream: string; log: Logger }): Relay {
 
 /** An HTTP/1.x request that declares no body (HTTP/2 may stream one without either header). */
 function hasNoBody(req: IncomingMessage): boolean {
-  return req.httpVersionMajor === 1 && req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined;
+  return (
+    req.httpVersionMajor === 1 &&
+    req.headers["content-length"] === undefined &&
+    req.headers["transfer-encoding"] === undefined
+  );
 }
 
 /**
@@ -140,7 +157,8 @@ function endToEndHeaders(raw: string[]): string[] {
   const kept: string[] = [];
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
-    const drop = hopByHop.has(name) || name.startsWith("proxy-") || name.startsWith(":") || name === "host" || named.has(name);
+    const drop =
+      hopByHop.has(name) || name.startsWith("proxy-") || name.startsWith(":") || name === "host" || named.has(name);
     if (!drop) kept.push(raw[i]!, raw[i + 1]!);
   }
   return kept;

@@ -11,9 +11,10 @@ import { AgentServerMessageSchema } from "../proto/gen/agent/v1/agent_pb.js";
 import { BidiRequestIdSchema } from "../proto/gen/aiserver/v1/aiserver_pb.js";
 import type { AgentBackend } from "./agent-backend.js";
 import { frames } from "../cursor/frames.js";
-import { encodeEndStream, type EndStream } from "./connect/end-stream.js";
+import { encodeEndStream } from "./connect/end-stream.js";
+import { type EndStream } from "../cursor/errors.js";
 import { decodePayload, encodeEnvelope, EnvelopeFlags, EnvelopeReader } from "./connect/envelope.js";
-import { RpcError } from "./connect/errors.js";
+import { RpcError } from "../cursor/errors.js";
 import { readBody } from "./body.js";
 import type { Relay } from "./relay.js";
 
@@ -102,12 +103,22 @@ async function followUpstream(ctx: Context, relay: Relay, body: Uint8Array): Pro
   try {
     upstream = await relay.open(ctx, body);
   } catch (e) {
-    res.end(encodeEndStream({ ok: false, error: new RpcError(`upstream unreachable: ${(e as Error).message}`, "unavailable") }));
+    res.end(
+      encodeEndStream({
+        ok: false,
+        error: new RpcError(`upstream unreachable: ${(e as Error).message}`, "unavailable"),
+      }),
+    );
     return;
   }
   if (upstream.statusCode !== 200) {
     upstream.resume();
-    res.end(encodeEndStream({ ok: false, error: new RpcError(`upstream answered RunSSE with HTTP ${upstream.statusCode}`, "unavailable") }));
+    res.end(
+      encodeEndStream({
+        ok: false,
+        error: new RpcError(`upstream answered RunSSE with HTTP ${upstream.statusCode}`, "unavailable"),
+      }),
+    );
     return;
   }
   await new Promise<void>((resolve) => pipeline(upstream, res, () => resolve()));
@@ -117,7 +128,8 @@ function readRequestId(ctx: Context, body: Uint8Array): string {
   const reader = new EnvelopeReader({ maxPayloadBytes: MAX_REQUEST_BYTES });
   const envelopes = reader.push(body);
   reader.end();
-  if (envelopes.length !== 1) throw new RpcError(`RunSSE expects exactly one request message, got ${envelopes.length}`, "invalid_argument");
+  if (envelopes.length !== 1)
+    throw new RpcError(`RunSSE expects exactly one request message, got ${envelopes.length}`, "invalid_argument");
   const encoding = ctx.get("connect-content-encoding") === "gzip" ? "gzip" : "identity";
   const payload = decodePayload(envelopes[0]!, encoding, MAX_REQUEST_BYTES);
   let requestId: string;

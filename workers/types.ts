@@ -26,7 +26,14 @@ export type InteractionKind = "permission" | "question" | "elicitation";
 
 export type WorkerEvent =
   /** The worker process is up and accepts input (worker's own session id, model, tools, permission mode). */
-  | { type: "worker.ready"; workerSessionId: string; model?: string; tools?: readonly string[]; permissionMode?: string; version?: string }
+  | {
+      type: "worker.ready";
+      workerSessionId: string;
+      model?: string;
+      tools?: readonly string[];
+      permissionMode?: string;
+      version?: string;
+    }
   /** The worker holds the input (durably in its queue). */
   | { type: "input.queued"; inputId: string }
   /** The worker began working on the input: as a new turn, or folded into the running one. */

@@ -54,7 +54,8 @@ export class OutboundQueue {
     const admission = admissionOf(event);
     if (admission === "droppable" && this.waiting.length >= this.limits.capacity) return "dropped";
     if (admission !== "control" && this.waiting.length >= this.limits.hardLimit) return "overflow";
-    if (admission === "control") this.waiting.splice(this.controlCount++, 0, event); // behind earlier control only
+    if (admission === "control")
+      this.waiting.splice(this.controlCount++, 0, event); // behind earlier control only
     else this.waiting.push(event);
     this.pump();
     return "queued";

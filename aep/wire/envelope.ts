@@ -8,11 +8,32 @@ import { WORKER_KINDS } from "../../workers/types.js";
 export const AEP_VERSION = "aep/v1";
 
 export const ERROR_CODES = [
-  "WORKER_START_FAILED", "WORKER_CRASH", "WORKER_TIMEOUT", "WORKER_OOM", "PROCESS_SIGKILL", "WORKER_OUTPUT_LIMIT",
-  "INVALID_MESSAGE", "SESSION_NOT_FOUND", "SESSION_BUSY", "SESSION_ALREADY_CONNECTED", "SESSION_EXPIRED",
-  "SESSION_TERMINATED", "SESSION_INVALIDATED", "UNAUTHORIZED", "AUTH_REQUIRED", "INTERNAL_ERROR", "PROTOCOL_VIOLATION",
-  "VERSION_MISMATCH", "CONFIG_INVALID", "RATE_LIMITED", "GATEWAY_OVERLOAD", "EXECUTION_TIMEOUT", "RECONNECT_REQUIRED",
-  "RESUME_RETRY", "NOT_SUPPORTED", "TURN_TIMEOUT",
+  "WORKER_START_FAILED",
+  "WORKER_CRASH",
+  "WORKER_TIMEOUT",
+  "WORKER_OOM",
+  "PROCESS_SIGKILL",
+  "WORKER_OUTPUT_LIMIT",
+  "INVALID_MESSAGE",
+  "SESSION_NOT_FOUND",
+  "SESSION_BUSY",
+  "SESSION_ALREADY_CONNECTED",
+  "SESSION_EXPIRED",
+  "SESSION_TERMINATED",
+  "SESSION_INVALIDATED",
+  "UNAUTHORIZED",
+  "AUTH_REQUIRED",
+  "INTERNAL_ERROR",
+  "PROTOCOL_VIOLATION",
+  "VERSION_MISMATCH",
+  "CONFIG_INVALID",
+  "RATE_LIMITED",
+  "GATEWAY_OVERLOAD",
+  "EXECUTION_TIMEOUT",
+  "RECONNECT_REQUIRED",
+  "RESUME_RETRY",
+  "NOT_SUPPORTED",
+  "TURN_TIMEOUT",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 export const isErrorCode = (code: string): code is ErrorCode => (ERROR_CODES as readonly string[]).includes(code);
@@ -28,12 +49,23 @@ const text = z.string();
 const record = z.record(z.string(), z.unknown());
 
 const clientEvents = {
-  init: z.object({ worker: z.enum(WORKER_KINDS).optional(), workdir: text.min(1).optional(), session_key: text.min(1).max(256).optional(), token: text.optional() }).loose(),
+  init: z
+    .object({
+      worker: z.enum(WORKER_KINDS).optional(),
+      workdir: text.min(1).optional(),
+      session_key: text.min(1).max(256).optional(),
+      token: text.optional(),
+    })
+    .loose(),
   // Blank content would only come back as an API error from the worker's model call.
   input: z.object({ content: text.refine((c) => c.trim() !== "", "must not be blank"), metadata: record.optional() }),
   permission_response: z.object({ id: text.min(1), allowed: z.boolean(), reason: text.optional() }),
   question_response: z.object({ id: text.min(1), answers: z.record(z.string(), z.string()) }),
-  elicitation_response: z.object({ id: text.min(1), action: z.enum(["accept", "decline", "cancel"]), content: record.optional() }),
+  elicitation_response: z.object({
+    id: text.min(1),
+    action: z.enum(["accept", "decline", "cancel"]),
+    content: record.optional(),
+  }),
   ping: z.object({}).loose(),
   control: z.object({
     action: z.enum(["terminate", "delete", "gc", "reset", "cd", "stop"]),
@@ -80,12 +112,23 @@ export function decodeClientFrame(raw: string): DecodeResult {
   const shape = envelopeShape.safeParse(json);
   if (!shape.success) return { ok: false, code: "INVALID_MESSAGE", message: `bad envelope: ${describe(shape.error)}` };
   const { id, version, event } = shape.data;
-  if (version !== AEP_VERSION) return { ok: false, code: "VERSION_MISMATCH", message: `expected version ${AEP_VERSION}, got ${JSON.stringify(version)}`, id };
-  if (!(event.type in clientEvents)) return { ok: false, code: "INVALID_MESSAGE", message: `unknown event type ${JSON.stringify(event.type)}`, id };
+  if (version !== AEP_VERSION)
+    return {
+      ok: false,
+      code: "VERSION_MISMATCH",
+      message: `expected version ${AEP_VERSION}, got ${JSON.stringify(version)}`,
+      id,
+    };
+  if (!(event.type in clientEvents))
+    return { ok: false, code: "INVALID_MESSAGE", message: `unknown event type ${JSON.stringify(event.type)}`, id };
   const kind = event.type as ClientKind;
   const data = clientEvents[kind].safeParse(event.data ?? {});
-  if (!data.success) return { ok: false, code: "INVALID_MESSAGE", message: `bad ${kind} data: ${describe(data.error)}`, id };
-  return { ok: true, envelope: { id, session_id: shape.data.session_id ?? "", event: { type: kind, data: data.data } as ClientEvent } };
+  if (!data.success)
+    return { ok: false, code: "INVALID_MESSAGE", message: `bad ${kind} data: ${describe(data.error)}`, id };
+  return {
+    ok: true,
+    envelope: { id, session_id: shape.data.session_id ?? "", event: { type: kind, data: data.data } as ClientEvent },
+  };
 }
 
 function describe(error: z.ZodError): string {
@@ -94,24 +137,81 @@ function describe(error: z.ZodError): string {
 
 // ---- server → client ----
 
-export interface QuestionOption { label: string; description?: string; preview?: string }
-export interface Question { id?: string; question: string; header: string; options: QuestionOption[]; multi_select: boolean }
+export interface QuestionOption {
+  label: string;
+  description?: string;
+  preview?: string;
+}
+export interface Question {
+  id?: string;
+  question: string;
+  header: string;
+  options: QuestionOption[];
+  multi_select: boolean;
+}
 
 export type ServerEvent =
-  | { type: "input.ack"; data: { client_message_id: string; execution_id: string; status: ExecutionStatus; duplicate?: boolean; error_code?: ErrorCode } }
-  | { type: "runtime.execution.started" | "runtime.execution.completed" | "runtime.execution.failed"; data: { execution_id: string; status: "started" | "completed" | "failed"; error_code?: ErrorCode; started_at?: number; finished_at?: number } }
+  | {
+      type: "input.ack";
+      data: {
+        client_message_id: string;
+        execution_id: string;
+        status: ExecutionStatus;
+        duplicate?: boolean;
+        error_code?: ErrorCode;
+      };
+    }
+  | {
+      type: "runtime.execution.started" | "runtime.execution.completed" | "runtime.execution.failed";
+      data: {
+        execution_id: string;
+        status: "started" | "completed" | "failed";
+        error_code?: ErrorCode;
+        started_at?: number;
+        finished_at?: number;
+      };
+    }
   | { type: "state"; data: { state: SessionState; message?: string } }
-  | { type: "message.start"; data: { id: string; role: "assistant"; content_type: string; metadata?: Record<string, unknown> } }
+  | {
+      type: "message.start";
+      data: { id: string; role: "assistant"; content_type: string; metadata?: Record<string, unknown> };
+    }
   | { type: "message.delta"; data: { message_id: string; content: string } }
   | { type: "message.end"; data: { message_id: string } }
-  | { type: "message"; data: { id: string; role: string; content: string; content_type?: string; metadata?: Record<string, unknown> } }
+  | {
+      type: "message";
+      data: { id: string; role: string; content: string; content_type?: string; metadata?: Record<string, unknown> };
+    }
   | { type: "tool_call"; data: { id: string; name: string; input: Record<string, unknown> } }
   | { type: "tool_result"; data: { id: string; output: unknown; error?: string; status?: "completed" | "failed" } }
-  | { type: "permission_request"; data: { id: string; tool_name: string; description?: string; args?: string[]; input_raw?: unknown } }
+  | {
+      type: "permission_request";
+      data: { id: string; tool_name: string; description?: string; args?: string[]; input_raw?: unknown };
+    }
   | { type: "question_request"; data: { id: string; tool_name?: string; questions: Question[] } }
-  | { type: "elicitation_request"; data: { id: string; mcp_server_name: string; message: string; mode?: string; url?: string; elicitation_id?: string; requested_schema?: Record<string, unknown> } }
+  | {
+      type: "elicitation_request";
+      data: {
+        id: string;
+        mcp_server_name: string;
+        message: string;
+        mode?: string;
+        url?: string;
+        elicitation_id?: string;
+        requested_schema?: Record<string, unknown>;
+      };
+    }
   | { type: "reasoning"; data: { id: string; content: string; model?: string } }
-  | { type: "step"; data: { id: string; step_type: string; name?: string; input?: Record<string, unknown>; output?: Record<string, unknown> } }
+  | {
+      type: "step";
+      data: {
+        id: string;
+        step_type: string;
+        name?: string;
+        input?: Record<string, unknown>;
+        output?: Record<string, unknown>;
+      };
+    }
   | { type: "raw"; data: { kind: string; raw: unknown } }
   | { type: "context_usage"; data: Record<string, unknown> }
   | { type: "mcp_status"; data: { servers: Array<{ name: string; status: string }> } }
@@ -136,6 +236,19 @@ export function priorityOf(event: ServerEvent): Priority {
   return event.type === "input.ack" || event.type === "pong" ? "control" : "data";
 }
 
-export function serverEnvelope(sessionId: string, seq: number, event: ServerEvent, now: number = Date.now()): ServerEnvelope {
-  return { version: AEP_VERSION, id: `evt_${randomUUID()}`, seq, priority: priorityOf(event), session_id: sessionId, timestamp: now, event };
+export function serverEnvelope(
+  sessionId: string,
+  seq: number,
+  event: ServerEvent,
+  now: number = Date.now(),
+): ServerEnvelope {
+  return {
+    version: AEP_VERSION,
+    id: `evt_${randomUUID()}`,
+    seq,
+    priority: priorityOf(event),
+    session_id: sessionId,
+    timestamp: now,
+    event,
+  };
 }

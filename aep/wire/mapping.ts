@@ -13,7 +13,22 @@ export interface MappingState {
 
 export const initialMapping: MappingState = { openText: [], streamedReasoning: [] };
 
-type ContentEvent = Extract<WorkerEvent, { type: "text.delta" | "text.completed" | "reasoning.delta" | "reasoning.completed" | "tool.called" | "tool.result" | "step" | "raw" | "context.usage" | "mcp.status" }>;
+type ContentEvent = Extract<
+  WorkerEvent,
+  {
+    type:
+      | "text.delta"
+      | "text.completed"
+      | "reasoning.delta"
+      | "reasoning.completed"
+      | "tool.called"
+      | "tool.result"
+      | "step"
+      | "raw"
+      | "context.usage"
+      | "mcp.status";
+  }
+>;
 
 export function mapContent(state: MappingState, event: ContentEvent): { state: MappingState; events: ServerEvent[] } {
   switch (event.type) {
@@ -21,14 +36,24 @@ export function mapContent(state: MappingState, event: ContentEvent): { state: M
       const open = state.openText.includes(event.blockId);
       const delta: ServerEvent = { type: "message.delta", data: { message_id: event.blockId, content: event.text } };
       if (open) return { state, events: [delta] };
-      return { state: { ...state, openText: [...state.openText, event.blockId] }, events: [messageStart(event.blockId), delta] };
+      return {
+        state: { ...state, openText: [...state.openText, event.blockId] },
+        events: [messageStart(event.blockId), delta],
+      };
     }
     case "text.completed": {
       const open = state.openText.includes(event.blockId);
-      const message: ServerEvent = { type: "message", data: { id: event.blockId, role: "assistant", content: event.text, content_type: "text" } };
+      const message: ServerEvent = {
+        type: "message",
+        data: { id: event.blockId, role: "assistant", content: event.text, content_type: "text" },
+      };
       // A block that never streamed (no partial messages) still opens and closes, so every text has the same shape.
       // A block the worker retracted (its call was retried) is closed but never offered as the answer.
-      if (event.abandoned) return { state: { ...state, openText: state.openText.filter((id) => id !== event.blockId) }, events: open ? [{ type: "message.end", data: { message_id: event.blockId } }] : [] };
+      if (event.abandoned)
+        return {
+          state: { ...state, openText: state.openText.filter((id) => id !== event.blockId) },
+          events: open ? [{ type: "message.end", data: { message_id: event.blockId } }] : [],
+        };
       const events: ServerEvent[] = [
         ...(open ? [] : [messageStart(event.blockId)]),
         { type: "message.end", data: { message_id: event.blockId } },
@@ -37,18 +62,56 @@ export function mapContent(state: MappingState, event: ContentEvent): { state: M
       return { state: { ...state, openText: state.openText.filter((id) => id !== event.blockId) }, events };
     }
     case "reasoning.delta": {
-      const streamed = state.streamedReasoning.includes(event.blockId) ? state.streamedReasoning : [...state.streamedReasoning, event.blockId];
-      return { state: { ...state, streamedReasoning: streamed }, events: [{ type: "reasoning", data: { id: event.blockId, content: event.text } }] };
+      const streamed = state.streamedReasoning.includes(event.blockId)
+        ? state.streamedReasoning
+        : [...state.streamedReasoning, event.blockId];
+      return {
+        state: { ...state, streamedReasoning: streamed },
+        events: [{ type: "reasoning", data: { id: event.blockId, content: event.text } }],
+      };
     }
     case "reasoning.completed":
-      if (event.abandoned || state.streamedReasoning.includes(event.blockId)) return { state: { ...state, streamedReasoning: state.streamedReasoning.filter((id) => id !== event.blockId) }, events: [] };
+      if (event.abandoned || state.streamedReasoning.includes(event.blockId))
+        return {
+          state: { ...state, streamedReasoning: state.streamedReasoning.filter((id) => id !== event.blockId) },
+          events: [],
+        };
       return { state, events: [{ type: "reasoning", data: { id: event.blockId, content: event.text } }] };
     case "tool.called":
-      return { state, events: [{ type: "tool_call", data: { id: event.id, name: event.name, input: asRecord(event.input) } }] };
+      return {
+        state,
+        events: [{ type: "tool_call", data: { id: event.id, name: event.name, input: asRecord(event.input) } }],
+      };
     case "tool.result":
-      return { state, events: [{ type: "tool_result", data: { id: event.id, output: event.output, ...(event.isError ? { error: event.output } : {}), status: event.isError ? "failed" : "completed" } }] };
+      return {
+        state,
+        events: [
+          {
+            type: "tool_result",
+            data: {
+              id: event.id,
+              output: event.output,
+              ...(event.isError ? { error: event.output } : {}),
+              status: event.isError ? "failed" : "completed",
+            },
+          },
+        ],
+      };
     case "step":
-      return { state, events: [{ type: "step", data: { id: `step_${event.name}`, step_type: event.name, name: event.name, ...(event.detail ? { output: event.detail } : {}) } }] };
+      return {
+        state,
+        events: [
+          {
+            type: "step",
+            data: {
+              id: `step_${event.name}`,
+              step_type: event.name,
+              name: event.name,
+              ...(event.detail ? { output: event.detail } : {}),
+            },
+          },
+        ],
+      };
     case "raw":
       return { state, events: [{ type: "raw", data: { kind: rawKind(event.frame), raw: event.frame } }] };
     case "context.usage":
@@ -66,7 +129,14 @@ export function closeOpenMessages(state: MappingState): ServerEvent[] {
 export function interactionRequest(event: Extract<WorkerEvent, { type: "interaction.requested" }>): ServerEvent {
   const p = event.payload;
   if (event.kind === "question") {
-    return { type: "question_request", data: { id: event.id, ...(str(p.tool_name) ? { tool_name: str(p.tool_name) } : {}), questions: questionsOf(p.questions) } };
+    return {
+      type: "question_request",
+      data: {
+        id: event.id,
+        ...(str(p.tool_name) ? { tool_name: str(p.tool_name) } : {}),
+        questions: questionsOf(p.questions),
+      },
+    };
   }
   if (event.kind === "elicitation") {
     return {
@@ -84,7 +154,13 @@ export function interactionRequest(event: Extract<WorkerEvent, { type: "interact
   const input = p.input ?? {};
   return {
     type: "permission_request",
-    data: { id: event.id, tool_name: toolName, description: str(p.description) ?? str(p.display_name) ?? toolName, args: [JSON.stringify(input)], input_raw: input },
+    data: {
+      id: event.id,
+      tool_name: toolName,
+      description: str(p.description) ?? str(p.display_name) ?? toolName,
+      args: [JSON.stringify(input)],
+      input_raw: input,
+    },
   };
 }
 
@@ -93,14 +169,20 @@ export function errorCodeOf(code: string | undefined, fallback: ErrorCode = "INT
   return code !== undefined && isErrorCode(code) ? code : fallback;
 }
 
-const messageStart = (id: string): ServerEvent => ({ type: "message.start", data: { id, role: "assistant", content_type: "text" } });
+const messageStart = (id: string): ServerEvent => ({
+  type: "message.start",
+  data: { id, role: "assistant", content_type: "text" },
+});
 
 function questionsOf(value: unknown): Question[] {
   if (!Array.isArray(value)) return [];
   return value.filter(isRecord).map((q) => ({
     question: str(q.question) ?? "",
     header: str(q.header) ?? "",
-    options: (Array.isArray(q.options) ? q.options : []).filter(isRecord).map((o) => ({ label: str(o.label) ?? "", ...optional({ description: str(o.description), preview: str(o.preview) }) })),
+    options: (Array.isArray(q.options) ? q.options : []).filter(isRecord).map((o) => ({
+      label: str(o.label) ?? "",
+      ...optional({ description: str(o.description), preview: str(o.preview) }),
+    })),
     multi_select: q.multiSelect === true || q.multi_select === true,
   }));
 }
@@ -119,4 +201,5 @@ function rawKind(frame: unknown): string {
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const asRecord = (v: unknown): Record<string, unknown> => (isRecord(v) ? v : { value: v });
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
-const optional = <T extends Record<string, string | undefined>>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+const optional = <T extends Record<string, string | undefined>>(o: T) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));

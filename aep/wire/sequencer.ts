@@ -8,8 +8,19 @@ import type { Offer } from "./backpressure.js";
 
 /** Kinds that exist only inside a turn (between its state(running) and its done). */
 const TURN_KINDS: ReadonlySet<ServerKind> = new Set<ServerKind>([
-  "message.start", "message.delta", "message.end", "message", "tool_call", "tool_result", "permission_request",
-  "question_request", "elicitation_request", "reasoning", "step", "done", "runtime.execution.started",
+  "message.start",
+  "message.delta",
+  "message.end",
+  "message",
+  "tool_call",
+  "tool_result",
+  "permission_request",
+  "question_request",
+  "elicitation_request",
+  "reasoning",
+  "step",
+  "done",
+  "runtime.execution.started",
 ]);
 
 export interface Outlet {
@@ -40,7 +51,9 @@ export class Sequencer {
   private reserved: number;
   private outlet: Outlet | undefined;
   /** The open turn; `requests` holds its permission/question/elicitation requests by id, for a client that re-attaches. */
-  private turn: { executionId: string; dropped: boolean; openMessages: Set<string>; requests: Map<string, ServerEvent> } | undefined;
+  private turn:
+    | { executionId: string; dropped: boolean; openMessages: Set<string>; requests: Map<string, ServerEvent> }
+    | undefined;
   /** Executions whose done was emitted and whose runtime.execution.completed|failed is still due. */
   private readonly awaitingRuntimeEnd = new Set<string>();
   /** Client message ids with input.ack(accepted) emitted and their second ack still due. */
@@ -111,20 +124,29 @@ export class Sequencer {
         return undefined;
       case "runtime.execution.completed":
       case "runtime.execution.failed":
-        return this.awaitingRuntimeEnd.has(event.data.execution_id) ? undefined : `${event.type} for ${event.data.execution_id} before its done (or twice)`;
+        return this.awaitingRuntimeEnd.has(event.data.execution_id)
+          ? undefined
+          : `${event.type} for ${event.data.execution_id} before its done (or twice)`;
       case "input.ack":
         if (event.data.duplicate || event.data.status === "accepted") return undefined;
-        return this.awaitingSecondAck.has(event.data.client_message_id) ? undefined : `input.ack(${event.data.status}) for ${event.data.client_message_id} without accepted`;
+        return this.awaitingSecondAck.has(event.data.client_message_id)
+          ? undefined
+          : `input.ack(${event.data.status}) for ${event.data.client_message_id} without accepted`;
       case "error":
-        return executionId && turn?.executionId !== executionId ? `turn error after the done of ${executionId}` : undefined;
+        return executionId && turn?.executionId !== executionId
+          ? `turn error after the done of ${executionId}`
+          : undefined;
       case "message.delta":
       case "message.end":
         if (!turn) return `${event.type} outside a turn`;
-        return turn.openMessages.has(event.data.message_id) ? undefined : `${event.type} for message ${event.data.message_id} that is not open`;
+        return turn.openMessages.has(event.data.message_id)
+          ? undefined
+          : `${event.type} for message ${event.data.message_id} that is not open`;
       default:
         if (!TURN_KINDS.has(event.type)) return undefined;
         if (!turn) return `${event.type} outside a turn`;
-        if (executionId && executionId !== turn.executionId) return `${event.type} of ${executionId} inside turn ${turn.executionId}`;
+        if (executionId && executionId !== turn.executionId)
+          return `${event.type} of ${executionId} inside turn ${turn.executionId}`;
         return undefined;
     }
   }
@@ -132,7 +154,8 @@ export class Sequencer {
   private advance(event: ServerEvent, executionId: string | undefined): void {
     switch (event.type) {
       case "state":
-        if (event.data.state === "running") this.turn = { executionId: executionId!, dropped: false, openMessages: new Set(), requests: new Map() };
+        if (event.data.state === "running")
+          this.turn = { executionId: executionId!, dropped: false, openMessages: new Set(), requests: new Map() };
         return;
       case "permission_request":
       case "question_request":

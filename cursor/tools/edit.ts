@@ -30,10 +30,7 @@ export type EditState =
 type EditResultInit = MessageInitShape<typeof EditResultSchema>["result"];
 
 /** What the hidden read says about "before": LF text, no file, or a reason to stop without writing. */
-type Before =
-  | { kind: "text"; text: string; truncated: boolean }
-  | { kind: "missing" }
-  | Failed;
+type Before = { kind: "text"; text: string; truncated: boolean } | { kind: "missing" } | Failed;
 
 type Failed = { kind: "failed"; content: string; result: EditResultInit };
 type Applied = { before: string; after: string; created: boolean };
@@ -159,7 +156,11 @@ function onRead(call: ToolInvocation, state: EditState & { phase: "read" }, read
   return { kind: "exec", request: { case: "writeArgs", value: request }, state: next };
 }
 
-function onWrite(call: ToolInvocation, state: EditState & { phase: "write" }, write: WriteResult): DriverStep<EditState> {
+function onWrite(
+  call: ToolInvocation,
+  state: EditState & { phase: "write" },
+  write: WriteResult,
+): DriverStep<EditState> {
   const { path } = state.plan;
   if (write.result.case === "success") {
     const stats = diffStats(path, state.before, state.after);
@@ -192,7 +193,10 @@ function editArgsStreamer(callId: string, streamKey: string): ArgsStreamer {
       const emit = (text: string) => {
         if (text === "") return;
         const value = { streamContentDelta: text };
-        out.push({ kind: "delta", delta: create(ToolCallDeltaSchema, { delta: { case: "editToolCallDelta", value } }) });
+        out.push({
+          kind: "delta",
+          delta: create(ToolCallDeltaSchema, { delta: { case: "editToolCallDelta", value } }),
+        });
       };
       for (const event of json.push(jsonDelta)) {
         if (event.kind === "text") emit(lf.push(event.text));

@@ -71,7 +71,10 @@ function globSuccessFromGrep(args: GlobToolArgs, success: GrepSuccess): GlobTool
     pattern: args.globPattern,
     path: success.path || (args.targetDirectory ?? ""),
     files,
-    totalFiles: Math.max(files.length, lists.reduce((n, l) => n + l.total, 0)),
+    totalFiles: Math.max(
+      files.length,
+      lists.reduce((n, l) => n + l.total, 0),
+    ),
     clientTruncated: lists.some((l) => l.clientTruncated),
     ripgrepTruncated: lists.some((l) => l.ripgrepTruncated),
   });

@@ -3,13 +3,7 @@
 import { create } from "@bufbuild/protobuf";
 import { GrepArgsSchema } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { GrepArgs, GrepResult } from "../../proto/gen/agent/v1/agent_pb.js";
-import {
-  optionalBoolean,
-  optionalEnum,
-  optionalInteger,
-  optionalString,
-  requiredString,
-} from "./args.js";
+import { optionalBoolean, optionalEnum, optionalInteger, optionalString, requiredString } from "./args.js";
 import { grepText } from "./result-text.js";
 import { singleExecDriver } from "./single-exec.js";
 import type { ToolCompletion } from "./types.js";

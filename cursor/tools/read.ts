@@ -1,10 +1,6 @@
 // Read: card read_tool_call, one Exec read_args → read_result (seed 003 §26.10, §26.13; tool-wire-map §2).
 import { create } from "@bufbuild/protobuf";
-import {
-  ReadArgsSchema,
-  ReadToolArgsSchema,
-  ReadToolResultSchema,
-} from "../../proto/gen/agent/v1/agent_pb.js";
+import { ReadArgsSchema, ReadToolArgsSchema, ReadToolResultSchema } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { ReadResult, ReadSuccess, ReadToolArgs, ReadToolResult } from "../../proto/gen/agent/v1/agent_pb.js";
 import { optionalInteger, requiredString } from "./args.js";
 import { singleExecDriver } from "./single-exec.js";
@@ -56,7 +52,10 @@ function successCompletion(call: ToolInvocation, args: ReadToolArgs, s: ReadSucc
   return { content: text, isError: false, toolCall: card(call.callId, args, result), readPath: s.path || args.path };
 }
 
-function failureText(r: Exclude<ReadResult["result"], { case: "success" } | { case: undefined }>, path: string): string {
+function failureText(
+  r: Exclude<ReadResult["result"], { case: "success" } | { case: undefined }>,
+  path: string,
+): string {
   switch (r.case) {
     case "error":
       return `Error reading ${r.value.path || path}: ${r.value.error}`;

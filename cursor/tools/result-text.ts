@@ -138,7 +138,9 @@ function outputBlock(output: string): string {
 
 function outputLocationNote(location: OutputLocation | undefined): string[] {
   if (!location) return [];
-  return [`Full output was written to ${location.filePath} (${location.sizeBytes} bytes, ${location.lineCount} lines).`];
+  return [
+    `Full output was written to ${location.filePath} (${location.sizeBytes} bytes, ${location.lineCount} lines).`,
+  ];
 }
 
 export function shellExitText(exit: ShellStreamExit, output: string): string {

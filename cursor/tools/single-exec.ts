@@ -38,7 +38,11 @@ export function singleExecDriver<A, C extends ResultCase>(tool: SingleExecTool<A
     onExecMessage(call, state, message) {
       if (message.case !== tool.resultCase) return unexpectedMessage(tool.name, tool.resultCase, message, state);
       const completion = tool.complete(call, state.args, message.value as ResultOf<C>);
-      if (!completion) return { kind: "protocol_error", message: `${tool.name}: ${wireName(tool.resultCase)} has no result branch set` };
+      if (!completion)
+        return {
+          kind: "protocol_error",
+          message: `${tool.name}: ${wireName(tool.resultCase)} has no result branch set`,
+        };
       return { kind: "complete", completion, state };
     },
   };

@@ -96,7 +96,8 @@ export const LIFECYCLE_DIR = fileURLToPath(new URL(".", import.meta.url));
 
 function indexReadme(): string {
   const sections = lifecycles.map(
-    (l) => `## ${l.name}\n\n![${l.name}](${l.name}.svg)\n\nMermaid source: [${l.name}.mmd](${l.name}.mmd)\n\n${l.guarantees}\n`,
+    (l) =>
+      `## ${l.name}\n\n![${l.name}](${l.name}.svg)\n\nMermaid source: [${l.name}.mmd](${l.name}.mmd)\n\n${l.guarantees}\n`,
   );
   return [
     "# Lifecycles",

@@ -29,24 +29,41 @@ function eventLabel(eventType: string, machineId: string): string {
 function guardLabel(guard: unknown): string {
   if (!guard) return "";
   if (typeof guard === "string") return ` [${guard}]`;
-  if (typeof guard === "object" && guard !== null && "type" in guard && typeof guard.type === "string") return ` [${guard.type}]`;
+  if (typeof guard === "object" && guard !== null && "type" in guard && typeof guard.type === "string")
+    return ` [${guard.type}]`;
   return " [guarded]";
 }
 
 function readNode(node: AnyStateNode): Node {
   const children = Object.values(node.states as Record<string, AnyStateNode>).map(readNode);
   const initialTarget = node.type === "compound" ? node.initial?.target?.[0] : undefined;
-  return { id: safeId(node.id), key: node.key, type: node.type, children, initial: initialTarget ? safeId(initialTarget.id) : undefined };
+  return {
+    id: safeId(node.id),
+    key: node.key,
+    type: node.type,
+    children,
+    initial: initialTarget ? safeId(initialTarget.id) : undefined,
+  };
 }
 
 function readEdges(node: AnyStateNode, machineId: string, out: Edge[]): Edge[] {
   const seen = new Set<string>();
-  const add = (eventType: string, transitions: ReadonlyArray<{ target?: ReadonlyArray<AnyStateNode>; guard?: unknown }>) => {
+  const add = (
+    eventType: string,
+    transitions: ReadonlyArray<{ target?: ReadonlyArray<AnyStateNode>; guard?: unknown }>,
+  ) => {
     for (const t of transitions) {
       for (const target of t.target ?? []) {
-        const edge = { from: safeId(node.id), to: safeId(target.id), label: `${eventLabel(eventType, machineId)}${guardLabel(t.guard)}` };
+        const edge = {
+          from: safeId(node.id),
+          to: safeId(target.id),
+          label: `${eventLabel(eventType, machineId)}${guardLabel(t.guard)}`,
+        };
         const key = `${edge.from}>${edge.to}>${edge.label}`;
-        if (!seen.has(key)) out.push(edge), seen.add(key);
+        if (!seen.has(key)) {
+          out.push(edge);
+          seen.add(key);
+        }
       }
     }
   };
@@ -58,7 +75,8 @@ function readEdges(node: AnyStateNode, machineId: string, out: Edge[]): Edge[] {
 
 /** Transitions declared on the machine itself apply in every state: drawn from one "any state" node. */
 const ANY = "any_state";
-const fromRoot = (machine: AnyStateMachine, edges: Edge[]) => edges.map((e) => (e.from === safeId(machine.root.id) ? { ...e, from: ANY } : e));
+const fromRoot = (machine: AnyStateMachine, edges: Edge[]) =>
+  edges.map((e) => (e.from === safeId(machine.root.id) ? { ...e, from: ANY } : e));
 
 export function toMermaid(machine: AnyStateMachine): string {
   const root = readNode(machine.root);
@@ -83,7 +101,7 @@ export function toMermaid(machine: AnyStateMachine): string {
   for (const child of root.children) emit(child, 1);
   if (edges.some((e) => e.from === ANY)) lines.push(`  state "any state" as ${ANY}`);
   for (const e of edges) lines.push(`  ${e.from} --> ${e.to} : ${e.label.replace(/:/g, " ")}`);
-  return lines.join("\n") + "\n";
+  return `${lines.join("\n")}\n`;
 }
 
 export function toDot(machine: AnyStateMachine): string {
@@ -96,16 +114,20 @@ export function toDot(machine: AnyStateMachine): string {
     '  node [shape=box, style="rounded", fontname="Helvetica", fontsize=10];',
     '  edge [fontname="Helvetica", fontsize=9];',
   ];
-  const firstLeaf = (n: Node): string => (n.children.length === 0 ? n.id : firstLeaf(n.children.find((c) => c.id === n.initial) ?? n.children[0]!));
+  const firstLeaf = (n: Node): string =>
+    n.children.length === 0 ? n.id : firstLeaf(n.children.find((c) => c.id === n.initial) ?? n.children[0]!);
   const emit = (n: Node, depth: number) => {
     const pad = "  ".repeat(depth);
     leafOf.set(n.id, firstLeaf(n));
     if (n.children.length === 0) {
-      const shape = n.type === "final" ? ', peripheries=2' : "";
+      const shape = n.type === "final" ? ", peripheries=2" : "";
       lines.push(`${pad}${n.id} [label="${n.key}"${shape}];`);
       return;
     }
-    lines.push(`${pad}subgraph cluster_${n.id} {`, `${pad}  label="${n.key}${n.type === "parallel" ? " (parallel)" : ""}"; style="rounded,dashed";`);
+    lines.push(
+      `${pad}subgraph cluster_${n.id} {`,
+      `${pad}  label="${n.key}${n.type === "parallel" ? " (parallel)" : ""}"; style="rounded,dashed";`,
+    );
     for (const c of n.children) emit(c, depth + 1);
     lines.push(`${pad}}`);
   };
@@ -124,5 +146,5 @@ export function toDot(machine: AnyStateMachine): string {
     lines.push(`  ${leafOf.get(e.from)} -> ${leafOf.get(e.to)} [${attrs.join(", ")}];`);
   }
   lines.push("}");
-  return lines.join("\n") + "\n";
+  return `${lines.join("\n")}\n`;
 }

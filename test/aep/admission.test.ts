@@ -14,7 +14,14 @@ describe("AEP listener admission", () => {
   let listener: AepListener;
   beforeEach(async () => {
     temp = await tempStore();
-    listener = await startAepListener({ port: 0, host: "127.0.0.1", store: temp.store.aep, factory: new ScriptedFactory(), log, workdirFor: workdirResolver({ dataDir: temp.dataDir }) });
+    listener = await startAepListener({
+      port: 0,
+      host: "127.0.0.1",
+      store: temp.store.aep,
+      factory: new ScriptedFactory(),
+      log,
+      workdirFor: workdirResolver({ dataDir: temp.dataDir }),
+    });
   });
   afterEach(async () => {
     await listener.close();
@@ -34,7 +41,9 @@ describe("AEP listener admission", () => {
     expect((await client.next("error")).event.data).to.deep.include({ code: "PROTOCOL_VIOLATION" });
     await client.close();
     let refused = "";
-    await AepClient.connect(listener.url, { headers: { Origin: "https://evil.example" } }).catch((e: Error) => (refused = e.message));
+    await AepClient.connect(listener.url, { headers: { Origin: "https://evil.example" } }).catch(
+      (e: Error) => (refused = e.message),
+    );
     expect(refused).to.contain("403");
     const local = await AepClient.connect(listener.url, { headers: { Origin: "http://localhost:3000" } });
     await local.close();
@@ -46,7 +55,15 @@ describe("AEP listener with a token", () => {
   let listener: AepListener;
   beforeEach(async () => {
     temp = await tempStore();
-    listener = await startAepListener({ port: 0, host: "127.0.0.1", token: "s3cret", store: temp.store.aep, factory: new ScriptedFactory(), log, workdirFor: workdirResolver({ dataDir: temp.dataDir }) });
+    listener = await startAepListener({
+      port: 0,
+      host: "127.0.0.1",
+      token: "s3cret",
+      store: temp.store.aep,
+      factory: new ScriptedFactory(),
+      log,
+      workdirFor: workdirResolver({ dataDir: temp.dataDir }),
+    });
   });
   afterEach(async () => {
     await listener.close();
@@ -59,9 +76,14 @@ describe("AEP listener with a token", () => {
     bearer.send("init", {});
     expect((await bearer.next("state")).event.data).to.deep.equal({ state: "created" });
     let refused = "";
-    await AepClient.connect(listener.url, { headers: { Authorization: "Bearer nope" } }).catch((e: Error) => (refused = e.message));
+    await AepClient.connect(listener.url, { headers: { Authorization: "Bearer nope" } }).catch(
+      (e: Error) => (refused = e.message),
+    );
     expect(refused).to.contain("401");
-    for (const [data, code] of [[{}, "AUTH_REQUIRED"], [{ token: "nope" }, "UNAUTHORIZED"]] as const) {
+    for (const [data, code] of [
+      [{}, "AUTH_REQUIRED"],
+      [{ token: "nope" }, "UNAUTHORIZED"],
+    ] as const) {
       const c = await AepClient.connect(listener.url);
       c.send("init", data);
       expect((await c.next("error")).event.data).to.deep.include({ code });
@@ -71,7 +93,14 @@ describe("AEP listener with a token", () => {
 
   it("refuses to start on a non-loopback address without a token", async () => {
     let error = "";
-    await startAepListener({ port: 0, host: "0.0.0.0", store: temp.store.aep, factory: new ScriptedFactory(), log, workdirFor: async () => "/" }).catch((e: Error) => (error = e.message));
+    await startAepListener({
+      port: 0,
+      host: "0.0.0.0",
+      store: temp.store.aep,
+      factory: new ScriptedFactory(),
+      log,
+      workdirFor: async () => "/",
+    }).catch((e: Error) => (error = e.message));
     expect(error).to.contain("aep.token is required");
   });
 });

@@ -12,18 +12,28 @@ export class AepClient {
   readonly closed: Promise<{ code: number; reason: string }>;
   private waiters: Array<{ from: number; match: Match; resolve: (e: ServerEnvelope) => void }> = [];
 
-  private constructor(readonly ws: WebSocket, readonly checker: OrderingChecker) {
+  private constructor(
+    readonly ws: WebSocket,
+    readonly checker: OrderingChecker,
+  ) {
     ws.on("message", (data) => {
       const envelope = JSON.parse(data.toString()) as ServerEnvelope;
       this.checker.check(envelope);
       this.received.push(envelope);
       const index = this.received.length - 1;
-      this.waiters = this.waiters.filter((w) => (index >= w.from && w.match(envelope) ? (w.resolve(envelope), false) : true));
+      this.waiters = this.waiters.filter((w) =>
+        index >= w.from && w.match(envelope) ? (w.resolve(envelope), false) : true,
+      );
     });
-    this.closed = new Promise((resolve) => ws.once("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+    this.closed = new Promise((resolve) =>
+      ws.once("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
   }
 
-  static async connect(url: string, o: { checker?: OrderingChecker; headers?: Record<string, string> } = {}): Promise<AepClient> {
+  static async connect(
+    url: string,
+    o: { checker?: OrderingChecker; headers?: Record<string, string> } = {},
+  ): Promise<AepClient> {
     const ws = new WebSocket(url, { headers: o.headers });
     const checker = o.checker ?? new OrderingChecker();
     checker.reconnected();
@@ -38,7 +48,16 @@ export class AepClient {
 
   /** Sends one client envelope; returns its id. */
   send(type: string, data: unknown, id: string = `cli_${randomUUID()}`): string {
-    this.ws.send(JSON.stringify({ version: "aep/v1", id, seq: 0, session_id: this.sessionId, timestamp: Date.now(), event: { type, data } }));
+    this.ws.send(
+      JSON.stringify({
+        version: "aep/v1",
+        id,
+        seq: 0,
+        session_id: this.sessionId,
+        timestamp: Date.now(),
+        event: { type, data },
+      }),
+    );
     return id;
   }
 
@@ -56,18 +75,31 @@ export class AepClient {
     const found = this.received.slice(from).find(m);
     if (found) return Promise.resolve(found);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no ${typeof match === "string" ? match : "matching envelope"} within ${timeoutMs} ms; got ${this.kinds(from).join(" ")}`)), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `no ${typeof match === "string" ? match : "matching envelope"} within ${timeoutMs} ms; got ${this.kinds(from).join(" ")}`,
+            ),
+          ),
+        timeoutMs,
+      );
       this.waiters.push({ from, match: m, resolve: (e) => (clearTimeout(timer), resolve(e)) });
     });
   }
 
   kinds(from = 0, to = this.received.length): string[] {
-    return this.received.slice(from, to).map((e) => (e.event.type === "state" ? `state(${(e.event.data as { state: string }).state})` : e.event.type));
+    return this.received
+      .slice(from, to)
+      .map((e) => (e.event.type === "state" ? `state(${(e.event.data as { state: string }).state})` : e.event.type));
   }
 
   /** The data of every envelope of one kind (loosely typed: tests read fields by name). */
   of(type: string, from = 0): Array<Record<string, any>> {
-    return this.received.slice(from).filter((e) => e.event.type === type).map((e) => e.event.data as Record<string, any>);
+    return this.received
+      .slice(from)
+      .filter((e) => e.event.type === type)
+      .map((e) => e.event.data as Record<string, any>);
   }
 
   /** Stops reading the socket (a slow consumer) / reads again. */
@@ -93,7 +125,11 @@ export class AepClient {
 }
 
 /** Connects and inits; retries only on SESSION_ALREADY_CONNECTED, as seed 002 asks a reconnecting client to do. */
-export async function openSession(url: string, data: Record<string, unknown>, checker = new OrderingChecker()): Promise<{ client: AepClient; state: ServerEnvelope }> {
+export async function openSession(
+  url: string,
+  data: Record<string, unknown>,
+  checker = new OrderingChecker(),
+): Promise<{ client: AepClient; state: ServerEnvelope }> {
   for (let attempt = 0; ; attempt++) {
     const client = await AepClient.connect(url, { checker });
     client.send("init", data);
@@ -101,7 +137,8 @@ export async function openSession(url: string, data: Record<string, unknown>, ch
     if (answer.event.type === "state") return { client, state: answer };
     const code = (answer.event.data as { code: string }).code;
     await client.closed;
-    if (code !== "SESSION_ALREADY_CONNECTED" || attempt > 50) throw new Error(`init refused: ${JSON.stringify(answer.event.data)}`);
+    if (code !== "SESSION_ALREADY_CONNECTED" || attempt > 50)
+      throw new Error(`init refused: ${JSON.stringify(answer.event.data)}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

@@ -14,7 +14,11 @@ describe("AEP control actions (scripted worker)", () => {
     client.send("control", { action: "terminate" });
     const from = client.mark();
     await client.next((e) => e.event.type === "state" && (e.event.data as { state: string }).state === "terminated");
-    for (const [type, data] of [["control", { action: "stop" }], ["control", { action: "gc" }], ["permission_response", { id: "p", allowed: true }]] as const) {
+    for (const [type, data] of [
+      ["control", { action: "stop" }],
+      ["control", { action: "gc" }],
+      ["permission_response", { id: "p", allowed: true }],
+    ] as const) {
       const mark = client.mark();
       client.send(type, data);
       expect((await client.next("error", mark)).event.data).to.deep.include({ code: "SESSION_TERMINATED" });
@@ -26,17 +30,26 @@ describe("AEP control actions (scripted worker)", () => {
     const { client } = await open();
     const from = await runPlainTurn(client, "m1", "go");
     const first = rig.factory.last;
-    first.emit({ type: "worker.ready", workerSessionId: first.options.workerSessionId }, { type: "turn.finished", outcome: "completed" });
+    first.emit(
+      { type: "worker.ready", workerSessionId: first.options.workerSessionId },
+      { type: "turn.finished", outcome: "completed" },
+    );
     await client.next("done", from);
     client.send("control", { action: "reset" });
-    expect((await client.next((e) => e.event.type === "state" && (e.event.data as { state: string }).state === "idle", from)).event.data).to.deep.include({ message: "context reset" });
+    expect(
+      (await client.next((e) => e.event.type === "state" && (e.event.data as { state: string }).state === "idle", from))
+        .event.data,
+    ).to.deep.include({ message: "context reset" });
     const next = await runPlainTurn(client, "m2", "fresh");
     expect(rig.factory.last.options.workerSessionId).to.not.equal(first.options.workerSessionId);
     expect(rig.factory.last.options.resume).to.equal(false);
     client.send("control", { action: "terminate" });
     const done = await client.next("done", next);
     expect(done.event.data).to.deep.equal({ success: false, reason: "terminate" });
-    await client.next((e) => e.event.type === "state" && (e.event.data as { state: string }).state === "terminated", next);
+    await client.next(
+      (e) => e.event.type === "state" && (e.event.data as { state: string }).state === "terminated",
+      next,
+    );
     client.send("input", { content: "anyone?" }, "m3");
     expect((await client.next("error", next)).event.data).to.deep.include({ code: "SESSION_TERMINATED" });
   });
@@ -45,10 +58,16 @@ describe("AEP control actions (scripted worker)", () => {
     const { client } = await open();
     let from = await runPlainTurn(client, "m1", "go");
     const first = rig.factory.last;
-    first.emit({ type: "worker.ready", workerSessionId: first.options.workerSessionId }, { type: "turn.finished", outcome: "completed" });
+    first.emit(
+      { type: "worker.ready", workerSessionId: first.options.workerSessionId },
+      { type: "turn.finished", outcome: "completed" },
+    );
     await client.next("done", from);
     client.send("control", { action: "gc" });
-    await client.next((e) => e.event.type === "state" && (e.event.data as { message?: string }).message === "worker released", from);
+    await client.next(
+      (e) => e.event.type === "state" && (e.event.data as { message?: string }).message === "worker released",
+      from,
+    );
     expect(first.killed).to.equal(true);
     from = await runPlainTurn(client, "m2", "again");
     expect(rig.factory.last.options).to.deep.include({ workerSessionId: first.options.workerSessionId, resume: true });
@@ -57,7 +76,11 @@ describe("AEP control actions (scripted worker)", () => {
 
     const elsewhere = await mkdtemp(join(tmpdir(), "aep-cd-"));
     client.send("control", { action: "cd", workdir: elsewhere });
-    await client.next((e) => e.event.type === "state" && (e.event.data as { message?: string }).message === `working directory ${elsewhere}`, from);
+    await client.next(
+      (e) =>
+        e.event.type === "state" && (e.event.data as { message?: string }).message === `working directory ${elsewhere}`,
+      from,
+    );
     await runPlainTurn(client, "m3", "there");
     expect(rig.factory.last.options).to.deep.include({ workdir: elsewhere, resume: false });
     expect(rig.factory.last.options.workerSessionId).to.not.equal(first.options.workerSessionId);
@@ -73,5 +96,4 @@ describe("AEP control actions (scripted worker)", () => {
     expect(next.state.event.data).to.deep.equal({ state: "created" });
     expect(next.state.session_id).to.not.equal(state.session_id);
   });
-
 });

@@ -9,7 +9,7 @@ import { type FakeAnthropic, startFakeAnthropic } from "../support/fake-anthropi
 import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.js";
 import { waitUntil } from "../support/util.js";
 import { openSession } from "./aep-client.js";
-import { OrderingChecker } from "./invariants.js";
+import type { OrderingChecker } from "./invariants.js";
 
 export interface AepRig {
   gateway: GatewayProcess;
@@ -35,7 +35,12 @@ export async function startAepRig(): Promise<AepRig> {
       aep: { port: 0 },
       workers: {
         "claude-code": {
-          env: { ANTHROPIC_BASE_URL: fake.baseUrl, ANTHROPIC_API_KEY: "sk-aep-e2e", CLAUDE_CODE_MAX_RETRIES: "1", TMPDIR: root },
+          env: {
+            ANTHROPIC_BASE_URL: fake.baseUrl,
+            ANTHROPIC_API_KEY: "sk-aep-e2e",
+            CLAUDE_CODE_MAX_RETRIES: "1",
+            TMPDIR: root,
+          },
           permissionMode: "default",
         },
       },
@@ -53,7 +58,12 @@ export async function startAepRig(): Promise<AepRig> {
     workdir: () => mkdtemp(join(root, "work-")),
     open: (data, checker) => openSession(url, { worker: "claude-code", ...data }, checker),
     workerPids: () => childrenOf(gateway.pid),
-    turnsDone: (count) => waitUntil(() => doneLines() >= count, 60_000, () => `only ${doneLines()} turns done, wanted ${count}`),
+    turnsDone: (count) =>
+      waitUntil(
+        () => doneLines() >= count,
+        60_000,
+        () => `only ${doneLines()} turns done, wanted ${count}`,
+      ),
     async dispose() {
       await gateway.stop();
       await fake.close();

@@ -11,9 +11,13 @@ import { OrderingChecker } from "./invariants.js";
 
 const PINNED_CLI = "2.1.328";
 
-const isAck = (status: string) => (e: ServerEnvelope) => e.event.type === "input.ack" && (e.event.data as { status: string }).status === status;
+const isAck = (status: string) => (e: ServerEnvelope) =>
+  e.event.type === "input.ack" && (e.event.data as { status: string }).status === status;
 const bash = (command: string) => ({
-  blocks: [{ type: "text" as const, text: "Using Bash." }, { type: "tool_use" as const, name: "Bash", input: { command, description: "Run it" } }],
+  blocks: [
+    { type: "text" as const, text: "Using Bash." },
+    { type: "tool_use" as const, name: "Bash", input: { command, description: "Run it" } },
+  ],
 });
 
 describe("AEP v1 end to end with the real Claude Code CLI", function () {
@@ -49,7 +53,10 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
   async function turn(client: AepClient, content: string, id?: string) {
     const from = client.mark();
     client.send("input", { content }, id);
-    await client.next((e) => e.event.type === "runtime.execution.completed" || e.event.type === "runtime.execution.failed", from);
+    await client.next(
+      (e) => e.event.type === "runtime.execution.completed" || e.event.type === "runtime.execution.failed",
+      from,
+    );
     return from;
   }
 
@@ -60,27 +67,54 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     const from = await turn(client, "Say hello");
     const kinds = client.kinds(from).filter((k) => k !== "raw");
     expect(kinds).to.deep.equal([
-      "input.ack", "state(running)", "input.ack", "runtime.execution.started",
-      "message.start", "message.delta", "message.delta", "message.delta", "message.delta", "message.delta",
-      "message.end", "message", "done", "runtime.execution.completed",
+      "input.ack",
+      "state(running)",
+      "input.ack",
+      "runtime.execution.started",
+      "message.start",
+      "message.delta",
+      "message.delta",
+      "message.delta",
+      "message.delta",
+      "message.delta",
+      "message.end",
+      "message",
+      "done",
+      "runtime.execution.completed",
     ]);
-    expect(client.of("message.delta", from).map((d) => d.content).join("")).to.equal("Hello from the fake model.");
+    expect(
+      client
+        .of("message.delta", from)
+        .map((d) => d.content)
+        .join(""),
+    ).to.equal("Hello from the fake model.");
     expect(client.of("message", from)[0]).to.deep.include({ role: "assistant", content: "Hello from the fake model." });
     expect(client.of("done", from)[0]).to.deep.include({ success: true });
     // An upgrade of the pinned CLI must fail here loudly: re-record the fixtures and re-check the notes first.
     const ready = client.of("raw", from).find((r) => r.kind === "worker.ready");
     expect(ready?.raw).to.deep.include({ version: PINNED_CLI, permission_mode: "default" });
-    expect(rig.fake.messageRequests().at(-1)!.body.messages[0].content).to.deep.include({ type: "text", text: "Say hello" });
+    expect(rig.fake.messageRequests().at(-1)!.body.messages[0].content).to.deep.include({
+      type: "text",
+      text: "Say hello",
+    });
   });
 
   it("a tool call asks permission: allow runs it, deny does not", async () => {
-    rig.fake.enqueue(bash("touch allowed.txt"), { blocks: [{ type: "text", text: "Created." }] }, bash("touch denied.txt"), { blocks: [{ type: "text", text: "Not created." }] });
+    rig.fake.enqueue(
+      bash("touch allowed.txt"),
+      { blocks: [{ type: "text", text: "Created." }] },
+      bash("touch denied.txt"),
+      { blocks: [{ type: "text", text: "Not created." }] },
+    );
     const { client, workdir } = await session();
 
     let from = client.mark();
     client.send("input", { content: "make allowed.txt" });
     const ask = await client.next("permission_request", from);
-    expect(ask.event.data).to.deep.include({ tool_name: "Bash", input_raw: { command: "touch allowed.txt", description: "Run it" } });
+    expect(ask.event.data).to.deep.include({
+      tool_name: "Bash",
+      input_raw: { command: "touch allowed.txt", description: "Run it" },
+    });
     client.send("permission_response", { id: (ask.event.data as { id: string }).id, allowed: true });
     await client.next("runtime.execution.completed", from);
     expect(client.kinds(from)).to.include.members(["tool_call", "permission_request", "tool_result", "done"]);
@@ -90,7 +124,11 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     from = client.mark();
     client.send("input", { content: "make denied.txt" });
     const ask2 = await client.next("permission_request", from);
-    client.send("permission_response", { id: (ask2.event.data as { id: string }).id, allowed: false, reason: "not this one" });
+    client.send("permission_response", {
+      id: (ask2.event.data as { id: string }).id,
+      allowed: false,
+      reason: "not this one",
+    });
     await client.next("runtime.execution.completed", from);
     expect(client.of("tool_result", from)[0]).to.deep.include({ error: "not this one" });
     expect(client.of("done", from)[0]).to.deep.include({ success: true });
@@ -98,15 +136,38 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
   });
 
   it("a question is asked as question_request and answered with the chosen label", async () => {
-    const question = { questions: [{ question: "Which color?", header: "Color", options: [{ label: "Red", description: "warm" }, { label: "Blue", description: "cool" }], multiSelect: false }] };
-    rig.fake.enqueue({ blocks: [{ type: "tool_use", name: "AskUserQuestion", input: question }] }, { blocks: [{ type: "text", text: "Blue it is." }] });
+    const question = {
+      questions: [
+        {
+          question: "Which color?",
+          header: "Color",
+          options: [
+            { label: "Red", description: "warm" },
+            { label: "Blue", description: "cool" },
+          ],
+          multiSelect: false,
+        },
+      ],
+    };
+    rig.fake.enqueue(
+      { blocks: [{ type: "tool_use", name: "AskUserQuestion", input: question }] },
+      { blocks: [{ type: "text", text: "Blue it is." }] },
+    );
     const { client } = await session();
     const from = client.mark();
     client.send("input", { content: "ask me" });
     const q = await client.next("question_request", from);
     expect(q.event.data).to.deep.include({ tool_name: "AskUserQuestion" });
     expect((q.event.data as { questions: unknown[] }).questions).to.deep.equal([
-      { question: "Which color?", header: "Color", options: [{ label: "Red", description: "warm" }, { label: "Blue", description: "cool" }], multi_select: false },
+      {
+        question: "Which color?",
+        header: "Color",
+        options: [
+          { label: "Red", description: "warm" },
+          { label: "Blue", description: "cool" },
+        ],
+        multi_select: false,
+      },
     ]);
     client.send("question_response", { id: (q.event.data as { id: string }).id, answers: { "Which color?": "Blue" } });
     await client.next("runtime.execution.completed", from);
@@ -115,7 +176,10 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
   });
 
   it("stop mid-stream ends the turn with done(stopped_by_user); the next turn runs on the same worker", async () => {
-    rig.fake.enqueue({ blocks: [{ type: "text", text: "tick tock tick tock tick tock" }], chunkSize: 5, holdAfterDeltas: 2 }, { blocks: [{ type: "text", text: "Back again." }] });
+    rig.fake.enqueue(
+      { blocks: [{ type: "text", text: "tick tock tick tock tick tock" }], chunkSize: 5, holdAfterDeltas: 2 },
+      { blocks: [{ type: "text", text: "Back again." }] },
+    );
     const { client } = await session();
     const from = client.mark();
     client.send("input", { content: "stream slowly" });
@@ -156,8 +220,16 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     const from = await turn(client, "do it once", "retry-me");
     const exec = client.of("input.ack", from)[0]!.execution_id;
     client.send("input", { content: "do it once" }, "retry-me");
-    const dup = await client.next((e) => e.event.type === "input.ack" && (e.event.data as { duplicate?: boolean }).duplicate === true, from);
-    expect(dup.event.data).to.deep.equal({ client_message_id: "retry-me", execution_id: exec, status: "delivered", duplicate: true });
+    const dup = await client.next(
+      (e) => e.event.type === "input.ack" && (e.event.data as { duplicate?: boolean }).duplicate === true,
+      from,
+    );
+    expect(dup.event.data).to.deep.equal({
+      client_message_id: "retry-me",
+      execution_id: exec,
+      status: "delivered",
+      duplicate: true,
+    });
     client.send("input", { content: "do something else" }, "retry-me");
     expect((await client.next("error", from)).event.data).to.deep.include({ code: "INVALID_MESSAGE" });
     expect(rig.fake.messageRequests().length - before).to.equal(1);
@@ -180,17 +252,26 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     expect(client.of("done", from)[0]).to.deep.include({ success: true, dropped: true });
     const messages = client.of("message", from);
     expect(messages).to.have.length(12);
-    messages.forEach((m, i) => expect(m.content).to.equal(block(i).text));
+    messages.forEach((m, i) => {
+      expect(m.content).to.equal(block(i).text);
+    });
     const deltas = client.of("message.delta", from).reduce((n, d) => n + d.content.length, 0);
     expect(deltas).to.be.lessThan(12_000_000);
     expect(client.kinds(from).filter((k) => k === "message.start" || k === "message.end")).to.have.length(24);
   });
 
   it("an upstream 500 is error then done(success false), never assistant text", async () => {
-    rig.fake.enqueue({ status: 500, error: { message: "injected failure" } }, { status: 500, error: { message: "injected failure" } });
+    rig.fake.enqueue(
+      { status: 500, error: { message: "injected failure" } },
+      { status: 500, error: { message: "injected failure" } },
+    );
     const { client } = await session();
     const from = await turn(client, "this will fail");
-    const terminal = client.kinds(from).filter((k) => ["error", "done", "message", "runtime.execution.completed", "runtime.execution.failed"].includes(k));
+    const terminal = client
+      .kinds(from)
+      .filter((k) =>
+        ["error", "done", "message", "runtime.execution.completed", "runtime.execution.failed"].includes(k),
+      );
     expect(terminal).to.deep.equal(["error", "done", "runtime.execution.failed"]);
     expect(client.of("done", from)[0]).to.deep.include({ success: false });
     expect(client.of("error", from)[0]!.message).to.contain("500");
@@ -226,7 +307,12 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
   it("a client that reconnects mid-turn gets state(running) and the rest of the turn, seq still rising", async () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
-    rig.fake.enqueue({ blocks: [{ type: "text", text: "first half, second half" }], chunkSize: 6, holdAfterDeltas: 1, release: released });
+    rig.fake.enqueue({
+      blocks: [{ type: "text", text: "first half, second half" }],
+      chunkSize: 6,
+      holdAfterDeltas: 1,
+      release: released,
+    });
     const key = `key-${Date.now()}`;
     const { client, workdir, checker } = await session({ session_key: key });
     const from = client.mark();

@@ -3,7 +3,15 @@ import { expect } from "chai";
 import { decodeClientFrame, priorityOf, serverEnvelope } from "../../aep/wire/envelope.js";
 
 const frame = (type: string, data: unknown, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ version: "aep/v1", id: "cli_1", seq: 0, session_id: "", timestamp: 1, event: { type, data }, ...extra });
+  JSON.stringify({
+    version: "aep/v1",
+    id: "cli_1",
+    seq: 0,
+    session_id: "",
+    timestamp: 1,
+    event: { type, data },
+    ...extra,
+  });
 
 describe("AEP envelope codec", () => {
   const valid: Array<[string, unknown]> = [
@@ -13,7 +21,10 @@ describe("AEP envelope codec", () => {
     ["question_response", { id: "q", answers: { "Which?": "A" } }],
     ["elicitation_response", { id: "e", action: "accept", content: { name: "x" } }],
     ["ping", {}],
-    ...(["terminate", "delete", "gc", "reset", "stop"] as const).map((action): [string, unknown] => ["control", { action }]),
+    ...(["terminate", "delete", "gc", "reset", "stop"] as const).map((action): [string, unknown] => [
+      "control",
+      { action },
+    ]),
     ["control", { action: "cd", workdir: "/elsewhere" }],
   ];
   for (const [type, data] of valid) {
@@ -34,7 +45,11 @@ describe("AEP envelope codec", () => {
     ["an unknown kind", frame("teleport", {}), "INVALID_MESSAGE"],
     ["a server kind sent by a client", frame("done", { success: true }), "INVALID_MESSAGE"],
     ["input without content", frame("input", { text: "hi" }), "INVALID_MESSAGE"],
-    ["input with blank content (the API refuses an empty text block)", frame("input", { content: " \n" }), "INVALID_MESSAGE"],
+    [
+      "input with blank content (the API refuses an empty text block)",
+      frame("input", { content: " \n" }),
+      "INVALID_MESSAGE",
+    ],
     ["a permission answer without allowed", frame("permission_response", { id: "p" }), "INVALID_MESSAGE"],
     ["an unknown control action", frame("control", { action: "explode" }), "INVALID_MESSAGE"],
     ["an unknown worker", frame("init", { worker: "codex" }), "INVALID_MESSAGE"],
@@ -53,7 +68,9 @@ describe("AEP envelope codec", () => {
     const e = serverEnvelope("sess_1", 7, { type: "done", data: { success: true } }, 123);
     expect(e).to.deep.include({ version: "aep/v1", seq: 7, priority: "data", session_id: "sess_1", timestamp: 123 });
     expect(e.id).to.match(/^evt_[0-9a-f-]{36}$/);
-    expect(priorityOf({ type: "input.ack", data: { client_message_id: "c", execution_id: "e", status: "accepted" } })).to.equal("control");
+    expect(
+      priorityOf({ type: "input.ack", data: { client_message_id: "c", execution_id: "e", status: "accepted" } }),
+    ).to.equal("control");
     expect(priorityOf({ type: "pong", data: {} })).to.equal("control");
     expect(priorityOf({ type: "message.delta", data: { message_id: "m", content: "x" } })).to.equal("data");
   });

@@ -3,8 +3,18 @@
 import type { ServerEnvelope } from "../../aep/wire/envelope.js";
 
 const TURN_KINDS = new Set([
-  "message.start", "message.delta", "message.end", "message", "tool_call", "tool_result", "permission_request",
-  "question_request", "elicitation_request", "reasoning", "step", "runtime.execution.started",
+  "message.start",
+  "message.delta",
+  "message.end",
+  "message",
+  "tool_call",
+  "tool_result",
+  "permission_request",
+  "question_request",
+  "elicitation_request",
+  "reasoning",
+  "step",
+  "runtime.execution.started",
 ]);
 
 interface Turn {
@@ -59,14 +69,22 @@ export class OrderingChecker {
       case "state":
         if (data.state !== "running") return void (this.turn && fail(`state(${data.state}) inside an open turn`));
         if (this.turn) fail("state(running) inside an open turn");
-        this.turn = { executionId: first ? this.interrupted : undefined, joined: first, open: new Set(), deltas: new Map(), lost: false, unstreamed: false };
+        this.turn = {
+          executionId: first ? this.interrupted : undefined,
+          joined: first,
+          open: new Set(),
+          deltas: new Map(),
+          lost: false,
+          unstreamed: false,
+        };
         return;
       case "done": {
         const turn = this.turn;
         if (!turn) return fail("done outside a turn");
         if (turn.open.size > 0) fail(`done with open messages ${[...turn.open].join(",")}`);
         if (turn.lost && !data.dropped) fail("deltas do not add up to their message but done.dropped is not set");
-        if (data.dropped && !turn.lost && !turn.unstreamed) fail("done.dropped is set but every message has all its deltas");
+        if (data.dropped && !turn.lost && !turn.unstreamed)
+          fail("done.dropped is set but every message has all its deltas");
         if (turn.executionId) this.done.add(turn.executionId);
         this.turn = undefined;
         this.turnsClosed += 1;
@@ -104,11 +122,13 @@ export class OrderingChecker {
         turn.deltas.set(data.id, "");
         return;
       case "message.delta":
-        if (!turn.open.has(data.message_id)) return void (turn.joined || fail(`delta for ${data.message_id} which is not open`));
+        if (!turn.open.has(data.message_id))
+          return void (turn.joined || fail(`delta for ${data.message_id} which is not open`));
         turn.deltas.set(data.message_id, turn.deltas.get(data.message_id)! + data.content);
         return;
       case "message.end":
-        if (!turn.open.has(data.message_id)) return void (turn.joined || fail(`end for ${data.message_id} which is not open`));
+        if (!turn.open.has(data.message_id))
+          return void (turn.joined || fail(`end for ${data.message_id} which is not open`));
         turn.open.delete(data.message_id);
         return;
       case "message":

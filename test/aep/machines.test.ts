@@ -28,13 +28,21 @@ function turnRig(o: { interruptAcks?: boolean } = {}) {
       killWorker: (_, { generation }) => kills.push(generation),
     },
   });
-  const actor = createActor(machine, { clock, input: { executionId: "x1", clientMessageId: "c1", content: "hi", generation: 3 } }).start();
+  const actor = createActor(machine, {
+    clock,
+    input: { executionId: "x1", clientMessageId: "c1", content: "hi", generation: 3 },
+  }).start();
   const worker = (event: WorkerEvent) => actor.send({ type: "WORKER", event });
   return { clock, actor, emitted, answers, kills, worker, delivered, kinds: () => emitted.map((e) => e.type) };
 }
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
-const ask = (id: string, kind: "permission" | "question" | "elicitation" = "permission"): WorkerEvent => ({ type: "interaction.requested", id, kind, payload: { tool_name: "Bash" } });
+const ask = (id: string, kind: "permission" | "question" | "elicitation" = "permission"): WorkerEvent => ({
+  type: "interaction.requested",
+  id,
+  kind,
+  payload: { tool_name: "Bash" },
+});
 
 describe("AEP machines (simulated clock)", () => {
   it("an unanswered permission is denied after 5 minutes, to the worker generation that asked", async () => {
@@ -46,7 +54,13 @@ describe("AEP machines (simulated clock)", () => {
     r.clock.increment(FIVE_MINUTES - 1);
     expect(r.answers).to.deep.equal([]);
     r.clock.increment(1);
-    expect(r.answers).to.deep.equal([{ id: "p1", generation: 3, answer: { kind: "permission", allowed: false, reason: "no answer within 5 minutes: denied automatically" } }]);
+    expect(r.answers).to.deep.equal([
+      {
+        id: "p1",
+        generation: 3,
+        answer: { kind: "permission", allowed: false, reason: "no answer within 5 minutes: denied automatically" },
+      },
+    ]);
     expect(r.actor.getSnapshot().value).to.deep.equal({ running: "streaming" });
   });
 
@@ -57,7 +71,10 @@ describe("AEP machines (simulated clock)", () => {
     r.worker(ask("q1", "question"));
     r.worker(ask("e1", "elicitation"));
     r.clock.increment(FIVE_MINUTES);
-    expect(r.answers.map((a) => [a.id, a.answer.kind])).to.deep.equal([["q1", "permission"], ["e1", "elicitation"]]);
+    expect(r.answers.map((a) => [a.id, a.answer.kind])).to.deep.equal([
+      ["q1", "permission"],
+      ["e1", "elicitation"],
+    ]);
     expect(r.answers[1]!.answer).to.deep.equal({ kind: "elicitation", action: "decline" });
   });
 
@@ -74,7 +91,10 @@ describe("AEP machines (simulated clock)", () => {
     r.clock.increment(FIVE_MINUTES / 2 + 1);
     expect(r.answers.map((a) => a.answer)).to.deep.equal([{ kind: "permission", allowed: true }]);
     r.clock.increment(FIVE_MINUTES / 2);
-    expect(r.answers.map((a) => [a.id, (a.answer as { allowed: boolean }).allowed])).to.deep.equal([["p1", true], ["p1", false]]);
+    expect(r.answers.map((a) => [a.id, (a.answer as { allowed: boolean }).allowed])).to.deep.equal([
+      ["p1", true],
+      ["p1", false],
+    ]);
   });
 
   it("a stop the worker acknowledges but never honours kills it after the grace; the turn ends stopped", async () => {
@@ -106,14 +126,22 @@ describe("AEP machines (simulated clock)", () => {
     const seen: string[] = [];
     const actor = createActor(
       aepConnectionMachine.provide({
-        actions: { sendError: (_, p) => seen.push(`error ${p.code}: ${p.message}`), close: (_, p) => seen.push(`close ${p.reason}`), detach: () => seen.push("detach") },
+        actions: {
+          sendError: (_, p) => seen.push(`error ${p.code}: ${p.message}`),
+          close: (_, p) => seen.push(`close ${p.reason}`),
+          detach: () => seen.push("detach"),
+        },
       }),
       { clock },
     ).start();
     clock.increment(29_999);
     expect(seen).to.deep.equal([]);
     clock.increment(1);
-    expect(seen).to.deep.equal(["error PROTOCOL_VIOLATION: no init within 30 s of connecting", "close init timeout", "detach"]);
+    expect(seen).to.deep.equal([
+      "error PROTOCOL_VIOLATION: no init within 30 s of connecting",
+      "close init timeout",
+      "detach",
+    ]);
     expect(actor.getSnapshot().status).to.equal("done");
   });
 });

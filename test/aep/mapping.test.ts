@@ -1,6 +1,12 @@
 // Worker events → AEP events for the content of a turn (pure).
 import { expect } from "chai";
-import { closeOpenMessages, initialMapping, interactionRequest, mapContent, type MappingState } from "../../aep/wire/mapping.js";
+import {
+  closeOpenMessages,
+  initialMapping,
+  interactionRequest,
+  mapContent,
+  type MappingState,
+} from "../../aep/wire/mapping.js";
 import type { ServerEvent } from "../../aep/wire/envelope.js";
 import type { WorkerEvent } from "../../workers/types.js";
 
@@ -22,7 +28,13 @@ describe("AEP mapping of worker events", () => {
       { type: "text.delta", blockId: "b", text: "b" },
       { type: "text.completed", blockId: "b", text: "ab" },
     ]);
-    expect(out.map((e) => e.type)).to.deep.equal(["message.start", "message.delta", "message.delta", "message.end", "message"]);
+    expect(out.map((e) => e.type)).to.deep.equal([
+      "message.start",
+      "message.delta",
+      "message.delta",
+      "message.end",
+      "message",
+    ]);
     expect(out.at(-1)!.data).to.deep.equal({ id: "b", role: "assistant", content: "ab", content_type: "text" });
     expect(state.openText).to.deep.equal([]);
   });
@@ -43,13 +55,22 @@ describe("AEP mapping of worker events", () => {
   });
 
   it("keeps a permission request's tool, input and description; an unreadable one still has a tool name", () => {
-    expect(interactionRequest({ type: "interaction.requested", id: "p", kind: "permission", payload: { tool_name: "Write", description: "Write a file", input: { file_path: "/a" } } }).data).to.deep.equal({
+    expect(
+      interactionRequest({
+        type: "interaction.requested",
+        id: "p",
+        kind: "permission",
+        payload: { tool_name: "Write", description: "Write a file", input: { file_path: "/a" } },
+      }).data,
+    ).to.deep.equal({
       id: "p",
       tool_name: "Write",
       description: "Write a file",
       args: ['{"file_path":"/a"}'],
       input_raw: { file_path: "/a" },
     });
-    expect(interactionRequest({ type: "interaction.requested", id: "p", kind: "permission", payload: {} }).data).to.deep.include({ tool_name: "unknown" });
+    expect(
+      interactionRequest({ type: "interaction.requested", id: "p", kind: "permission", payload: {} }).data,
+    ).to.deep.include({ tool_name: "unknown" });
   });
 });

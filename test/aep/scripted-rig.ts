@@ -27,13 +27,26 @@ export interface ScriptedRig {
 
 export function useScriptedRig(): ScriptedRig {
   const errors: string[] = [];
-  const log: Logger = { info: () => {}, warn: () => {}, error: (msg, fields) => void errors.push(`${msg} ${JSON.stringify(fields)}`) };
+  const log: Logger = {
+    info: () => {},
+    warn: () => {},
+    error: (msg, fields) => void errors.push(`${msg} ${JSON.stringify(fields)}`),
+  };
   const rig = {
     errors,
     log,
     listen: (options: Partial<AepListenerOptions> = {}) =>
-      startAepListener({ port: 0, host: "127.0.0.1", store: rig.temp.store.aep, factory: rig.factory, log: rig.log, workdirFor: workdirResolver({ dataDir: rig.temp.dataDir }), ...options }),
-    open: (data: Record<string, unknown> = {}, checker?: OrderingChecker) => openSession(rig.listener.url, { workdir: rig.workdir, ...data }, checker),
+      startAepListener({
+        port: 0,
+        host: "127.0.0.1",
+        store: rig.temp.store.aep,
+        factory: rig.factory,
+        log: rig.log,
+        workdirFor: workdirResolver({ dataDir: rig.temp.dataDir }),
+        ...options,
+      }),
+    open: (data: Record<string, unknown> = {}, checker?: OrderingChecker) =>
+      openSession(rig.listener.url, { workdir: rig.workdir, ...data }, checker),
   } as unknown as ScriptedRig; // the per-test fields are set by beforeEach
   beforeEach(async () => {
     errors.length = 0;
@@ -54,6 +67,9 @@ export function useScriptedRig(): ScriptedRig {
 export async function runPlainTurn(client: AepClient, id: string, content: string) {
   const from = client.mark();
   client.send("input", { content }, id);
-  await client.next((e) => e.event.type === "input.ack" && (e.event.data as { status: string }).status === "delivered", from);
+  await client.next(
+    (e) => e.event.type === "input.ack" && (e.event.data as { status: string }).status === "delivered",
+    from,
+  );
   return from;
 }

@@ -1,6 +1,13 @@
 // A WorkerFactory whose workers the test drives by hand: what a driver would report is emitted explicitly. Only for
 // unit tests of the session core; the end-to-end tests run the real CLI.
-import type { InteractionAnswer, Worker, WorkerEvent, WorkerFactory, WorkerListener, WorkerStartOptions } from "../../workers/types.js";
+import type {
+  InteractionAnswer,
+  Worker,
+  WorkerEvent,
+  WorkerFactory,
+  WorkerListener,
+  WorkerStartOptions,
+} from "../../workers/types.js";
 
 export class ScriptedWorker implements Worker {
   readonly inputs: Array<{ inputId: string; content: string }> = [];
@@ -14,7 +21,11 @@ export class ScriptedWorker implements Worker {
   failSend: Error | undefined;
   private inputWaiters: Array<() => void> = [];
 
-  constructor(readonly generation: number, readonly options: WorkerStartOptions, private readonly listener: WorkerListener) {}
+  constructor(
+    readonly generation: number,
+    readonly options: WorkerStartOptions,
+    private readonly listener: WorkerListener,
+  ) {}
 
   emit(...events: WorkerEvent[]): void {
     for (const event of events) {
@@ -25,7 +36,11 @@ export class ScriptedWorker implements Worker {
 
   /** The usual opening of a turn for the input last sent. */
   beginTurn(inputId = this.inputs.at(-1)!.inputId): void {
-    this.emit({ type: "input.queued", inputId }, { type: "turn.started", inputId }, { type: "input.started", inputId, mode: "turn" });
+    this.emit(
+      { type: "input.queued", inputId },
+      { type: "turn.started", inputId },
+      { type: "input.started", inputId, mode: "turn" },
+    );
   }
 
   async send(input: { inputId: string; content: string }): Promise<void> {

@@ -30,7 +30,13 @@ function rig(limits = { capacity: 4, hardLimit: 8, socketHighWater: 1 }, lastSeq
   const violations: string[] = [];
   let overflowed = 0;
   const marks: number[] = [];
-  const sequencer = new Sequencer({ sessionId: "sess_t", lastSeq, onViolation: (m) => violations.push(m), onOverflow: () => overflowed++, onReserve: (m) => marks.push(m) });
+  const sequencer = new Sequencer({
+    sessionId: "sess_t",
+    lastSeq,
+    onViolation: (m) => violations.push(m),
+    onOverflow: () => overflowed++,
+    onReserve: (m) => marks.push(m),
+  });
   const socket = new FakeSocket();
   const queue = new OutboundQueue(socket, (e) => sequencer.commit(e), limits);
   sequencer.attach(queue);
@@ -38,11 +44,20 @@ function rig(limits = { capacity: 4, hardLimit: 8, socketHighWater: 1 }, lastSeq
 }
 
 const running: ServerEvent = { type: "state", data: { state: "running" } };
-const start = (id: string): ServerEvent => ({ type: "message.start", data: { id, role: "assistant", content_type: "text" } });
-const delta = (id: string, content: string): ServerEvent => ({ type: "message.delta", data: { message_id: id, content } });
+const start = (id: string): ServerEvent => ({
+  type: "message.start",
+  data: { id, role: "assistant", content_type: "text" },
+});
+const delta = (id: string, content: string): ServerEvent => ({
+  type: "message.delta",
+  data: { message_id: id, content },
+});
 const end = (id: string): ServerEvent => ({ type: "message.end", data: { message_id: id } });
 const done: ServerEvent = { type: "done", data: { success: true } };
-const completed = (id: string): ServerEvent => ({ type: "runtime.execution.completed", data: { execution_id: id, status: "completed" } });
+const completed = (id: string): ServerEvent => ({
+  type: "runtime.execution.completed",
+  data: { execution_id: id, status: "completed" },
+});
 
 describe("AEP sequencer and backpressure", () => {
   it("numbers envelopes from 1 in the order they reach the socket", () => {
@@ -84,9 +99,19 @@ describe("AEP sequencer and backpressure", () => {
     socket.drain();
     const kinds = socket.sent.map((e) => e.event.type);
     // One delta was already in the socket's buffer, four waited in the queue, the rest were dropped.
-    expect(kinds).to.deep.equal(["state", "message.start", ...Array(5).fill("message.delta"), "message.end", "done", "runtime.execution.completed"]);
+    expect(kinds).to.deep.equal([
+      "state",
+      "message.start",
+      ...Array(5).fill("message.delta"),
+      "message.end",
+      "done",
+      "runtime.execution.completed",
+    ]);
     expect(socket.sent.map((e) => e.seq)).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-    expect(socket.sent.find((e) => e.event.type === "done")!.event.data).to.deep.equal({ success: true, dropped: true });
+    expect(socket.sent.find((e) => e.event.type === "done")!.event.data).to.deep.equal({
+      success: true,
+      dropped: true,
+    });
   });
 
   it("puts control priority (input.ack, pong) ahead of waiting data, still in seq order on the wire", () => {
@@ -112,15 +137,57 @@ describe("AEP sequencer and backpressure", () => {
 
   const refusals: Array<[string, Array<[ServerEvent, string?]>]> = [
     ["content outside a turn", [[delta("m", "x"), "x1"]]],
-    ["a second state(running)", [[running, "x1"], [running, "x2"]]],
+    [
+      "a second state(running)",
+      [
+        [running, "x1"],
+        [running, "x2"],
+      ],
+    ],
     ["state(idle) inside a turn", [[running, "x1"], [{ type: "state", data: { state: "idle" } }]]],
-    ["a delta of a message never started", [[running, "x1"], [delta("m", "x"), "x1"]]],
-    ["anything of the turn after done", [[running, "x1"], [done, "x1"], [start("m"), "x1"]]],
-    ["a second done", [[running, "x1"], [done, "x1"], [done, "x1"]]],
-    ["a turn error after done", [[running, "x1"], [done, "x1"], [{ type: "error", data: { code: "INTERNAL_ERROR", message: "late" } }, "x1"]]],
-    ["runtime.execution.completed before done", [[running, "x1"], [completed("x1"), "x1"]]],
+    [
+      "a delta of a message never started",
+      [
+        [running, "x1"],
+        [delta("m", "x"), "x1"],
+      ],
+    ],
+    [
+      "anything of the turn after done",
+      [
+        [running, "x1"],
+        [done, "x1"],
+        [start("m"), "x1"],
+      ],
+    ],
+    [
+      "a second done",
+      [
+        [running, "x1"],
+        [done, "x1"],
+        [done, "x1"],
+      ],
+    ],
+    [
+      "a turn error after done",
+      [
+        [running, "x1"],
+        [done, "x1"],
+        [{ type: "error", data: { code: "INTERNAL_ERROR", message: "late" } }, "x1"],
+      ],
+    ],
+    [
+      "runtime.execution.completed before done",
+      [
+        [running, "x1"],
+        [completed("x1"), "x1"],
+      ],
+    ],
     ["runtime.execution.completed twice", [[running, "x1"], [done, "x1"], [completed("x1")], [completed("x1")]]],
-    ["input.ack delivered without accepted", [[{ type: "input.ack", data: { client_message_id: "c", execution_id: "x", status: "delivered" } }]]],
+    [
+      "input.ack delivered without accepted",
+      [[{ type: "input.ack", data: { client_message_id: "c", execution_id: "x", status: "delivered" } }]],
+    ],
   ];
   for (const [what, events] of refusals) {
     it(`refuses ${what}`, () => {
@@ -151,8 +218,13 @@ describe("AEP sequencer and backpressure", () => {
         for (const s of steps) {
           if (s === "delta") sequencer.emit(delta("m", "d"), "x1");
           if (s === "raw") sequencer.emit({ type: "raw", data: { kind: "k", raw: null } });
-          if (s === "ack") sequencer.emit({ type: "input.ack", data: { client_message_id: `c${acks}`, execution_id: `x${acks++}`, status: "accepted" } });
-          if (s === "message") (produced++, sequencer.emit({ type: "step", data: { id: `s${produced}`, step_type: "t" } }, "x1"));
+          if (s === "ack")
+            sequencer.emit({
+              type: "input.ack",
+              data: { client_message_id: `c${acks}`, execution_id: `x${acks++}`, status: "accepted" },
+            });
+          if (s === "message")
+            produced++, sequencer.emit({ type: "step", data: { id: `s${produced}`, step_type: "t" } }, "x1");
           if (s === "block") socket.blocked = true;
           if (s === "drain") socket.drain();
         }

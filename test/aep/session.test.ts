@@ -32,15 +32,28 @@ describe("AEP session core (scripted worker)", () => {
     );
     await client.next("runtime.execution.completed", from);
     expect(client.kinds(from)).to.deep.equal([
-      "input.ack", "state(running)", "input.ack", "runtime.execution.started",
-      "message.start", "message.delta", "message.delta", "message.end", "message", "done", "runtime.execution.completed",
+      "input.ack",
+      "state(running)",
+      "input.ack",
+      "runtime.execution.started",
+      "message.start",
+      "message.delta",
+      "message.delta",
+      "message.end",
+      "message",
+      "done",
+      "runtime.execution.completed",
     ]);
     expect(client.of("input.ack", from).map((a) => a.status)).to.deep.equal(["accepted", "delivered"]);
     expect(client.of("done", from)[0]).to.deep.equal({ success: true, stats: { input_tokens: 3, output_tokens: 2 } });
     const seqs = client.received.slice(from).map((e) => e.seq);
     expect(seqs).to.deep.equal(seqs.map((_, i) => seqs[0]! + i));
     const exec = client.of("input.ack", from)[0]!.execution_id;
-    expect(await rig.temp.store.aep.getInput(client.sessionId, "m1")).to.deep.include({ executionId: exec, deliveryStatus: "delivered", runtimeStatus: "completed" });
+    expect(await rig.temp.store.aep.getInput(client.sessionId, "m1")).to.deep.include({
+      executionId: exec,
+      deliveryStatus: "delivered",
+      runtimeStatus: "completed",
+    });
     expect(client.checker.violations).to.deep.equal([]);
   });
 
@@ -55,7 +68,11 @@ describe("AEP session core (scripted worker)", () => {
     client.ws.send("{not json");
     client.send("input", { text: "no content field" });
     await client.next((e) => e.event.type === "error" && client.of("error").length === 3);
-    expect(client.of("error").map((e) => e.code)).to.deep.equal(["INVALID_MESSAGE", "INVALID_MESSAGE", "INVALID_MESSAGE"]);
+    expect(client.of("error").map((e) => e.code)).to.deep.equal([
+      "INVALID_MESSAGE",
+      "INVALID_MESSAGE",
+      "INVALID_MESSAGE",
+    ]);
     await runPlainTurn(client, "m1", "still alive");
     expect(client.checker.violations).to.deep.equal([]);
   });
@@ -65,8 +82,16 @@ describe("AEP session core (scripted worker)", () => {
     const from = await runPlainTurn(client, "dup", "once");
     const exec = client.of("input.ack", from)[0]!.execution_id;
     client.send("input", { content: "once" }, "dup");
-    const again = await client.next((e) => e.event.type === "input.ack" && (e.event.data as { duplicate?: boolean }).duplicate === true, from);
-    expect(again.event.data).to.deep.equal({ client_message_id: "dup", execution_id: exec, status: "delivered", duplicate: true });
+    const again = await client.next(
+      (e) => e.event.type === "input.ack" && (e.event.data as { duplicate?: boolean }).duplicate === true,
+      from,
+    );
+    expect(again.event.data).to.deep.equal({
+      client_message_id: "dup",
+      execution_id: exec,
+      status: "delivered",
+      duplicate: true,
+    });
     client.send("input", { content: "twice?" }, "dup");
     const err = await client.next("error", from);
     expect(err.event.data).to.deep.include({ code: "INVALID_MESSAGE" });
@@ -79,9 +104,15 @@ describe("AEP session core (scripted worker)", () => {
     const { client } = await open();
     const from = await runPlainTurn(client, "first", "long job");
     client.send("input", { content: "meanwhile" }, "second");
-    const failed = await client.next((e) => e.event.type === "input.ack" && (e.event.data as { status: string }).status === "failed", from);
+    const failed = await client.next(
+      (e) => e.event.type === "input.ack" && (e.event.data as { status: string }).status === "failed",
+      from,
+    );
     expect(failed.event.data).to.deep.include({ client_message_id: "second", error_code: "SESSION_BUSY" });
-    expect(await rig.temp.store.aep.getInput(client.sessionId, "second")).to.deep.include({ deliveryStatus: "failed", errorCode: "SESSION_BUSY" });
+    expect(await rig.temp.store.aep.getInput(client.sessionId, "second")).to.deep.include({
+      deliveryStatus: "failed",
+      errorCode: "SESSION_BUSY",
+    });
     rig.factory.last.emit({ type: "turn.finished", outcome: "completed" });
     await client.next("done", from);
   });
@@ -91,11 +122,26 @@ describe("AEP session core (scripted worker)", () => {
     const from = await runPlainTurn(client, "m1", "go");
     const worker = rig.factory.last;
     worker.beginTurn();
-    worker.emit({ type: "interaction.requested", id: "perm-1", kind: "permission", payload: { tool_name: "Bash", input: { command: "ls" } } });
+    worker.emit({
+      type: "interaction.requested",
+      id: "perm-1",
+      kind: "permission",
+      payload: { tool_name: "Bash", input: { command: "ls" } },
+    });
     const request = await client.next("permission_request", from);
-    expect(request.event.data).to.deep.equal({ id: "perm-1", tool_name: "Bash", description: "Bash", args: ['{"command":"ls"}'], input_raw: { command: "ls" } });
+    expect(request.event.data).to.deep.equal({
+      id: "perm-1",
+      tool_name: "Bash",
+      description: "Bash",
+      args: ['{"command":"ls"}'],
+      input_raw: { command: "ls" },
+    });
     client.send("control", { action: "stop" });
-    await new Promise<void>((resolve) => (function poll() { worker.interrupts > 0 ? resolve() : setImmediate(poll); })());
+    await new Promise<void>((resolve) =>
+      (function poll() {
+        worker.interrupts > 0 ? resolve() : setImmediate(poll);
+      })(),
+    );
     worker.emit({ type: "interaction.withdrawn", id: "perm-1" }, { type: "turn.finished", outcome: "stopped" });
     const done = await client.next("done", from);
     expect(done.event.data).to.deep.equal({ success: false, reason: "stopped_by_user" });
@@ -114,7 +160,8 @@ describe("AEP session core (scripted worker)", () => {
     rig.factory.interruptAcks = false;
     client.send("input", { content: "go" }, "m1");
     client.send("control", { action: "stop" });
-    const stateOrDone = (e: ServerEnvelope) => e.event.type === "done" || (e.event.type === "state" && (e.event.data as { state: string }).state === "idle");
+    const stateOrDone = (e: ServerEnvelope) =>
+      e.event.type === "done" || (e.event.type === "state" && (e.event.data as { state: string }).state === "idle");
     const first = await client.next(stateOrDone);
     expect(first.event).to.deep.equal({ type: "done", data: { success: false, reason: "stopped_by_user" } });
     const from = client.mark();
@@ -136,17 +183,29 @@ describe("AEP session core (scripted worker)", () => {
     const { client } = await open();
     const from = await runPlainTurn(client, "m1", "go");
     const worker = rig.factory.last;
-    worker.emit({ type: "interaction.requested", id: "p1", kind: "permission", payload: { tool_name: "Bash", input: {} } });
+    worker.emit({
+      type: "interaction.requested",
+      id: "p1",
+      kind: "permission",
+      payload: { tool_name: "Bash", input: {} },
+    });
     await client.next("permission_request", from);
     client.send("permission_response", { id: "p1", allowed: false, reason: "not today" });
     worker.emit({
       type: "interaction.requested",
       id: "q1",
       kind: "question",
-      payload: { tool_name: "AskUserQuestion", questions: [{ question: "Color?", header: "C", options: [{ label: "Red" }], multiSelect: false }] },
+      payload: {
+        tool_name: "AskUserQuestion",
+        questions: [{ question: "Color?", header: "C", options: [{ label: "Red" }], multiSelect: false }],
+      },
     });
     const q = await client.next("question_request", from);
-    expect(q.event.data).to.deep.equal({ id: "q1", tool_name: "AskUserQuestion", questions: [{ question: "Color?", header: "C", options: [{ label: "Red" }], multi_select: false }] });
+    expect(q.event.data).to.deep.equal({
+      id: "q1",
+      tool_name: "AskUserQuestion",
+      questions: [{ question: "Color?", header: "C", options: [{ label: "Red" }], multi_select: false }],
+    });
     client.send("question_response", { id: "q1", answers: { "Color?": "Red" } });
     while (worker.answers.length < 2) await new Promise((r) => setImmediate(r));
     expect(worker.answers).to.deep.equal([
@@ -170,30 +229,63 @@ describe("AEP session core (scripted worker)", () => {
       { type: "tool.result", id: "t1", output: "boom", isError: true },
       { type: "step", name: "api_retry", detail: { attempt: 1 } },
       { type: "text.completed", blockId: "b", text: "whole" },
-      { type: "interaction.requested", id: "e1", kind: "elicitation", payload: { mcp_server_name: "srv", message: "Name?", requested_schema: { type: "object" } } },
+      {
+        type: "interaction.requested",
+        id: "e1",
+        kind: "elicitation",
+        payload: { mcp_server_name: "srv", message: "Name?", requested_schema: { type: "object" } },
+      },
     );
     const ask = await client.next("elicitation_request", from);
-    expect(ask.event.data).to.deep.equal({ id: "e1", mcp_server_name: "srv", message: "Name?", requested_schema: { type: "object" } });
+    expect(ask.event.data).to.deep.equal({
+      id: "e1",
+      mcp_server_name: "srv",
+      message: "Name?",
+      requested_schema: { type: "object" },
+    });
     client.send("elicitation_response", { id: "e1", action: "accept", content: { name: "Ada" } });
     while (worker.answers.length < 1) await new Promise((r) => setImmediate(r));
-    expect(worker.answers[0]).to.deep.equal({ id: "e1", answer: { kind: "elicitation", action: "accept", content: { name: "Ada" } } });
+    expect(worker.answers[0]).to.deep.equal({
+      id: "e1",
+      answer: { kind: "elicitation", action: "accept", content: { name: "Ada" } },
+    });
     worker.emit({ type: "turn.finished", outcome: "completed" });
     await client.next("done", from);
-    expect(client.of("reasoning", from)).to.deep.equal([{ id: "r", content: "hmm" }, { id: "r2", content: "not streamed" }]);
+    expect(client.of("reasoning", from)).to.deep.equal([
+      { id: "r", content: "hmm" },
+      { id: "r2", content: "not streamed" },
+    ]);
     expect(client.of("tool_call", from)).to.deep.equal([{ id: "t1", name: "Read", input: { file_path: "/x" } }]);
-    expect(client.of("tool_result", from)).to.deep.equal([{ id: "t1", output: "boom", error: "boom", status: "failed" }]);
-    expect(client.of("step", from)).to.deep.equal([{ id: "step_api_retry", step_type: "api_retry", name: "api_retry", output: { attempt: 1 } }]);
-    expect(client.kinds(from).filter((k) => k.startsWith("message"))).to.deep.equal(["message.start", "message.end", "message"]);
+    expect(client.of("tool_result", from)).to.deep.equal([
+      { id: "t1", output: "boom", error: "boom", status: "failed" },
+    ]);
+    expect(client.of("step", from)).to.deep.equal([
+      { id: "step_api_retry", step_type: "api_retry", name: "api_retry", output: { attempt: 1 } },
+    ]);
+    expect(client.kinds(from).filter((k) => k.startsWith("message"))).to.deep.equal([
+      "message.start",
+      "message.end",
+      "message",
+    ]);
   });
 
   it("a worker crash mid-turn is error(WORKER_CRASH) then done; the next input resumes the worker's session", async () => {
     const { client } = await open();
     const from = await runPlainTurn(client, "m1", "go");
     const first = rig.factory.last;
-    first.emit({ type: "worker.ready", workerSessionId: first.options.workerSessionId }, { type: "text.delta", blockId: "b", text: "par" });
+    first.emit(
+      { type: "worker.ready", workerSessionId: first.options.workerSessionId },
+      { type: "text.delta", blockId: "b", text: "par" },
+    );
     first.emit({ type: "worker.exited", code: null, signal: "SIGKILL", crashed: true });
     await client.next("runtime.execution.failed", from);
-    expect(client.kinds(from).slice(-5)).to.deep.equal(["message.delta", "message.end", "error", "done", "runtime.execution.failed"]);
+    expect(client.kinds(from).slice(-5)).to.deep.equal([
+      "message.delta",
+      "message.end",
+      "error",
+      "done",
+      "runtime.execution.failed",
+    ]);
     expect(client.of("error", from)[0]).to.deep.include({ code: "WORKER_CRASH" });
     expect(client.of("done", from)[0]).to.deep.equal({ success: false });
     expect(client.of("runtime.execution.failed", from)[0]).to.deep.include({ error_code: "WORKER_CRASH" });
@@ -212,7 +304,10 @@ describe("AEP session core (scripted worker)", () => {
   it("an api error is error then done(success false) with the runtime failure after it", async () => {
     const { client } = await open();
     const from = await runPlainTurn(client, "m1", "go");
-    rig.factory.last.emit({ type: "turn.error", code: "api_error", message: "API Error: 500" }, { type: "turn.finished", outcome: "api_error", message: "API Error: 500" });
+    rig.factory.last.emit(
+      { type: "turn.error", code: "api_error", message: "API Error: 500" },
+      { type: "turn.finished", outcome: "api_error", message: "API Error: 500" },
+    );
     await client.next("runtime.execution.failed", from);
     expect(client.kinds(from).slice(-3)).to.deep.equal(["error", "done", "runtime.execution.failed"]);
     expect(client.of("error", from)).to.deep.equal([{ code: "INTERNAL_ERROR", message: "API Error: 500" }]);
@@ -231,9 +326,20 @@ describe("AEP session core (scripted worker)", () => {
     expect(again.state.session_id).to.equal(state.session_id);
     expect(again.state.event.data).to.deep.include({ state: "running" });
     expect(again.state.seq).to.be.greaterThan(client.received.at(-1)!.seq);
-    rig.factory.last.emit({ type: "text.delta", blockId: "b", text: "two" }, { type: "text.completed", blockId: "b", text: "one lost two" }, { type: "turn.finished", outcome: "completed" });
+    rig.factory.last.emit(
+      { type: "text.delta", blockId: "b", text: "two" },
+      { type: "text.completed", blockId: "b", text: "one lost two" },
+      { type: "turn.finished", outcome: "completed" },
+    );
     await again.client.next("runtime.execution.completed");
-    expect(again.client.kinds()).to.deep.equal(["state(running)", "message.delta", "message.end", "message", "done", "runtime.execution.completed"]);
+    expect(again.client.kinds()).to.deep.equal([
+      "state(running)",
+      "message.delta",
+      "message.end",
+      "message",
+      "done",
+      "runtime.execution.completed",
+    ]);
     await again.client.close();
 
     const later = await open({ session_key: "k1" }, checker);
@@ -247,20 +353,38 @@ describe("AEP session core (scripted worker)", () => {
     const from = await runPlainTurn(client, "m1", "go");
     const worker = rig.factory.last;
     worker.beginTurn();
-    worker.emit({ type: "interaction.requested", id: "answered", kind: "permission", payload: { tool_name: "Read", input: {} } });
+    worker.emit({
+      type: "interaction.requested",
+      id: "answered",
+      kind: "permission",
+      payload: { tool_name: "Read", input: {} },
+    });
     await client.next("permission_request", from);
     client.send("permission_response", { id: "answered", allowed: true });
-    await new Promise<void>((resolve) => (function poll() { worker.answers.length > 0 ? resolve() : setImmediate(poll); })());
+    await new Promise<void>((resolve) =>
+      (function poll() {
+        worker.answers.length > 0 ? resolve() : setImmediate(poll);
+      })(),
+    );
     await client.drop();
     // Asked while nobody is attached.
-    worker.emit({ type: "interaction.requested", id: "perm-away", kind: "permission", payload: { tool_name: "Bash", input: { command: "ls" } } });
+    worker.emit({
+      type: "interaction.requested",
+      id: "perm-away",
+      kind: "permission",
+      payload: { tool_name: "Bash", input: { command: "ls" } },
+    });
 
     const again = await open({ session_key: "k-ask" }, checker);
     const request = await again.client.next("permission_request");
     expect(again.client.kinds()).to.deep.equal(["state(running)", "permission_request"]);
     expect(request.event.data).to.deep.include({ id: "perm-away", tool_name: "Bash" });
     again.client.send("permission_response", { id: "perm-away", allowed: false });
-    await new Promise<void>((resolve) => (function poll() { worker.answers.length > 1 ? resolve() : setImmediate(poll); })());
+    await new Promise<void>((resolve) =>
+      (function poll() {
+        worker.answers.length > 1 ? resolve() : setImmediate(poll);
+      })(),
+    );
     expect(worker.answers[1]).to.deep.include({ id: "perm-away" });
     worker.emit({ type: "turn.finished", outcome: "completed" });
     await again.client.next("runtime.execution.completed");
@@ -273,7 +397,8 @@ describe("AEP session core (scripted worker)", () => {
     rig.factory.last.emit({ type: "text.delta", blockId: "b", text: "seen" });
     const seen = (await client.next("message.delta", from)).seq;
     // The reservation is written in the background: wait for it, as a crash later than that would.
-    while ((await rig.temp.store.aep.getSession(state.session_id))!.lastSeq < seen) await new Promise((resolve) => setImmediate(resolve));
+    while ((await rig.temp.store.aep.getSession(state.session_id))!.lastSeq < seen)
+      await new Promise((resolve) => setImmediate(resolve));
     // A second gateway on the same store, the first one never closed: what a restart after SIGKILL finds.
     const restarted = await rig.listen({ factory: new ScriptedFactory() });
     try {
@@ -301,10 +426,20 @@ describe("AEP session core (scripted worker)", () => {
     rig.factory.failSend = new Error("stdin closed");
     client.send("input", { content: "lost" }, "m1");
     await client.next("runtime.execution.failed", from);
-    expect(client.kinds(from)).to.deep.equal(["input.ack", "state(running)", "input.ack", "error", "done", "runtime.execution.failed"]);
+    expect(client.kinds(from)).to.deep.equal([
+      "input.ack",
+      "state(running)",
+      "input.ack",
+      "error",
+      "done",
+      "runtime.execution.failed",
+    ]);
     expect(client.of("input.ack", from)[1]).to.deep.include({ status: "failed", error_code: "WORKER_START_FAILED" });
     expect(client.of("error", from)[0]).to.deep.include({ code: "WORKER_START_FAILED" });
-    expect(await rig.temp.store.aep.getInput(client.sessionId, "m1")).to.deep.include({ deliveryStatus: "failed", runtimeStatus: "failed" });
+    expect(await rig.temp.store.aep.getInput(client.sessionId, "m1")).to.deep.include({
+      deliveryStatus: "failed",
+      runtimeStatus: "failed",
+    });
   });
 
   it("after a gateway restart an input whose delivery nobody confirmed is unknown, and a retry of it is never re-sent", async () => {
@@ -313,8 +448,15 @@ describe("AEP session core (scripted worker)", () => {
     await client.close();
     await rig.listener.close();
     // The gateway went down between the ledger write and the worker's write.
-    const payloadHash = createHash("sha256").update(JSON.stringify({ content: "x" })).digest("hex");
-    await rig.temp.store.aep.recordInput({ sessionId, clientMessageId: "in-flight", executionId: "exec_lost", payloadHash });
+    const payloadHash = createHash("sha256")
+      .update(JSON.stringify({ content: "x" }))
+      .digest("hex");
+    await rig.temp.store.aep.recordInput({
+      sessionId,
+      clientMessageId: "in-flight",
+      executionId: "exec_lost",
+      payloadHash,
+    });
     await rig.temp.store.aep.settleAfterRestart();
     rig.listener = await rig.listen();
     const { client: again, state } = await open({ session_key: "restart" });
@@ -325,7 +467,12 @@ describe("AEP session core (scripted worker)", () => {
     expect(row.deliveryStatus).to.equal("unknown");
     again.send("input", { content: "x" }, "in-flight");
     const ack = await again.next("input.ack");
-    expect(ack.event.data).to.deep.equal({ client_message_id: "in-flight", execution_id: "exec_lost", status: "unknown", duplicate: true });
+    expect(ack.event.data).to.deep.equal({
+      client_message_id: "in-flight",
+      execution_id: "exec_lost",
+      status: "unknown",
+      duplicate: true,
+    });
     expect(rig.factory.workers).to.have.length(0);
   });
 
@@ -340,6 +487,9 @@ describe("AEP session core (scripted worker)", () => {
     refused.send("init", { session_key: "a", workdir: rig.workdir });
     expect((await refused.next("error")).event.data).to.deep.include({ code: "GATEWAY_OVERLOAD" });
     await refused.closed;
-    expect(await rig.temp.store.aep.findSessionByKey("a")).to.deep.include({ sessionId: a.state.session_id, state: "idle" });
+    expect(await rig.temp.store.aep.findSessionByKey("a")).to.deep.include({
+      sessionId: a.state.session_id,
+      state: "idle",
+    });
   });
 });

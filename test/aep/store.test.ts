@@ -2,7 +2,16 @@
 import { expect } from "chai";
 import { tempStore, type TempStore } from "../store/temp-store.js";
 
-const session = { sessionId: "sess_1", sessionKey: "key-1", worker: "claude-code", workdir: "/w", workerSessionId: "wsid", workerStarted: false, state: "created" as const, lastSeq: 0 };
+const session = {
+  sessionId: "sess_1",
+  sessionKey: "key-1",
+  worker: "claude-code",
+  workdir: "/w",
+  workerSessionId: "wsid",
+  workerStarted: false,
+  state: "created" as const,
+  lastSeq: 0,
+};
 
 describe("AEP store (sessions and input ledger)", () => {
   let temp: TempStore;
@@ -16,19 +25,38 @@ describe("AEP store (sessions and input ledger)", () => {
     const aep = temp.store.aep;
     expect(await aep.findSessionByKey("key-1")).to.deep.equal(session);
     await aep.updateSession("sess_1", { workerStarted: true, state: "idle", lastSeq: 42 });
-    expect(await aep.getSession("sess_1")).to.deep.include({ workerStarted: true, state: "idle", lastSeq: 42, workdir: "/w" });
+    expect(await aep.getSession("sess_1")).to.deep.include({
+      workerStarted: true,
+      state: "idle",
+      lastSeq: 42,
+      workdir: "/w",
+    });
     expect(await aep.findSessionByKey("nope")).to.equal(undefined);
   });
 
   it("records an input once: a second record of the same id returns the first row untouched", async () => {
     const aep = temp.store.aep;
-    expect(await aep.recordInput({ sessionId: "sess_1", clientMessageId: "m1", executionId: "x1", payloadHash: "h1" })).to.deep.equal({ recorded: true });
+    expect(
+      await aep.recordInput({ sessionId: "sess_1", clientMessageId: "m1", executionId: "x1", payloadHash: "h1" }),
+    ).to.deep.equal({ recorded: true });
     await aep.setDelivery("x1", "delivered");
     await aep.setRuntime("x1", "started");
-    const again = await aep.recordInput({ sessionId: "sess_1", clientMessageId: "m1", executionId: "x2", payloadHash: "h2" });
+    const again = await aep.recordInput({
+      sessionId: "sess_1",
+      clientMessageId: "m1",
+      executionId: "x2",
+      payloadHash: "h2",
+    });
     expect(again).to.deep.equal({
       recorded: false,
-      existing: { sessionId: "sess_1", clientMessageId: "m1", executionId: "x1", payloadHash: "h1", deliveryStatus: "delivered", runtimeStatus: "started" },
+      existing: {
+        sessionId: "sess_1",
+        clientMessageId: "m1",
+        executionId: "x1",
+        payloadHash: "h1",
+        deliveryStatus: "delivered",
+        runtimeStatus: "started",
+      },
     });
     await aep.setRuntime("x1", "failed", "WORKER_CRASH");
     expect(await aep.getInput("sess_1", "m1")).to.deep.include({ runtimeStatus: "failed", errorCode: "WORKER_CRASH" });
@@ -46,8 +74,14 @@ describe("AEP store (sessions and input ledger)", () => {
     await aep.setRuntime("x3", "completed");
     await aep.settleAfterRestart();
     expect(await aep.getInput("sess_1", "accepted")).to.deep.include({ deliveryStatus: "unknown" });
-    expect(await aep.getInput("sess_1", "started")).to.deep.include({ deliveryStatus: "delivered", runtimeStatus: "unknown" });
-    expect(await aep.getInput("sess_1", "done")).to.deep.include({ deliveryStatus: "delivered", runtimeStatus: "completed" });
+    expect(await aep.getInput("sess_1", "started")).to.deep.include({
+      deliveryStatus: "delivered",
+      runtimeStatus: "unknown",
+    });
+    expect(await aep.getInput("sess_1", "done")).to.deep.include({
+      deliveryStatus: "delivered",
+      runtimeStatus: "completed",
+    });
     expect(await aep.getSession("sess_1")).to.deep.include({ state: "idle" });
   });
 

@@ -37,48 +37,72 @@ describe("AepTurn under arbitrary interleavings", () => {
   it("never breaks an ordering rule and ends with exactly one done, then its runtime fact", async () => {
     await fc.assert(
       // Each step may yield to the event loop first, so promises (delivery, interrupt) settle at arbitrary points.
-      fc.asyncProperty(fc.array(fc.tuple(step, fc.boolean()), { maxLength: 40 }), fc.boolean(), async (steps, deliveryFails) => {
-        const violations: string[] = [];
-        const wire: ServerEvent[] = [];
-        const sequencer = new Sequencer({ sessionId: "s", lastSeq: 0, onViolation: (m) => violations.push(m), onOverflow: () => violations.push("overflow"), onReserve: () => {} });
-        sequencer.attach({ offer: (e) => (wire.push(e), "queued") });
-        const actor = createActor(
-          aepTurnMachine.provide({
-            actors: {
-              deliver: fromPromise(async () => {
-                if (deliveryFails) throw new Error("write failed");
-              }),
-              interrupt: fromPromise(async () => true),
-              interaction: aepInteractionMachine.provide({ actions: { sendAnswer: () => {} } }),
-            },
-            actions: {
-              emit: (_, { event, executionId }) => sequencer.emit(event, executionId),
-              ack: (_, { executionId, clientMessageId, status }) => sequencer.emit({ type: "input.ack", data: { client_message_id: clientMessageId, execution_id: executionId, status } }),
-              settleRuntime: (_, { executionId, end }) =>
-                sequencer.emit({ type: end.outcome === "failed" ? "runtime.execution.failed" : "runtime.execution.completed", data: { execution_id: executionId, status: end.outcome === "failed" ? "failed" : "completed" } }),
-              // The session forwards the killed process's exit, as the real worker does.
-              killWorker: () => queueMicrotask(() => actor.send(worker({ type: "worker.exited", code: null, signal: "SIGKILL", crashed: true }))),
-            },
-          }),
-          { input: { executionId: "x1", clientMessageId: "c1", content: "hi", generation: 1 } },
-        );
-        sequencer.emit({ type: "input.ack", data: { client_message_id: "c1", execution_id: "x1", status: "accepted" } });
-        actor.start();
-        for (const [s, yieldFirst] of steps) {
-          if (yieldFirst) await new Promise((r) => setImmediate(r));
-          actor.send(s);
-        }
-        // Whatever happened, a crash ends what is still open.
-        actor.send(worker({ type: "worker.exited", code: null, signal: "SIGKILL", crashed: true }));
-        for (let i = 0; i < 5 && actor.getSnapshot().status !== "done"; i++) await new Promise((r) => setImmediate(r));
-        expect(actor.getSnapshot().status).to.equal("done");
-        expect(violations).to.deep.equal([]);
-        const kinds = wire.map((e) => e.type);
-        expect(kinds.filter((k) => k === "done")).to.have.length(1);
-        expect(kinds.at(-1)).to.match(/^runtime\.execution\.(completed|failed)$/);
-        expect(kinds.at(-2)).to.equal("done");
-        expect(kinds[1]).to.equal("state");
-      }),
+      fc.asyncProperty(
+        fc.array(fc.tuple(step, fc.boolean()), { maxLength: 40 }),
+        fc.boolean(),
+        async (steps, deliveryFails) => {
+          const violations: string[] = [];
+          const wire: ServerEvent[] = [];
+          const sequencer = new Sequencer({
+            sessionId: "s",
+            lastSeq: 0,
+            onViolation: (m) => violations.push(m),
+            onOverflow: () => violations.push("overflow"),
+            onReserve: () => {},
+          });
+          sequencer.attach({ offer: (e) => (wire.push(e), "queued") });
+          const actor = createActor(
+            aepTurnMachine.provide({
+              actors: {
+                deliver: fromPromise(async () => {
+                  if (deliveryFails) throw new Error("write failed");
+                }),
+                interrupt: fromPromise(async () => true),
+                interaction: aepInteractionMachine.provide({ actions: { sendAnswer: () => {} } }),
+              },
+              actions: {
+                emit: (_, { event, executionId }) => sequencer.emit(event, executionId),
+                ack: (_, { executionId, clientMessageId, status }) =>
+                  sequencer.emit({
+                    type: "input.ack",
+                    data: { client_message_id: clientMessageId, execution_id: executionId, status },
+                  }),
+                settleRuntime: (_, { executionId, end }) =>
+                  sequencer.emit({
+                    type: end.outcome === "failed" ? "runtime.execution.failed" : "runtime.execution.completed",
+                    data: { execution_id: executionId, status: end.outcome === "failed" ? "failed" : "completed" },
+                  }),
+                // The session forwards the killed process's exit, as the real worker does.
+                killWorker: () =>
+                  queueMicrotask(() =>
+                    actor.send(worker({ type: "worker.exited", code: null, signal: "SIGKILL", crashed: true })),
+                  ),
+              },
+            }),
+            { input: { executionId: "x1", clientMessageId: "c1", content: "hi", generation: 1 } },
+          );
+          sequencer.emit({
+            type: "input.ack",
+            data: { client_message_id: "c1", execution_id: "x1", status: "accepted" },
+          });
+          actor.start();
+          for (const [s, yieldFirst] of steps) {
+            if (yieldFirst) await new Promise((r) => setImmediate(r));
+            actor.send(s);
+          }
+          // Whatever happened, a crash ends what is still open.
+          actor.send(worker({ type: "worker.exited", code: null, signal: "SIGKILL", crashed: true }));
+          for (let i = 0; i < 5 && actor.getSnapshot().status !== "done"; i++)
+            await new Promise((r) => setImmediate(r));
+          expect(actor.getSnapshot().status).to.equal("done");
+          expect(violations).to.deep.equal([]);
+          const kinds = wire.map((e) => e.type);
+          expect(kinds.filter((k) => k === "done")).to.have.length(1);
+          expect(kinds.at(-1)).to.match(/^runtime\.execution\.(completed|failed)$/);
+          expect(kinds.at(-2)).to.equal("done");
+          expect(kinds[1]).to.equal("state");
+        },
+      ),
       { numRuns: 300 },
     );
   });

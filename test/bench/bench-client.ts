@@ -52,14 +52,28 @@ export interface TurnRecord {
 export const BENCH_MODEL = "gpt-bench";
 
 export function runTurn(o: TurnOptions): Promise<TurnRecord> {
-  const record: TurnRecord = { end: { ok: true }, deltaArrivals: [], deltas: 0, kvSets: 0, kvSetBytes: 0, checkpoint: undefined, settledCheckpoints: [] };
+  const record: TurnRecord = {
+    end: { ok: true },
+    deltaArrivals: [],
+    deltas: 0,
+    kvSets: 0,
+    kvSetBytes: 0,
+    checkpoint: undefined,
+    settledCheckpoints: [],
+  };
   const requestId = randomUUID();
   const blobs = o.blobs ?? new Map<string, Uint8Array>();
   let chain: Promise<unknown> = Promise.resolve();
   let seqno = 0n;
   const send = (message: ClientMessageInit, onSent?: () => void): Promise<unknown> => {
     const next = ++seqno;
-    chain = chain.then(() => postBidiAppend(o.baseUrl, { requestId, seqno: next, message: create(AgentClientMessageSchema, { message }) }, onSent));
+    chain = chain.then(() =>
+      postBidiAppend(
+        o.baseUrl,
+        { requestId, seqno: next, message: create(AgentClientMessageSchema, { message }) },
+        onSent,
+      ),
+    );
     return chain;
   };
   let textChars = 0;
@@ -82,12 +96,18 @@ export function runTurn(o: TurnOptions): Promise<TurnRecord> {
         record.kvSetBytes += blobData.byteLength;
         blobs.set(blobHex(blobId), blobData);
         const r = round;
-        void send({ case: "kvClientMessage", value: { id: kv.id, message: { case: "setBlobResult", value: {} } } }, () => {
-          if (r) r.lastAckSentAt = nowMs();
-        });
+        void send(
+          { case: "kvClientMessage", value: { id: kv.id, message: { case: "setBlobResult", value: {} } } },
+          () => {
+            if (r) r.lastAckSentAt = nowMs();
+          },
+        );
       } else if (kv.message.case === "getBlobArgs") {
         const blobData = blobs.get(blobHex(kv.message.value.blobId));
-        void send({ case: "kvClientMessage", value: { id: kv.id, message: { case: "getBlobResult", value: { blobData } } } });
+        void send({
+          case: "kvClientMessage",
+          value: { id: kv.id, message: { case: "getBlobResult", value: { blobData } } },
+        });
       }
       return;
     }
@@ -96,7 +116,10 @@ export function runTurn(o: TurnOptions): Promise<TurnRecord> {
       const answer = answerExec(m.value, o.workspace, unscriptedShell);
       if (!answer) throw new Error(`bench client cannot answer ${m.value.message.case}`);
       for (const step of answer.messages) {
-        void send({ case: "execClientMessage", value: { id, message: step.message } }, () => (round = { resultSentAt: nowMs() }));
+        void send(
+          { case: "execClientMessage", value: { id, message: step.message } },
+          () => (round = { resultSentAt: nowMs() }),
+        );
       }
       void send({ case: "execClientControlMessage", value: { message: { case: "streamClose", value: { id } } } });
       return;
@@ -107,7 +130,9 @@ export function runTurn(o: TurnOptions): Promise<TurnRecord> {
       if (round) {
         const { resultSentAt, firstKvAt, lastAckSentAt } = round;
         record.settledCheckpoints.push(
-          firstKvAt === undefined ? { beforeSetsMs: at - resultSentAt, afterAcksMs: 0 } : { beforeSetsMs: firstKvAt - resultSentAt, afterAcksMs: at - (lastAckSentAt ?? firstKvAt) },
+          firstKvAt === undefined
+            ? { beforeSetsMs: at - resultSentAt, afterAcksMs: 0 }
+            : { beforeSetsMs: firstKvAt - resultSentAt, afterAcksMs: at - (lastAckSentAt ?? firstKvAt) },
         );
         round = undefined;
       }
@@ -120,29 +145,53 @@ export function runTurn(o: TurnOptions): Promise<TurnRecord> {
       record.deltas = Math.round(textChars / DELTA_TEXT.length);
       void chain.then(() => resolve(record));
     };
-    const connection = openRunSse(o.baseUrl, requestId, { acceptGzip: true }, {
-      message: onMessage,
-      end: done,
-      broken: done,
-      violation: () => {},
-    });
+    const connection = openRunSse(
+      o.baseUrl,
+      requestId,
+      { acceptGzip: true },
+      {
+        message: onMessage,
+        end: done,
+        broken: done,
+        violation: () => {},
+      },
+    );
     void connection.headers.then(() => send({ case: "runRequest", value: runRequest(o) }));
   });
 }
 
 function runRequest(o: TurnOptions) {
   const root = o.workspace.root;
-  const requestContext = { env: { osVersion: "linux 6.1.0", workspacePaths: [root], shell: "/bin/bash", timeZone: "UTC", projectFolder: root, terminalsFolder: `${root}/.terminals` } };
+  const requestContext = {
+    env: {
+      osVersion: "linux 6.1.0",
+      workspacePaths: [root],
+      shell: "/bin/bash",
+      timeZone: "UTC",
+      projectFolder: root,
+      terminalsFolder: `${root}/.terminals`,
+    },
+  };
   return create(AgentRunRequestSchema, {
     conversationId: o.conversationId,
     conversationState: o.checkpoint ?? create(ConversationStateStructureSchema),
     action: {
       action: {
         case: "userMessageAction",
-        value: { userMessage: { text: `Please go on. ${directiveText(o.directive)}`, messageId: randomUUID(), mode: AgentMode.AGENT }, requestContext },
+        value: {
+          userMessage: {
+            text: `Please go on. ${directiveText(o.directive)}`,
+            messageId: randomUUID(),
+            mode: AgentMode.AGENT,
+          },
+          requestContext,
+        },
       },
     },
     modelDetails: { modelId: BENCH_MODEL },
-    requestedModel: { modelId: BENCH_MODEL, credentials: { case: "apiKeyCredentials", value: { apiKey: "sk-bench", baseUrl: o.providerUrl } } },
+    requestedModel: {
+      modelId: BENCH_MODEL,
+      credentials: { case: "apiKeyCredentials", value: { apiKey: "sk-bench", baseUrl: o.providerUrl } },
+    },
   });
 }

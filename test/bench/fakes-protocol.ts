@@ -22,7 +22,10 @@ export function directiveText(d: StreamDirective): string {
 /** Every text delta carries exactly this text, so a client can count deltas from the characters it received. */
 export const DELTA_TEXT = "word ";
 /** The body of the upstream's small answer (the relay scenario). */
-export const SMALL_BODY = JSON.stringify({ ok: true, items: Array.from({ length: 8 }, (_, i) => ({ id: i, name: `item-${i}` })) });
+export const SMALL_BODY = JSON.stringify({
+  ok: true,
+  items: Array.from({ length: 8 }, (_, i) => ({ id: i, name: `item-${i}` })),
+});
 
 export interface ProviderRecord {
   requestBytes: number;

@@ -6,7 +6,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { nowMs } from "./stats.js";
-import { DELTA_TEXT, SMALL_BODY, type FakesReady, type FakesReply, type FakesRequest, type ProviderRecord, type StreamDirective } from "./fakes-protocol.js";
+import {
+  DELTA_TEXT,
+  SMALL_BODY,
+  type FakesReady,
+  type FakesReply,
+  type FakesRequest,
+  type ProviderRecord,
+  type StreamDirective,
+} from "./fakes-protocol.js";
 
 const DIRECTIVE = /<<bench (\{[^<>]*\})>>/;
 const BIG_CHUNK = Buffer.alloc(64 * 1024, 0x61);
@@ -17,9 +25,18 @@ const previousMessages = new Map<string, string[]>();
 
 async function handleProvider(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const raw = await readAll(req);
-  const body = JSON.parse(raw.toString("utf8")) as { messages: Array<{ role: string; content: unknown }>; stream_options?: unknown };
+  const body = JSON.parse(raw.toString("utf8")) as {
+    messages: Array<{ role: string; content: unknown }>;
+    stream_options?: unknown;
+  };
   const directive = findDirective(body.messages);
-  const record: ProviderRecord = { requestBytes: raw.byteLength, firstByteAt: 0, messages: body.messages.length, prefixOk: true, newMessageBytes: 0 };
+  const record: ProviderRecord = {
+    requestBytes: raw.byteLength,
+    firstByteAt: 0,
+    messages: body.messages.length,
+    prefixOk: true,
+    newMessageBytes: 0,
+  };
   comparePrefix(directive.conversation, body.messages, record);
   const list = records.get(directive.tag) ?? [];
   list.push(record);
@@ -30,8 +47,21 @@ async function handleProvider(req: IncomingMessage, res: ServerResponse): Promis
   if (roundsSoFar < (directive.toolRounds ?? 0)) {
     record.firstByteAt = nowMs();
     res.write(chunk({ role: "assistant", content: "" }) + chunk({ content: "Reading. " }));
-    res.write(chunk({ tool_calls: [{ index: 0, id: `call_${roundsSoFar}_${record.messages}`, type: "function", function: { name: "Read", arguments: "" } }] }));
-    res.write(chunk({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify({ path: "src/notes.txt" }) } }] }));
+    res.write(
+      chunk({
+        tool_calls: [
+          {
+            index: 0,
+            id: `call_${roundsSoFar}_${record.messages}`,
+            type: "function",
+            function: { name: "Read", arguments: "" },
+          },
+        ],
+      }),
+    );
+    res.write(
+      chunk({ tool_calls: [{ index: 0, function: { arguments: JSON.stringify({ path: "src/notes.txt" }) } }] }),
+    );
     return finish(res, "tool_calls", body);
   }
   await streamText(res, directive, record);
@@ -53,12 +83,21 @@ async function streamText(res: ServerResponse, d: StreamDirective, record: Provi
 
 function finish(res: ServerResponse, reason: string, body: { stream_options?: unknown }): void {
   res.write(chunk({}, reason));
-  if (body.stream_options) res.write(`data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", created: 0, model: "bench", choices: [], usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 } })}\n\n`);
+  if (body.stream_options)
+    res.write(
+      `data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", created: 0, model: "bench", choices: [], usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 } })}\n\n`,
+    );
   res.end("data: [DONE]\n\n");
 }
 
 function chunk(delta: object, finishReason: string | null = null): string {
-  const record = { id: "chatcmpl-bench", object: "chat.completion.chunk", created: 0, model: "bench", choices: [{ index: 0, delta, finish_reason: finishReason }] };
+  const record = {
+    id: "chatcmpl-bench",
+    object: "chat.completion.chunk",
+    created: 0,
+    model: "bench",
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  };
   return `data: ${JSON.stringify(record)}\n\n`;
 }
 

@@ -30,7 +30,12 @@ export interface BenchContext {
 }
 
 export function figure(f: Figure): Figure {
-  const rounded: Figure = { ...f, gateway: round(f.gateway), baseline: f.baseline === null ? null : round(f.baseline), ratio: f.ratio === null ? null : round(f.ratio) };
+  const rounded: Figure = {
+    ...f,
+    gateway: round(f.gateway),
+    baseline: f.baseline === null ? null : round(f.baseline),
+    ratio: f.ratio === null ? null : round(f.ratio),
+  };
   process.stdout.write(`${JSON.stringify(rounded)}\n`);
   return rounded;
 }
@@ -50,6 +55,10 @@ export function summaryLines(figures: readonly Figure[]): string[] {
   ]);
   const header = ["figure", "gateway", "baseline", "ratio", "target"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
   return [line(header), ...rows.map(line)];
 }

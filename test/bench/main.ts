@@ -23,20 +23,36 @@ type ScenarioName = keyof typeof scenarios;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { quick: { type: "boolean" }, write: { type: "string" }, only: { type: "string" }, profile: { type: "string" } },
+    options: {
+      quick: { type: "boolean" },
+      write: { type: "string" },
+      only: { type: "string" },
+      profile: { type: "string" },
+    },
   });
   const quick = values.quick ?? false;
   const names = (values.only?.split(",") ?? Object.keys(scenarios)) as ScenarioName[];
   const unknown = names.filter((n) => !(n in scenarios));
-  if (unknown.length) throw new Error(`unknown scenario ${unknown.join(", ")}; known: ${Object.keys(scenarios).join(", ")}`);
+  if (unknown.length)
+    throw new Error(`unknown scenario ${unknown.join(", ")}; known: ${Object.keys(scenarios).join(", ")}`);
   const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
   const before = machineFacts();
   const started = Date.now();
 
   const fakes = await startFakes();
-  const gateway = await startGateway({ upstream: fakes.upstreamUrl, ...(values.profile ? { cpuProfDir: values.profile } : {}) });
+  const gateway = await startGateway({
+    upstream: fakes.upstreamUrl,
+    ...(values.profile ? { cpuProfDir: values.profile } : {}),
+  });
   const raw = await startRawRelay();
-  const ctx: BenchContext = { quick, gateway, raw, fakes, workspace: createWorkspace({ "src/notes.txt": "notes\n".repeat(40) }), log };
+  const ctx: BenchContext = {
+    quick,
+    gateway,
+    raw,
+    fakes,
+    workspace: createWorkspace({ "src/notes.txt": "notes\n".repeat(40) }),
+    log,
+  };
   const figures: Figure[] = [];
   try {
     for (const name of names) {
@@ -50,7 +66,9 @@ async function main(): Promise<void> {
     await fakes.stop();
   }
   const seconds = (Date.now() - started) / 1000;
-  process.stdout.write(`\nsummary (${quick ? "quick" : "full"} run, ${seconds.toFixed(0)} s):\n${summaryLines(figures).join("\n")}\n`);
+  process.stdout.write(
+    `\nsummary (${quick ? "quick" : "full"} run, ${seconds.toFixed(0)} s):\n${summaryLines(figures).join("\n")}\n`,
+  );
   if (values.write) {
     await writeReport(values.write, figures, { quick, seconds, before, after: machineFacts() });
     log(`wrote ${values.write}`);

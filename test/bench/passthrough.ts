@@ -6,10 +6,13 @@ import type { AddressInfo } from "node:net";
 
 const upstream = new URL(process.argv[2] ?? "");
 const server = createServer((req, res) => {
-  const forward = request({ hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (upstreamRes) => {
-    res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.headers);
-    upstreamRes.pipe(res);
-  });
+  const forward = request(
+    { hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+    (upstreamRes) => {
+      res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.headers);
+      upstreamRes.pipe(res);
+    },
+  );
   forward.on("error", () => res.destroy());
   req.pipe(forward);
 });

@@ -46,10 +46,38 @@ export async function startGateway(launch: GatewayLaunch): Promise<ServerProcess
     "tsx",
     "bin/byok.ts",
     "serve",
-    ...["--host", "127.0.0.1", "--port", "0", "--data-dir", join(dir, "data"), "--config", config, "--upstream", launch.upstream],
+    ...[
+      "--host",
+      "127.0.0.1",
+      "--port",
+      "0",
+      "--data-dir",
+      join(dir, "data"),
+      "--config",
+      config,
+      "--upstream",
+      launch.upstream,
+    ],
   ];
   const [command, args] = launch.straceFile
-    ? ["strace", ["-f", "-qq", "--seccomp-bpf", "-ttt", "-T", "-e", "trace=fsync,fdatasync", "-e", "signal=none", "-o", launch.straceFile, process.execPath, ...node]]
+    ? [
+        "strace",
+        [
+          "-f",
+          "-qq",
+          "--seccomp-bpf",
+          "-ttt",
+          "-T",
+          "-e",
+          "trace=fsync,fdatasync",
+          "-e",
+          "signal=none",
+          "-o",
+          launch.straceFile,
+          process.execPath,
+          ...node,
+        ],
+      ]
     : [process.execPath, node];
   const gateway = await startServer("gateway", command, args as string[], { BYOK_DIAGNOSTICS: "1" });
   return { ...gateway, stop: () => gateway.stop().then(() => rm(dir, { recursive: true, force: true })) };
@@ -60,11 +88,27 @@ export function startRawRelay(): Promise<ServerProcess> {
 }
 
 export function startPassthrough(upstream: string): Promise<ServerProcess> {
-  return startServer("passthrough", process.execPath, ["--import", "tsx", "test/bench/passthrough.ts", upstream], {}, false);
+  return startServer(
+    "passthrough",
+    process.execPath,
+    ["--import", "tsx", "test/bench/passthrough.ts", upstream],
+    {},
+    false,
+  );
 }
 
-async function startServer(name: string, command: string, args: string[], env: Record<string, string>, hasDiagnostics = true): Promise<ServerProcess> {
-  const child = spawn(command, args, { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+async function startServer(
+  name: string,
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  hasDiagnostics = true,
+): Promise<ServerProcess> {
+  const child = spawn(command, args, {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   live.add(child);
   const exited = new Promise<void>((resolve) => child.once("exit", () => (live.delete(child), resolve())));
   const stderrTail: string[] = [];
@@ -74,7 +118,10 @@ async function startServer(name: string, command: string, args: string[], env: R
   });
   const url = await new Promise<string>((resolve, reject) => {
     let out = "";
-    const timer = setTimeout(() => reject(new Error(`${name} did not start within 30 s\n${stderrTail.join("")}`)), 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`${name} did not start within 30 s\n${stderrTail.join("")}`)),
+      30_000,
+    );
     child.stdout!.setEncoding("utf8").on("data", (text: string) => {
       out += text;
       const match = / listening on (\S+)/.exec(out);
@@ -85,7 +132,8 @@ async function startServer(name: string, command: string, args: string[], env: R
     });
     void exited.then(() => reject(new Error(`${name} exited before it listened\n${stderrTail.join("")}`)));
   });
-  const diagnostics = (reset = false) => getJson<DiagnosticsSnapshot>(`${url}/__byok/diagnostics${reset ? "?reset=1" : ""}`);
+  const diagnostics = (reset = false) =>
+    getJson<DiagnosticsSnapshot>(`${url}/__byok/diagnostics${reset ? "?reset=1" : ""}`);
   const pid = hasDiagnostics ? (await diagnostics()).pid : child.pid!;
   return {
     name,
@@ -137,7 +185,11 @@ export interface Fakes extends FakesReady {
 }
 
 export async function startFakes(): Promise<Fakes> {
-  const child = fork(join(repoRoot, "test/bench/fakes.ts"), [], { cwd: repoRoot, execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const child = fork(join(repoRoot, "test/bench/fakes.ts"), [], {
+    cwd: repoRoot,
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   live.add(child);
   const exited = new Promise<void>((resolve) => child.once("exit", () => (live.delete(child), resolve())));
   const ready = await new Promise<FakesReady>((resolve, reject) => {

@@ -18,7 +18,9 @@ if (!file) throw new Error("usage: profile-top.ts FILE.cpuprofile [N]");
 const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const selfUs = new Map<number, number>();
-profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+profile.samples.forEach((id, i) => {
+  selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+});
 
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 const byFunction = new Map<string, number>();
@@ -34,7 +36,8 @@ for (const [id, us] of selfUs) {
 const pct = (us: number) => `${((100 * us) / total).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(6)} ms`;
 const print = (title: string, m: Map<string, number>) => {
   process.stdout.write(`\n${title}\n`);
-  for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, Number(top))) process.stdout.write(`${pct(us)}  ${k}\n`);
+  for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, Number(top)))
+    process.stdout.write(`${pct(us)}  ${k}\n`);
 };
 process.stdout.write(`${file}: ${(total / 1000).toFixed(0)} ms sampled\n`);
 print("self time by function", byFunction);

@@ -7,7 +7,12 @@ import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { createParser } from "eventsource-parser";
 import { createServer, request, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { AgentClientMessageSchema, AgentServerMessageSchema, type AgentRunRequest, type AgentServerMessage } from "../../proto/gen/agent/v1/agent_pb.js";
+import {
+  AgentClientMessageSchema,
+  AgentServerMessageSchema,
+  type AgentRunRequest,
+  type AgentServerMessage,
+} from "../../proto/gen/agent/v1/agent_pb.js";
 import { BidiAppendRequestSchema, BidiRequestIdSchema } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
 import { encodeEndStream } from "../../transport/connect/end-stream.js";
 import { encodeEnvelope, EnvelopeReader } from "../../transport/connect/envelope.js";
@@ -40,7 +45,8 @@ function write(s: Stream, bytes: Uint8Array, end = false): void {
   s.ended ||= end;
 }
 
-const frame = (message: AgentServerMessage): Uint8Array => encodeEnvelope(0, toBinary(AgentServerMessageSchema, message));
+const frame = (message: AgentServerMessage): Uint8Array =>
+  encodeEnvelope(0, toBinary(AgentServerMessageSchema, message));
 
 async function runSse(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const [envelope] = new EnvelopeReader().push(await readAll(req));
@@ -66,7 +72,12 @@ function callProvider(s: Stream, run: AgentRunRequest): void {
   if (credentials?.case !== "apiKeyCredentials") throw new Error("raw relay: the run carries no api-key credentials");
   const action = run.action?.action;
   const text = action?.case === "userMessageAction" ? (action.value.userMessage?.text ?? "") : "";
-  const body = JSON.stringify({ model: run.requestedModel!.modelId, messages: [{ role: "user", content: text }], stream: true, stream_options: { include_usage: true } });
+  const body = JSON.stringify({
+    model: run.requestedModel!.modelId,
+    messages: [{ role: "user", content: text }],
+    stream: true,
+    stream_options: { include_usage: true },
+  });
   const req = request(`${credentials.value.baseUrl}/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${credentials.value.apiKey}` },
@@ -75,7 +86,8 @@ function callProvider(s: Stream, run: AgentRunRequest): void {
     const parser = createParser({
       onEvent: (event) => {
         if (event.data === "[DONE]") return;
-        const content = (JSON.parse(event.data) as { choices: Array<{ delta?: { content?: string } }> }).choices[0]?.delta?.content;
+        const content = (JSON.parse(event.data) as { choices: Array<{ delta?: { content?: string } }> }).choices[0]
+          ?.delta?.content;
         if (content) write(s, frame(frames.textDelta(content)));
       },
     });
@@ -103,7 +115,10 @@ const server = createServer((req, res) => {
       : path === "/aiserver.v1.BidiService/BidiAppend"
         ? bidiAppend
         : path === "/__byok/diagnostics"
-          ? async () => void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(diagnostics.read((req.url ?? "").includes("reset=1"))))
+          ? async () =>
+              void res
+                .writeHead(200, { "content-type": "application/json" })
+                .end(JSON.stringify(diagnostics.read((req.url ?? "").includes("reset=1"))))
           : async () => void res.writeHead(404).end();
   route(req, res).catch((err: unknown) => {
     if (!res.headersSent) res.writeHead(500).end(String(err));

@@ -29,7 +29,9 @@ export function machineFacts(): MachineFacts {
     memory: free.length > 1 ? `${free[1]} total, ${free[2]} used at the start` : "unknown",
     node: process.version,
     os: `Linux ${release()}`,
-    load: loadavg().map((l) => l.toFixed(2)).join(" / "),
+    load: loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" / "),
   };
 }
 
@@ -38,7 +40,11 @@ function busy(...facts: MachineFacts[]): boolean {
   return facts.some((f) => Number(f.load.split(" / ")[0]) > f.nproc);
 }
 
-export async function writeReport(file: string, figures: readonly Figure[], run: { quick: boolean; seconds: number; before: MachineFacts; after: MachineFacts }): Promise<void> {
+export async function writeReport(
+  file: string,
+  figures: readonly Figure[],
+  run: { quick: boolean; seconds: number; before: MachineFacts; after: MachineFacts },
+): Promise<void> {
   const generated = [BEGIN, "", ...results(figures, run), "", END].join("\n");
   const current = existsSync(file) ? await readFile(file, "utf8") : `# Performance\n\n${BEGIN}\n${END}\n`;
   const from = current.indexOf(BEGIN);
@@ -47,7 +53,10 @@ export async function writeReport(file: string, figures: readonly Figure[], run:
   await writeFile(file, current.slice(0, from) + generated + current.slice(to + END.length));
 }
 
-function results(figures: readonly Figure[], run: { quick: boolean; seconds: number; before: MachineFacts; after: MachineFacts }): string[] {
+function results(
+  figures: readonly Figure[],
+  run: { quick: boolean; seconds: number; before: MachineFacts; after: MachineFacts },
+): string[] {
   const { before, after } = run;
   const missed = figures.filter((f) => f.met === false);
   const cell = (v: number | null, unit = "") => (v === null ? "—" : Number.isNaN(v) ? "n/a" : `${v}${unit}`);

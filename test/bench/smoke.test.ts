@@ -14,7 +14,10 @@ const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 
 function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "test/bench/main.ts", ...args], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "test/bench/main.ts", ...args], {
+      cwd: repoRoot,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (t: string) => (stdout += t));
@@ -30,11 +33,21 @@ describe("bench: the diagnostics channel and a --quick smoke run", function () {
   it("serves /__byok/diagnostics only to a gateway started with BYOK_DIAGNOSTICS=1", async () => {
     const dir = await mkdtemp(join(tmpdir(), "byok-bench-diag-"));
     try {
-      const plain = await startGatewayProcess({ dataDir: join(dir, "plain"), config: { models: [] }, env: { BYOK_DIAGNOSTICS: "" } });
-      const enabled = await startGatewayProcess({ dataDir: join(dir, "enabled"), config: { models: [] }, env: { BYOK_DIAGNOSTICS: "1" } });
+      const plain = await startGatewayProcess({
+        dataDir: join(dir, "plain"),
+        config: { models: [] },
+        env: { BYOK_DIAGNOSTICS: "" },
+      });
+      const enabled = await startGatewayProcess({
+        dataDir: join(dir, "enabled"),
+        config: { models: [] },
+        env: { BYOK_DIAGNOSTICS: "1" },
+      });
       const off = await fetch(`${plain.url}/__byok/diagnostics`);
       expect(off.status).to.equal(404);
-      const on = await getJson<{ pid: number; cpuUserUs: number; eventLoopDelay: { samples: number } }>(`${enabled.url}/__byok/diagnostics`);
+      const on = await getJson<{ pid: number; cpuUserUs: number; eventLoopDelay: { samples: number } }>(
+        `${enabled.url}/__byok/diagnostics`,
+      );
       expect(on.pid).to.equal(enabled.pid);
       expect(on.cpuUserUs).to.be.greaterThan(0);
       await Promise.all([plain.stop(), enabled.stop()]);
@@ -49,8 +62,17 @@ describe("bench: the diagnostics channel and a --quick smoke run", function () {
       const report = join(dir, "performance.md");
       const { code, stdout, stderr } = await runBench(["--quick", "--write", report]);
       expect(code, stderr).to.equal(0);
-      const figures = stdout.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as Figure);
-      expect([...new Set(figures.map((f) => f.scenario))]).to.deep.equal(["1 streaming", "2 concurrency", "3 conversation", "4 checkpoint", "5 relay"]);
+      const figures = stdout
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as Figure);
+      expect([...new Set(figures.map((f) => f.scenario))]).to.deep.equal([
+        "1 streaming",
+        "2 concurrency",
+        "3 conversation",
+        "4 checkpoint",
+        "5 relay",
+      ]);
       for (const f of figures) {
         // JSON has no NaN: a figure that could not be measured says why instead.
         if (f.gateway === null) expect(f.note, f.figure).to.match(/not measured/);
@@ -58,7 +80,9 @@ describe("bench: the diagnostics channel and a --quick smoke run", function () {
       }
       expect(stdout).to.include("summary (quick run");
       const written = await readFile(report, "utf8");
-      expect(written.split("\n").filter((l) => l.startsWith("| ") && !l.startsWith("| scenario"))).to.have.length(figures.length);
+      expect(written.split("\n").filter((l) => l.startsWith("| ") && !l.startsWith("| scenario"))).to.have.length(
+        figures.length,
+      );
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

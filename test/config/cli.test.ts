@@ -10,7 +10,11 @@ const root = new URL("../../", import.meta.url).pathname;
 const version = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
 
 function byok(...args: string[]) {
-  const run = spawnSync(process.execPath, ["--import", "tsx", "bin/byok.ts", ...args], { cwd: root, encoding: "utf8", timeout: 15000 });
+  const run = spawnSync(process.execPath, ["--import", "tsx", "bin/byok.ts", ...args], {
+    cwd: root,
+    encoding: "utf8",
+    timeout: 15000,
+  });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
@@ -19,7 +23,8 @@ describe("byok CLI", () => {
     const run = byok("--help");
     expect(run.status).to.equal(0);
     expect(run.stdout).to.match(/^Usage: byok <command>/);
-    for (const flag of ["--host", "--port", "--data-dir", "--config", "--upstream"]) expect(run.stdout).to.contain(flag);
+    for (const flag of ["--host", "--port", "--data-dir", "--config", "--upstream"])
+      expect(run.stdout).to.contain(flag);
   });
 
   it("--version prints the package version", () => {
@@ -27,7 +32,11 @@ describe("byok CLI", () => {
   });
 
   it("the npm bin shim runs the TypeScript entry", () => {
-    const run = spawnSync(process.execPath, ["bin/byok.js", "--version"], { cwd: root, encoding: "utf8", timeout: 15000 });
+    const run = spawnSync(process.execPath, ["bin/byok.js", "--version"], {
+      cwd: root,
+      encoding: "utf8",
+      timeout: 15000,
+    });
     expect(run.stdout).to.equal(`${version}\n`);
   });
 
@@ -57,7 +66,10 @@ describe("byok CLI", () => {
   it("exits 2 with the config error, without the key, on a bad config", () => {
     const dir = mkdtempSync(join(tmpdir(), "byok-cli-"));
     const file = join(dir, "bad.yaml");
-    writeFileSync(file, "models:\n  - id: m\n    provider: anthropic\n    baseUrl: ftp://x\n    apiKey: sk-cli-secret\n    model: c\n");
+    writeFileSync(
+      file,
+      "models:\n  - id: m\n    provider: anthropic\n    baseUrl: ftp://x\n    apiKey: sk-cli-secret\n    model: c\n",
+    );
     const run = byok("serve", "--config", file, "--data-dir", dir);
     expect(run.status).to.equal(2);
     expect(run.stderr).to.equal(`byok: ${file}: models[0].baseUrl: expected an http(s) URL\n`);
@@ -70,12 +82,16 @@ describe("byok CLI", () => {
     expect(run.stderr).to.contain("/nonexistent/byok.yaml: cannot read config file (ENOENT)");
   });
 
-  it("serve prints one listening line, answers health, and exits 0 on SIGTERM", async function () {
+  it("serve prints one listening line, answers health, and exits 0 on SIGTERM", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "byok-serve-"));
-    const child = spawn(process.execPath, ["--import", "tsx", "bin/byok.ts", "serve", "--port", "0", "--data-dir", dataDir], {
-      cwd: root,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "bin/byok.ts", "serve", "--port", "0", "--data-dir", dataDir],
+      {
+        cwd: root,
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     let stdout = "";
     const url = await new Promise<string>((resolve, reject) => {

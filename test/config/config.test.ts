@@ -18,7 +18,16 @@ function configError(text: string, env: NodeJS.ProcessEnv = {}): ConfigError {
 
 const model = (fields: Record<string, unknown>) =>
   JSON.stringify({
-    models: [{ id: "gpt", provider: "openai-chat", baseUrl: "https://api.openai.com/v1", model: "gpt-5", apiKey: secret, ...fields }],
+    models: [
+      {
+        id: "gpt",
+        provider: "openai-chat",
+        baseUrl: "https://api.openai.com/v1",
+        model: "gpt-5",
+        apiKey: secret,
+        ...fields,
+      },
+    ],
   });
 
 describe("gateway config", () => {
@@ -52,7 +61,13 @@ describe("gateway config", () => {
         contextWindow: 400000,
         maxOutputTokens: 128000,
       },
-      { id: "claude", provider: "anthropic", baseUrl: "https://api.anthropic.com", apiKey: "env-key", model: "claude-sonnet-4-5" },
+      {
+        id: "claude",
+        provider: "anthropic",
+        baseUrl: "https://api.anthropic.com",
+        apiKey: "env-key",
+        model: "claude-sonnet-4-5",
+      },
     ]);
   });
 
@@ -61,9 +76,15 @@ describe("gateway config", () => {
   });
 
   it("strips exactly one trailing slash from baseUrl", () => {
-    expect(parseConfig(model({ baseUrl: "http://localhost:8080/v1/" }), "c", {}).models[0]!.baseUrl).to.equal("http://localhost:8080/v1");
-    expect(parseConfig(model({ baseUrl: "http://localhost:8080/v1" }), "c", {}).models[0]!.baseUrl).to.equal("http://localhost:8080/v1");
-    expect(parseConfig(model({ baseUrl: "http://localhost:8080/v1//" }), "c", {}).models[0]!.baseUrl).to.equal("http://localhost:8080/v1/");
+    expect(parseConfig(model({ baseUrl: "http://localhost:8080/v1/" }), "c", {}).models[0]!.baseUrl).to.equal(
+      "http://localhost:8080/v1",
+    );
+    expect(parseConfig(model({ baseUrl: "http://localhost:8080/v1" }), "c", {}).models[0]!.baseUrl).to.equal(
+      "http://localhost:8080/v1",
+    );
+    expect(parseConfig(model({ baseUrl: "http://localhost:8080/v1//" }), "c", {}).models[0]!.baseUrl).to.equal(
+      "http://localhost:8080/v1/",
+    );
   });
 
   it("treats an empty file as no models", () => {
@@ -74,7 +95,10 @@ describe("gateway config", () => {
   it("accepts and keeps aep and workers", () => {
     const config = parseConfig(
       // aep.workdir must exist: the temp dir does.
-      JSON.stringify({ aep: { port: 9000, host: "127.0.0.1", token: "t", workdir: tmpdir() }, workers: { "claude-code": { command: "claude" } } }),
+      JSON.stringify({
+        aep: { port: 9000, host: "127.0.0.1", token: "t", workdir: tmpdir() },
+        workers: { "claude-code": { command: "claude" } },
+      }),
       "c",
       {},
     );
@@ -90,7 +114,9 @@ describe("gateway config", () => {
       ],
     });
     expect(configError(text).message).to.equal("gateway.yaml: models[1].baseUrl: expected an http(s) URL");
-    expect(configError(model({ baseUrl: "not a url" })).message).to.contain("models[0].baseUrl: expected an http(s) URL");
+    expect(configError(model({ baseUrl: "not a url" })).message).to.contain(
+      "models[0].baseUrl: expected an http(s) URL",
+    );
   });
 
   it("requires exactly one of apiKey and apiKeyEnv", () => {
@@ -103,7 +129,9 @@ describe("gateway config", () => {
   it("names the missing environment variable", () => {
     const err = configError(model({ apiKey: undefined, apiKeyEnv: "MISSING_KEY_VAR" }), {});
     expect(err.message).to.equal("gateway.yaml: models[0].apiKeyEnv: environment variable MISSING_KEY_VAR is not set");
-    expect(configError(model({ apiKey: undefined, apiKeyEnv: "EMPTY_VAR" }), { EMPTY_VAR: "" }).message).to.contain("EMPTY_VAR is not set");
+    expect(configError(model({ apiKey: undefined, apiKeyEnv: "EMPTY_VAR" }), { EMPTY_VAR: "" }).message).to.contain(
+      "EMPTY_VAR is not set",
+    );
   });
 
   it("rejects duplicate model ids", () => {
@@ -119,8 +147,12 @@ describe("gateway config", () => {
   it("rejects an unknown provider, missing fields, bad numbers and unknown keys", () => {
     expect(configError(model({ provider: "gemini" })).message).to.match(/^gateway\.yaml: models\[0\]\.provider: /);
     expect(configError(model({ model: undefined })).message).to.match(/^gateway\.yaml: models\[0\]\.model: /);
-    expect(configError(model({ contextWindow: 0 })).message).to.match(/models\[0\]\.contextWindow: expected a positive integer/);
-    expect(configError(model({ maxOutputTokens: 1.5 })).message).to.match(/models\[0\]\.maxOutputTokens: expected an integer/);
+    expect(configError(model({ contextWindow: 0 })).message).to.match(
+      /models\[0\]\.contextWindow: expected a positive integer/,
+    );
+    expect(configError(model({ maxOutputTokens: 1.5 })).message).to.match(
+      /models\[0\]\.maxOutputTokens: expected an integer/,
+    );
     expect(configError(model({ apikey: "typo" })).message).to.match(/^gateway\.yaml: models\[0\]: .*apikey/);
     expect(configError(JSON.stringify({ modles: [] })).message).to.match(/^gateway\.yaml: \(top level\): .*modles/);
   });
@@ -148,7 +180,9 @@ describe("gateway config", () => {
   });
 
   it("reports a YAML syntax error by position", () => {
-    expect(configError("models: [\n").message).to.match(/^gateway\.yaml: invalid YAML at line \d+, column \d+ \(\w+\)$/);
+    expect(configError("models: [\n").message).to.match(
+      /^gateway\.yaml: invalid YAML at line \d+, column \d+ \(\w+\)$/,
+    );
   });
 
   it("loads from a file, naming the file in errors", () => {
@@ -159,7 +193,10 @@ describe("gateway config", () => {
     const bad = join(dir, "bad.yaml");
     writeFileSync(bad, model({ baseUrl: "ftp://x" }));
     expect(() => loadConfig(bad, {})).to.throw(ConfigError, `${bad}: models[0].baseUrl`);
-    expect(() => loadConfig(join(dir, "missing.yaml"))).to.throw(ConfigError, /missing\.yaml: cannot read config file \(ENOENT\)/);
+    expect(() => loadConfig(join(dir, "missing.yaml"))).to.throw(
+      ConfigError,
+      /missing\.yaml: cannot read config file \(ENOENT\)/,
+    );
   });
 
   it("loads no models without a path", () => {

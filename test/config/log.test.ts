@@ -3,7 +3,10 @@ import { createJsonLogger } from "../../log/logger.js";
 
 function capture() {
   const lines: string[] = [];
-  const log = createJsonLogger({ write: (line: string) => lines.push(line) }, () => new Date("2026-01-02T03:04:05.000Z"));
+  const log = createJsonLogger(
+    { write: (line: string) => lines.push(line) },
+    () => new Date("2026-01-02T03:04:05.000Z"),
+  );
   return { log, lines, records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
 }
 
@@ -25,12 +28,19 @@ describe("JSON-lines logger", () => {
     const { log, lines, records } = capture();
     log.info("request", {
       authorization: "Bearer a",
-      headers: { Authorization: "Bearer b", "x-api-key": "c", "Proxy-Authorization": "d", cookie: "e", "content-type": "f" },
+      headers: {
+        Authorization: "Bearer b",
+        "x-api-key": "c",
+        "Proxy-Authorization": "d",
+        cookie: "e",
+        "content-type": "f",
+      },
       model: { id: "gpt", apiKey: "g", api_key: "h" },
       list: [{ apiKey: "i", ok: 1 }],
     });
     const joined = lines.join("");
-    for (const leaked of ["Bearer a", "Bearer b", '"c"', '"d"', '"e"', '"g"', '"h"', '"i"']) expect(joined).not.to.contain(leaked);
+    for (const leaked of ["Bearer a", "Bearer b", '"c"', '"d"', '"e"', '"g"', '"h"', '"i"'])
+      expect(joined).not.to.contain(leaked);
     expect(records()[0]).to.deep.include({ headers: { "content-type": "f" }, model: { id: "gpt" }, list: [{ ok: 1 }] });
   });
 

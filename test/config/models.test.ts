@@ -10,7 +10,10 @@ import { RequestedModelSchema } from "../../proto/gen/agent/v1/agent_pb.js";
 
 const SECRET = "sk-ant-api03-DO-NOT-LEAK-5a1f";
 const requested = (init: MessageInitShape<typeof RequestedModelSchema>) => create(RequestedModelSchema, init);
-const apiKey = (key: string, baseUrl?: string) => ({ case: "apiKeyCredentials" as const, value: { apiKey: key, ...(baseUrl === undefined ? {} : { baseUrl }) } });
+const apiKey = (key: string, baseUrl?: string) => ({
+  case: "apiKeyCredentials" as const,
+  value: { apiKey: key, ...(baseUrl === undefined ? {} : { baseUrl }) },
+});
 
 function setupError(run: () => unknown): RunSetupError {
   try {
@@ -45,44 +48,92 @@ describe("model resolution", () => {
 
   it("serves a configured Azure deployment with its api-version", () => {
     const { endpoint } = resolveModel(config.models, requested({ modelId: "azure-gpt" }));
-    expect(endpoint).to.deep.equal({ kind: "openai-chat", baseUrl: "https://res.openai.azure.com/openai/deployments/gpt4o", apiKey: "k2", azureApiVersion: "2024-10-21" });
+    expect(endpoint).to.deep.equal({
+      kind: "openai-chat",
+      baseUrl: "https://res.openai.azure.com/openai/deployments/gpt4o",
+      apiKey: "k2",
+      azureApiVersion: "2024-10-21",
+    });
   });
 
   it("refuses azureApiVersion on a provider other than openai-chat", () => {
-    expect(() => parseConfig("models: [{id: c, provider: anthropic, baseUrl: 'https://x', apiKey: k, model: m, azureApiVersion: v}]", "g.yaml")).to.throw(
-      "models[0].azureApiVersion: applies only to provider openai-chat",
-    );
+    expect(() =>
+      parseConfig(
+        "models: [{id: c, provider: anthropic, baseUrl: 'https://x', apiKey: k, model: m, azureApiVersion: v}]",
+        "g.yaml",
+      ),
+    ).to.throw("models[0].azureApiVersion: applies only to provider openai-chat");
   });
 
   describe("api_key_credentials", () => {
     const cases: Array<[string, string, string | undefined, { kind: string; baseUrl: string }]> = [
-      ["an OpenAI key without base_url", "sk-proj-abc", undefined, { kind: "openai-chat", baseUrl: "https://api.openai.com/v1" }],
-      ["an Anthropic key without base_url", SECRET, undefined, { kind: "anthropic", baseUrl: "https://api.anthropic.com" }],
-      ["a base_url on api.anthropic.com (its /v1 dropped)", "any-key", "https://api.anthropic.com/v1/", { kind: "anthropic", baseUrl: "https://api.anthropic.com" }],
-      ["an Anthropic key with a proxy base_url", SECRET, "http://127.0.0.1:8080/", { kind: "anthropic", baseUrl: "http://127.0.0.1:8080" }],
-      ["any other key with an OpenAI-compatible base_url", "sk-or-v1-abc", "https://openrouter.ai/api/v1/", { kind: "openai-chat", baseUrl: "https://openrouter.ai/api/v1" }],
+      [
+        "an OpenAI key without base_url",
+        "sk-proj-abc",
+        undefined,
+        { kind: "openai-chat", baseUrl: "https://api.openai.com/v1" },
+      ],
+      [
+        "an Anthropic key without base_url",
+        SECRET,
+        undefined,
+        { kind: "anthropic", baseUrl: "https://api.anthropic.com" },
+      ],
+      [
+        "a base_url on api.anthropic.com (its /v1 dropped)",
+        "any-key",
+        "https://api.anthropic.com/v1/",
+        { kind: "anthropic", baseUrl: "https://api.anthropic.com" },
+      ],
+      [
+        "an Anthropic key with a proxy base_url",
+        SECRET,
+        "http://127.0.0.1:8080/",
+        { kind: "anthropic", baseUrl: "http://127.0.0.1:8080" },
+      ],
+      [
+        "any other key with an OpenAI-compatible base_url",
+        "sk-or-v1-abc",
+        "https://openrouter.ai/api/v1/",
+        { kind: "openai-chat", baseUrl: "https://openrouter.ai/api/v1" },
+      ],
     ];
     for (const [what, key, baseUrl, expected] of cases) {
       it(`routes ${what} to ${expected.kind}`, () => {
-        const { endpoint, model } = resolveModel([], requested({ modelId: "some-model", credentials: apiKey(key, baseUrl) }));
+        const { endpoint, model } = resolveModel(
+          [],
+          requested({ modelId: "some-model", credentials: apiKey(key, baseUrl) }),
+        );
         expect(endpoint).to.deep.equal({ ...expected, apiKey: key });
         expect(model).to.equal("some-model");
       });
     }
 
     it("refuses a base_url that is not a URL without quoting it", () => {
-      const error = setupError(() => resolveModel([], requested({ modelId: "m", credentials: apiKey(SECRET, `not a url ${SECRET}`) })));
+      const error = setupError(() =>
+        resolveModel([], requested({ modelId: "m", credentials: apiKey(SECRET, `not a url ${SECRET}`) })),
+      );
       expect(error.code).to.equal("invalid_argument");
       expect(error.message).not.to.include(SECRET);
     });
   });
 
   describe("azure_credentials", () => {
-    const azure = (value: { apiKey?: string; baseUrl?: string; deployment?: string }) => ({ case: "azureCredentials" as const, value });
+    const azure = (value: { apiKey?: string; baseUrl?: string; deployment?: string }) => ({
+      case: "azureCredentials" as const,
+      value,
+    });
 
-    for (const baseUrl of ["https://res.openai.azure.com", "https://res.openai.azure.com/", "https://res.openai.azure.com/openai/"]) {
+    for (const baseUrl of [
+      "https://res.openai.azure.com",
+      "https://res.openai.azure.com/",
+      "https://res.openai.azure.com/openai/",
+    ]) {
       it(`targets the deployment's Chat Completions route with api-key auth (base_url ${baseUrl})`, () => {
-        const { endpoint } = resolveModel([], requested({ modelId: "gpt-4o", credentials: azure({ apiKey: SECRET, baseUrl, deployment: "prod gpt" }) }));
+        const { endpoint } = resolveModel(
+          [],
+          requested({ modelId: "gpt-4o", credentials: azure({ apiKey: SECRET, baseUrl, deployment: "prod gpt" }) }),
+        );
         expect(endpoint).to.deep.equal({
           kind: "openai-chat",
           baseUrl: "https://res.openai.azure.com/openai/deployments/prod%20gpt",
@@ -93,14 +144,19 @@ describe("model resolution", () => {
     }
 
     it("refuses incomplete credentials, naming the missing fields and never the key", () => {
-      const error = setupError(() => resolveModel([], requested({ modelId: "m", credentials: azure({ apiKey: SECRET }) })));
+      const error = setupError(() =>
+        resolveModel([], requested({ modelId: "m", credentials: azure({ apiKey: SECRET }) })),
+      );
       expect(error.code).to.equal("invalid_argument");
       expect(error.message).to.include("base_url, deployment").and.not.include(SECRET);
     });
   });
 
-  it("refuses bedrock_credentials with failed_precondition \"not supported\", never quoting them", () => {
-    const credentials = { case: "bedrockCredentials" as const, value: { accessKey: "AKIA-SECRET", secretKey: SECRET, region: "us-east-1" } };
+  it('refuses bedrock_credentials with failed_precondition "not supported", never quoting them', () => {
+    const credentials = {
+      case: "bedrockCredentials" as const,
+      value: { accessKey: "AKIA-SECRET", secretKey: SECRET, region: "us-east-1" },
+    };
     const error = setupError(() => resolveModel([], requested({ modelId: "anthropic.claude-v2", credentials })));
     expect(error.code).to.equal("failed_precondition");
     expect(error.message).to.include("Bedrock").and.include("not supported");
@@ -108,14 +164,24 @@ describe("model resolution", () => {
   });
 
   it("refuses a model that is neither configured nor carries credentials", () => {
-    expect(setupError(() => resolveModel(config.models, requested({ modelId: "gpt-5" }))).code).to.equal("failed_precondition");
+    expect(setupError(() => resolveModel(config.models, requested({ modelId: "gpt-5" }))).code).to.equal(
+      "failed_precondition",
+    );
   });
 
   describe("model parameters", () => {
-    const effortOf = (init: MessageInitShape<typeof RequestedModelSchema>) => resolveModel(config.models, requested({ modelId: "claude", ...init })).reasoningEffort;
+    const effortOf = (init: MessageInitShape<typeof RequestedModelSchema>) =>
+      resolveModel(config.models, requested({ modelId: "claude", ...init })).reasoningEffort;
 
     it("carries the effort parameter, and max mode without one as high", () => {
-      expect(effortOf({ parameters: [{ id: "effort", value: "low" }, { id: "fast", value: "true" }] })).to.equal("low");
+      expect(
+        effortOf({
+          parameters: [
+            { id: "effort", value: "low" },
+            { id: "fast", value: "true" },
+          ],
+        }),
+      ).to.equal("low");
       expect(effortOf({ parameters: [{ id: "effort", value: "MEDIUM" }], maxMode: true })).to.equal("medium");
       expect(effortOf({ maxMode: true })).to.equal("high");
       expect(effortOf({ parameters: [{ id: "fast", value: "true" }] })).to.equal(undefined);

@@ -3,12 +3,8 @@ import { expect } from "chai";
 import { ErrorDetails_Error, ErrorDetailsSchema } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
 import { encodeEndStream, parseEndStream } from "../../transport/connect/end-stream.js";
 import { EnvelopeReader } from "../../transport/connect/envelope.js";
-import {
-  type ConnectCode,
-  RpcError,
-  httpStatusForCode,
-  providerErrorDetails,
-} from "../../transport/connect/errors.js";
+import { httpStatusForCode } from "../../transport/connect/errors.js";
+import { type ConnectCode, RpcError, providerErrorDetails } from "../../cursor/errors.js";
 import { unaryErrorBody } from "../../transport/connect/unary.js";
 
 function readSingleEnvelope(frame: Uint8Array) {
@@ -38,14 +34,18 @@ describe("connect end-stream", () => {
     expect(json.error.message).to.equal("provider error");
     expect(json.error.details).to.have.length(1);
     expect(json.error.details[0].type).to.equal("aiserver.v1.ErrorDetails");
-    expect(json.error.details[0].value).to.be.a("string").and.match(/^[A-Za-z0-9+/]+$/);
+    expect(json.error.details[0].value)
+      .to.be.a("string")
+      .and.match(/^[A-Za-z0-9+/]+$/);
   });
 
   it("detail values are standard base64 without padding", () => {
     // Detail lengths 1..6 bytes cover every padding case of the encoded ErrorDetails.
     for (let n = 1; n <= 6; n++) {
       const err = new RpcError("x", "unavailable", providerErrorDetails("d".repeat(n)));
-      const json = JSON.parse(Buffer.from(readSingleEnvelope(encodeEndStream({ ok: false, error: err })).payload).toString());
+      const json = JSON.parse(
+        Buffer.from(readSingleEnvelope(encodeEndStream({ ok: false, error: err })).payload).toString(),
+      );
       const value: string = json.error.details[0].value;
       expect(value).not.to.contain("=");
       expect(value).not.to.match(/[-_]/);
@@ -68,7 +68,9 @@ describe("connect end-stream", () => {
   });
 
   it("an error without details (cancel) still names its code", () => {
-    const parsed = parseEndStream(readSingleEnvelope(encodeEndStream({ ok: false, error: new RpcError("run canceled", "canceled") })).payload);
+    const parsed = parseEndStream(
+      readSingleEnvelope(encodeEndStream({ ok: false, error: new RpcError("run canceled", "canceled") })).payload,
+    );
     expect(parsed).to.deep.equal({ error: { code: "canceled", message: "run canceled", details: [] } });
   });
 
@@ -82,11 +84,25 @@ describe("connect end-stream", () => {
 describe("connect unary errors", () => {
   it("maps codes to the Connect HTTP statuses", () => {
     const expected: Record<ConnectCode, number> = {
-      canceled: 499, unknown: 500, invalid_argument: 400, deadline_exceeded: 504, not_found: 404,
-      already_exists: 409, permission_denied: 403, resource_exhausted: 429, failed_precondition: 400, aborted: 409,
-      out_of_range: 400, unimplemented: 501, internal: 500, unavailable: 503, data_loss: 500, unauthenticated: 401,
+      canceled: 499,
+      unknown: 500,
+      invalid_argument: 400,
+      deadline_exceeded: 504,
+      not_found: 404,
+      already_exists: 409,
+      permission_denied: 403,
+      resource_exhausted: 429,
+      failed_precondition: 400,
+      aborted: 409,
+      out_of_range: 400,
+      unimplemented: 501,
+      internal: 500,
+      unavailable: 503,
+      data_loss: 500,
+      unauthenticated: 401,
     };
-    for (const [code, status] of Object.entries(expected)) expect(httpStatusForCode(code as ConnectCode), code).to.equal(status);
+    for (const [code, status] of Object.entries(expected))
+      expect(httpStatusForCode(code as ConnectCode), code).to.equal(status);
   });
 
   it("unary error body is the bare error JSON with the mapped status", () => {

@@ -1,12 +1,7 @@
 import { expect } from "chai";
 import { gzipSync } from "node:zlib";
-import {
-  decodePayload,
-  encodeEnvelope,
-  EnvelopeFlags,
-  EnvelopeReader,
-} from "../../transport/connect/envelope.js";
-import { RpcError } from "../../transport/connect/errors.js";
+import { decodePayload, encodeEnvelope, EnvelopeFlags, EnvelopeReader } from "../../transport/connect/envelope.js";
+import { RpcError } from "../../cursor/errors.js";
 
 const bytes = (...xs: number[]) => new Uint8Array(xs);
 const text = (s: string) => new TextEncoder().encode(s);
@@ -71,12 +66,19 @@ describe("connect envelope", () => {
   });
 
   it("reads the same envelopes whatever byte the chunks are split at", () => {
-    const frames = [encodeEnvelope(0, text("first message")), encodeEnvelope(1, text("x")), encodeEnvelope(2, text("{}"))];
+    const frames = [
+      encodeEnvelope(0, text("first message")),
+      encodeEnvelope(1, text("x")),
+      encodeEnvelope(2, text("{}")),
+    ];
     const stream = concat(frames);
     for (let cut = 0; cut <= stream.byteLength; cut++) {
       const reader = new EnvelopeReader();
       const out = [...reader.push(stream.subarray(0, cut)), ...reader.push(stream.subarray(cut))];
-      expect(out.map((e) => Buffer.from(e.payload).toString()), `cut at ${cut}`).to.deep.equal(["first message", "x", "{}"]);
+      expect(
+        out.map((e) => Buffer.from(e.payload).toString()),
+        `cut at ${cut}`,
+      ).to.deep.equal(["first message", "x", "{}"]);
       reader.end();
     }
   });

@@ -8,9 +8,10 @@ import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { AgentServerMessageSchema, AgentService } from "../../proto/gen/agent/v1/agent_pb.js";
 import { BidiService, ErrorDetails_Error, ErrorDetailsSchema } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
-import { encodeEndStream, type EndStream } from "../../transport/connect/end-stream.js";
+import { encodeEndStream } from "../../transport/connect/end-stream.js";
+import { type EndStream } from "../../cursor/errors.js";
 import { encodeEnvelope, EnvelopeFlags } from "../../transport/connect/envelope.js";
-import { RpcError, providerErrorDetails } from "../../transport/connect/errors.js";
+import { RpcError, providerErrorDetails } from "../../cursor/errors.js";
 import { unaryErrorBody } from "../../transport/connect/unary.js";
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -69,7 +70,11 @@ describe("connect codecs against the stock Connect client", () => {
 
   it("reads gzip-flagged frames mixed with plain ones", async () => {
     const zipped = encodeEnvelope(EnvelopeFlags.compressed, new Uint8Array(gzipSync(textDelta("zipped"))));
-    handler = serverStream([zipped, encodeEnvelope(0, textDelta("plain"))], { ok: true }, { "connect-content-encoding": "gzip" });
+    handler = serverStream(
+      [zipped, encodeEnvelope(0, textDelta("plain"))],
+      { ok: true },
+      { "connect-content-encoding": "gzip" },
+    );
     expect(await collect()).to.deep.equal({ texts: ["zipped", "plain"] });
   });
 
@@ -95,7 +100,9 @@ describe("connect codecs against the stock Connect client", () => {
   });
 
   it("surfaces a unary error body with its details", async () => {
-    const { status, body } = unaryErrorBody(new RpcError("bad append", "invalid_argument", providerErrorDetails("seq")));
+    const { status, body } = unaryErrorBody(
+      new RpcError("bad append", "invalid_argument", providerErrorDetails("seq")),
+    );
     handler = (req, res) => {
       req.resume();
       req.on("end", () => res.writeHead(status, { "content-type": "application/json" }).end(body));

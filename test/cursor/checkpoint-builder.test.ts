@@ -17,7 +17,12 @@ const user = create(UserMessageSchema, { text: "hi", messageId: "m1" });
 
 describe("CheckpointBuilder (seed 003 §5, §7, §19, §20)", () => {
   it("hands out each new blob once, children before parents, addressed by SHA-256", () => {
-    const b = new CheckpointBuilder(create(ConversationStateStructureSchema), system, { kind: "new", userMessage: user }, "req-1");
+    const b = new CheckpointBuilder(
+      create(ConversationStateStructureSchema),
+      system,
+      { kind: "new", userMessage: user },
+      "req-1",
+    );
     b.addRoot({ role: "user", content: "ctx + hi", origin: "runtime" });
     b.addAssistantStep("hello");
     const first = b.snapshot({ pending: ["x"], usedTokens: 10, maxTokens: 100 });
@@ -25,8 +30,10 @@ describe("CheckpointBuilder (seed 003 §5, §7, §19, §20)", () => {
     const turnId = first.state.turns[0]!;
     const turnIndex = first.sets.findIndex((s) => hex(s.id) === hex(turnId));
     const turn = fromBinary(ConversationTurnStructureSchema, first.sets[turnIndex]!.data);
-    const children = turn.turn.case === "agentConversationTurn" ? [turn.turn.value.userMessage, ...turn.turn.value.steps] : [];
-    for (const child of children) expect(first.sets.findIndex((s) => hex(s.id) === hex(child))).to.be.lessThan(turnIndex);
+    const children =
+      turn.turn.case === "agentConversationTurn" ? [turn.turn.value.userMessage, ...turn.turn.value.steps] : [];
+    for (const child of children)
+      expect(first.sets.findIndex((s) => hex(s.id) === hex(child))).to.be.lessThan(turnIndex);
     expect(first.state.pendingToolCalls).to.deep.equal(["x"]);
     expect(first.state.tokenDetails?.usedTokens).to.equal(10);
 
@@ -39,11 +46,20 @@ describe("CheckpointBuilder (seed 003 §5, §7, §19, §20)", () => {
   });
 
   it("never re-sends blobs the client's checkpoint already references and keeps prior turns and unknown fields", () => {
-    const oldRoots = [encodeRootMessage(system), encodeRootMessage({ role: "user", content: "old", origin: "runtime" })];
-    const base = create(ConversationStateStructureSchema, { rootPromptMessagesJson: oldRoots.map(blobId), turns: [blobId(new Uint8Array([1]))] });
+    const oldRoots = [
+      encodeRootMessage(system),
+      encodeRootMessage({ role: "user", content: "old", origin: "runtime" }),
+    ];
+    const base = create(ConversationStateStructureSchema, {
+      rootPromptMessagesJson: oldRoots.map(blobId),
+      turns: [blobId(new Uint8Array([1]))],
+    });
     const withUnknown = fromBinary(
       ConversationStateStructureSchema,
-      new Uint8Array([...toBinary(ConversationStateStructureSchema, base), ...new BinaryWriter().tag(4242, WireType.Varint).uint32(1).finish()]),
+      new Uint8Array([
+        ...toBinary(ConversationStateStructureSchema, base),
+        ...new BinaryWriter().tag(4242, WireType.Varint).uint32(1).finish(),
+      ]),
     );
     const b = new CheckpointBuilder(withUnknown, system, { kind: "new", userMessage: user }, "req-2");
     b.addRoot({ role: "user", content: "new", origin: "runtime" });
@@ -60,7 +76,11 @@ describe("CheckpointBuilder (seed 003 §5, §7, §19, §20)", () => {
   it("replaces a changed system prompt root with the new prompt's content address (003 §17.1)", () => {
     const oldSystem = encodeRootMessage({ role: "system", content: "old prompt" });
     const base = create(ConversationStateStructureSchema, { rootPromptMessagesJson: [blobId(oldSystem)] });
-    const snap = new CheckpointBuilder(base, system, { kind: "new", userMessage: user }, "r").snapshot({ pending: [], usedTokens: 0, maxTokens: 0 });
+    const snap = new CheckpointBuilder(base, system, { kind: "new", userMessage: user }, "r").snapshot({
+      pending: [],
+      usedTokens: 0,
+      maxTokens: 0,
+    });
     expect(hex(snap.state.rootPromptMessagesJson[0]!)).to.equal(hex(blobId(encodeRootMessage(system))));
   });
 });
@@ -76,14 +96,22 @@ describe("root prompt message JSON (seed 003 §9)", () => {
         thinking: "th",
         replay: { provider: "openai-chat", reasoningContent: "th" },
         toolRoundId: "r:round-0",
-        toolCalls: [{ id: "c2", name: "Grep", argumentsJson: '{"pattern":"x"}', index: 1 }, { id: "c1", name: "Read", argumentsJson: '{"path":"a"}', index: 0 }],
+        toolCalls: [
+          { id: "c2", name: "Grep", argumentsJson: '{"pattern":"x"}', index: 1 },
+          { id: "c1", name: "Read", argumentsJson: '{"path":"a"}', index: 0 },
+        ],
       },
       { role: "tool", toolCallId: "c1", toolName: "Read", content: "body", isError: false, toolRoundId: "r:round-0" },
       { role: "tool", toolCallId: "c2", toolName: "Grep", content: "oops", isError: true, toolRoundId: "r:round-0" },
     ];
     for (const m of messages) expect(decodeRootMessage(encodeRootMessage(m))).to.deep.equal(m);
     const json = JSON.parse(new TextDecoder().decode(encodeRootMessage(messages[2]!)));
-    expect(json.content.map((p: { type: string }) => p.type)).to.deep.equal(["reasoning", "text", "tool-call", "tool-call"]);
+    expect(json.content.map((p: { type: string }) => p.type)).to.deep.equal([
+      "reasoning",
+      "text",
+      "tool-call",
+      "tool-call",
+    ]);
   });
 
   it("rejects bytes that are not a model message", () => {

@@ -17,8 +17,12 @@ describe("lifecycle diagrams (docs/lifecycle)", () => {
     const files = await renderDiagrams();
     for (const { name, machine } of lifecycles) {
       const mmd = files.get(`${name}.mmd`)!;
-      const walk = (node: typeof machine.root): string[] => [node.key, ...Object.values(node.states).flatMap((c) => walk(c))];
-      for (const key of walk(machine.root).slice(1)) expect(mmd, `${name} lacks state ${key}`).to.include(`state "${key}"`);
+      const walk = (node: typeof machine.root): string[] => [
+        node.key,
+        ...Object.values(node.states).flatMap((c) => walk(c)),
+      ];
+      for (const key of walk(machine.root).slice(1))
+        expect(mmd, `${name} lacks state ${key}`).to.include(`state "${key}"`);
     }
   });
 });

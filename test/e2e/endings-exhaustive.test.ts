@@ -17,7 +17,13 @@ import { CursorClient, type RunHandle } from "../support/cursor-client.js";
 import { createWorkspace } from "../support/client-workspace.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.js";
 import { killAllGateways, startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
-import { assertEndStreamInvariants, frameKind, frameKinds, type ObservedFrame, type RunEnd } from "../support/observed-frames.js";
+import {
+  assertEndStreamInvariants,
+  frameKind,
+  frameKinds,
+  type ObservedFrame,
+  type RunEnd,
+} from "../support/observed-frames.js";
 import { sleep, waitUntil } from "../support/util.js";
 
 const MODEL = "byok-e2e-exhaustive";
@@ -25,7 +31,8 @@ const STALL_MODEL = "byok-e2e-stall";
 const KEY = "sk-e2e-exhaustive-5d20a7";
 const repeat = (kind: string, times: number): string[] => Array<string>(times).fill(kind);
 const TEXT_UNTIL_FINAL_SETS = ["text_delta", "token_delta", ...repeat("kv_set", 6)];
-const chunk = (delta: object) => `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
+const chunk = (delta: object) =>
+  `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
 
 /** A provider that starts reasoning and then sends nothing more, holding the connection open (a stall). */
 interface StallServer {
@@ -57,7 +64,8 @@ function failed(end: RunEnd): Extract<RunEnd, { ok: false }> {
   return end;
 }
 
-const onConnection = (run: RunHandle, connection: number): ObservedFrame[] => run.frames.filter((f) => f.connection === connection);
+const onConnection = (run: RunHandle, connection: number): ObservedFrame[] =>
+  run.frames.filter((f) => f.connection === connection);
 
 describe("e2e: every ending class on the wire", function () {
   this.timeout(20_000);
@@ -82,7 +90,10 @@ describe("e2e: every ending class on the wire", function () {
       startGatewayProcess({ dataDir: join(dataDir, "default"), config: { models } }),
       startGatewayProcess({
         dataDir: join(dataDir, "quick"),
-        config: { models, timers: { kvReplyDeadlineMs: 300, reconnectGraceMs: 300, terminalRetentionMs: 300, heartbeatMs: 100 } },
+        config: {
+          models,
+          timers: { kvReplyDeadlineMs: 300, reconnectGraceMs: 300, terminalRetentionMs: 300, heartbeatMs: 100 },
+        },
       }),
     ]);
   });
@@ -95,11 +106,19 @@ describe("e2e: every ending class on the wire", function () {
 
   const conversation = (name: string) => `exhaustive-${name}-${randomUUID()}`;
   const logged = (g: GatewayProcess, requestId: string, msg: string) =>
-    waitUntil(() => g.stderrLines().some((l) => l.includes(`"msg":"${msg}"`) && l.includes(requestId)), 10_000, () => `no "${msg}" log line for ${requestId}`);
+    waitUntil(
+      () => g.stderrLines().some((l) => l.includes(`"msg":"${msg}"`) && l.includes(requestId)),
+      10_000,
+      () => `no "${msg}" log line for ${requestId}`,
+    );
 
   it("provider failure: an in-band stream error ends unavailable with PROVIDER_ERROR after the partial text", async () => {
     const file = join(dataDir, "in-band-error.sse");
-    await writeFile(file, chunk({ role: "assistant", content: "Partial" }) + `data: ${JSON.stringify({ error: { message: "overloaded, try later", type: "server_error" } })}\n\n`);
+    await writeFile(
+      file,
+      chunk({ role: "assistant", content: "Partial" }) +
+        `data: ${JSON.stringify({ error: { message: "overloaded, try later", type: "server_error" } })}\n\n`,
+    );
     fake.enqueue({ fixture: file });
     const client = new CursorClient(gw.url);
     const run = client.startRun({ conversationId: conversation("in-band"), modelId: MODEL, text: "hi" });
@@ -124,16 +143,25 @@ describe("e2e: every ending class on the wire", function () {
     expect(run.kinds()).to.deep.equal(["thinking_delta", "thinking_completed", "end:canceled"]);
     const completed = run.frames.find((f) => frameKind(f) === "thinking_completed")!;
     const m = completed.kind === "message" ? completed.message.message : undefined;
-    const update = m?.case === "interactionUpdate" && m.value.message.case === "thinkingCompleted" ? m.value.message.value : undefined;
+    const update =
+      m?.case === "interactionUpdate" && m.value.message.case === "thinkingCompleted"
+        ? m.value.message.value
+        : undefined;
     expect(update?.thinkingDurationMs).to.be.at.least(1);
     assertEndStreamInvariants(run.frames);
-    await waitUntil(() => stall.closedRequests() > closedBefore, 5_000, () => "the stalled provider request is still open");
+    await waitUntil(
+      () => stall.closedRequests() > closedBefore,
+      5_000,
+      () => "the stalled provider request is still open",
+    );
   });
 
   it("checkpoint failure: a blob SET never acknowledged fails the run at the KV deadline, before any checkpoint", async () => {
     fake.enqueue({ text: "final words" });
     let sets = 0;
-    const client = new CursorClient(quick.url, { hooks: { onKv: (kv) => (kv.message.case === "setBlobArgs" && ++sets === 1 ? { silent: true } : undefined) } });
+    const client = new CursorClient(quick.url, {
+      hooks: { onKv: (kv) => (kv.message.case === "setBlobArgs" && ++sets === 1 ? { silent: true } : undefined) },
+    });
     const run = client.startRun({ conversationId: conversation("kv-deadline"), modelId: MODEL, text: "hi" });
     const end = failed(await run.done);
 
@@ -151,9 +179,15 @@ describe("e2e: every ending class on the wire", function () {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     let sets = 0;
-    const client = new CursorClient(gw.url, { hooks: { onKv: (kv) => (kv.message.case === "setBlobArgs" && ++sets === 1 ? { holdUntil: gate } : undefined) } });
+    const client = new CursorClient(gw.url, {
+      hooks: { onKv: (kv) => (kv.message.case === "setBlobArgs" && ++sets === 1 ? { holdUntil: gate } : undefined) },
+    });
     const run = client.startRun({ conversationId: conversation("cancel-final"), modelId: MODEL, text: "hi" });
-    await waitUntil(() => run.kinds().length === TEXT_UNTIL_FINAL_SETS.length, 10_000, () => `final SETs expected, saw ${JSON.stringify(run.kinds())}`);
+    await waitUntil(
+      () => run.kinds().length === TEXT_UNTIL_FINAL_SETS.length,
+      10_000,
+      () => `final SETs expected, saw ${JSON.stringify(run.kinds())}`,
+    );
     await run.cancel("user pressed stop");
     expect(failed(await run.done).code).to.equal("canceled");
     release();
@@ -170,9 +204,16 @@ describe("e2e: every ending class on the wire", function () {
   it("supersession inside a tool round: the old run aborts its exec and ends canceled; its late Exec and KV answers change nothing", async () => {
     const conversationId = conversation("supersede-round");
     fake.enqueue({ toolCalls: [{ id: "call_old", name: "Read", args: { path: "a.txt" } }] });
-    const oldClient = new CursorClient(gw.url, { workspace: createWorkspace({ "a.txt": "alpha\n" }), hooks: { onExec: () => ({ silent: true }) } });
+    const oldClient = new CursorClient(gw.url, {
+      workspace: createWorkspace({ "a.txt": "alpha\n" }),
+      hooks: { onExec: () => ({ silent: true }) },
+    });
     const old = oldClient.startRun({ conversationId, modelId: MODEL, text: "old question about a.txt" });
-    await waitUntil(() => old.execLog.length === 1, 10_000, () => `the old run's exec expected, saw ${JSON.stringify(old.kinds())}`);
+    await waitUntil(
+      () => old.execLog.length === 1,
+      10_000,
+      () => `the old run's exec expected, saw ${JSON.stringify(old.kinds())}`,
+    );
 
     fake.enqueue({ text: "Fresh answer." });
     const fresh = new CursorClient(gw.url).startRun({ conversationId, modelId: MODEL, text: "never mind" });
@@ -184,9 +225,21 @@ describe("e2e: every ending class on the wire", function () {
 
     // The old request's client answers arrive late: its exec result, its stream_close and a KV answer.
     const late = [
-      create(AgentClientMessageSchema, { message: { case: "execClientMessage", value: { id: old.execLog[0]!.id, message: { case: "readResult", value: {} } } } }),
-      create(AgentClientMessageSchema, { message: { case: "execClientControlMessage", value: { message: { case: "streamClose", value: { id: old.execLog[0]!.id } } } } }),
-      create(AgentClientMessageSchema, { message: { case: "kvClientMessage", value: { id: 0, message: { case: "setBlobResult", value: {} } } } }),
+      create(AgentClientMessageSchema, {
+        message: {
+          case: "execClientMessage",
+          value: { id: old.execLog[0]!.id, message: { case: "readResult", value: {} } },
+        },
+      }),
+      create(AgentClientMessageSchema, {
+        message: {
+          case: "execClientControlMessage",
+          value: { message: { case: "streamClose", value: { id: old.execLog[0]!.id } } },
+        },
+      }),
+      create(AgentClientMessageSchema, {
+        message: { case: "kvClientMessage", value: { id: 0, message: { case: "setBlobResult", value: {} } } },
+      }),
     ];
     for (const message of late) expect(await old.append(message)).to.deep.equal({ status: 200 });
 
@@ -207,7 +260,11 @@ describe("e2e: every ending class on the wire", function () {
     await run.waitForFrame("thinking_delta");
     run.disconnect();
     await logged(quick, run.requestId, "run canceled");
-    await waitUntil(() => stall.closedRequests() > closedBefore, 5_000, () => "the abandoned run's provider request is still open");
+    await waitUntil(
+      () => stall.closedRequests() > closedBefore,
+      5_000,
+      () => "the abandoned run's provider request is still open",
+    );
 
     await run.reconnect();
     const end = await run.waitForFrame((f) => f.connection === 2 && f.kind === "end");
@@ -218,7 +275,11 @@ describe("e2e: every ending class on the wire", function () {
 
   it("a terminal stream is replayed whole to a reconnecting subscriber, and is gone after the retention time", async () => {
     fake.enqueue({ text: "Kept for replay." });
-    const kept = new CursorClient(gw.url).startRun({ conversationId: conversation("replay"), modelId: MODEL, text: "hi" });
+    const kept = new CursorClient(gw.url).startRun({
+      conversationId: conversation("replay"),
+      modelId: MODEL,
+      text: "hi",
+    });
     expect(await kept.done).to.deep.equal({ ok: true });
     await kept.reconnect();
     await kept.waitForFrame((f) => f.connection === 2 && f.kind === "end");
@@ -228,18 +289,26 @@ describe("e2e: every ending class on the wire", function () {
     // With a 300 ms retention the stream disappears: a later RunSSE for that request_id finds no backlog, only the
     // heartbeats of a fresh, empty stream.
     fake.enqueue({ status: 500, body: JSON.stringify({ error: { message: "down" } }) });
-    const gone = new CursorClient(quick.url).startRun({ conversationId: conversation("gone"), modelId: MODEL, text: "hi" });
+    const gone = new CursorClient(quick.url).startRun({
+      conversationId: conversation("gone"),
+      modelId: MODEL,
+      text: "hi",
+    });
     expect(failed(await gone.done).code).to.equal("unavailable");
     let connection = 1;
     for (let released = false; !released; ) {
       expect(connection, "the terminal stream was never released").to.be.below(100);
       await gone.reconnect();
       connection++;
-      const first = await gone.waitForFrame((f) => f.connection === connection && (f.kind === "end" || frameKind(f) === "heartbeat"));
+      const first = await gone.waitForFrame(
+        (f) => f.connection === connection && (f.kind === "end" || frameKind(f) === "heartbeat"),
+      );
       released = frameKind(first) === "heartbeat";
       if (!released) await sleep(50);
     }
-    expect(frameKinds(onConnection(gone, connection), { heartbeats: true }).every((k) => k === "heartbeat")).to.equal(true);
+    expect(frameKinds(onConnection(gone, connection), { heartbeats: true }).every((k) => k === "heartbeat")).to.equal(
+      true,
+    );
     gone.disconnect();
   });
 });

@@ -31,7 +31,16 @@ const repeat = (kind: string, times: number): string[] => Array<string>(times).f
  * user roots, user message, assistant root, assistant step, turn) SET and acknowledged, then turn_ended, the staged
  * checkpoint, the settled one and its repeat, then EndStream {}.
  */
-const firstTextRun = ["text_delta", "token_delta", ...repeat("kv_set", 6), "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok"];
+const firstTextRun = [
+  "text_delta",
+  "token_delta",
+  ...repeat("kv_set", 6),
+  "turn_ended",
+  "checkpoint",
+  "checkpoint",
+  "checkpoint",
+  "end:ok",
+];
 
 describe("e2e: how runs end", function () {
   this.timeout(10_000);
@@ -57,7 +66,10 @@ describe("e2e: how runs end", function () {
     });
     client = new CursorClient(gw.url, {
       workspace: createWorkspace({ "README.md": "# demo\n" }),
-      shell: (command) => (command === "tail -f server.log" ? [{ stdout: "listening on :8080\n", never: true }] : [{ stderr: `no script for ${command}\n`, exit: 127 }]),
+      shell: (command) =>
+        command === "tail -f server.log"
+          ? [{ stdout: "listening on :8080\n", never: true }]
+          : [{ stderr: `no script for ${command}\n`, exit: 127 }],
     });
   });
 
@@ -74,14 +86,20 @@ describe("e2e: how runs end", function () {
     expect(fake.pending(), "every scripted provider turn was consumed").to.equal(0);
     const stderr = gw.stderrLines().join("\n");
     expect(stderr).to.include('"msg":"gateway started"'); // the log is really being read
-    for (const key of [API_KEY, CLIENT_KEY]) expect(stderr, "invariant 8: no key in the gateway's log").not.to.include(key);
+    for (const key of [API_KEY, CLIENT_KEY])
+      expect(stderr, "invariant 8: no key in the gateway's log").not.to.include(key);
   };
 
   const conversation = (): string => `conv-endings-${randomUUID()}`;
 
   it("provider HTTP 500 before the stream: unavailable EndStream with PROVIDER_ERROR details, and nothing else", async () => {
     // The provider echoes the key in its error body; the gateway must redact it before it reaches the client.
-    fake.enqueue({ status: 500, body: JSON.stringify({ error: { message: `internal failure while serving key ${API_KEY}`, type: "server_error" } }) });
+    fake.enqueue({
+      status: 500,
+      body: JSON.stringify({
+        error: { message: `internal failure while serving key ${API_KEY}`, type: "server_error" },
+      }),
+    });
     const run = client.startRun({ conversationId: conversation(), modelId: MODEL_ID, text: "hello" });
     const end = failed(await run.done);
 
@@ -158,7 +176,10 @@ describe("e2e: how runs end", function () {
 
   it("reasoning then EOF: thinking_completed is sent before the error EndStream", async () => {
     // A real DeepSeek recording, cut after the role chunk and two reasoning chunks (no finish, no [DONE]).
-    const recorded = await readFile(sharedFixture("providers/openai-compatible/deepseek-reasoner-reasoning-content-then-text.sse"), "utf8");
+    const recorded = await readFile(
+      sharedFixture("providers/openai-compatible/deepseek-reasoner-reasoning-content-then-text.sse"),
+      "utf8",
+    );
     const events = recorded.split("\n\n").filter((e) => e.startsWith("data: "));
     const cut = join(dataDir, "reasoning-then-eof.sse");
     await writeFile(cut, `${events.slice(0, 3).join("\n\n")}\n\n`);
@@ -167,7 +188,11 @@ describe("e2e: how runs end", function () {
     const end = failed(await run.done);
 
     // The two reasoning chunks usually arrive in one read and then go out as one thinking_delta.
-    expect(run.kinds({ collapse: ["thinking_delta"] })).to.deep.equal(["thinking_delta", "thinking_completed", "end:unavailable"]);
+    expect(run.kinds({ collapse: ["thinking_delta"] })).to.deep.equal([
+      "thinking_delta",
+      "thinking_completed",
+      "end:unavailable",
+    ]);
     expect(end.errorDetails?.error).to.equal(ErrorDetails_Error.PROVIDER_ERROR);
     assertEndStreamInvariants(run.frames);
     expectCleanRun();
@@ -189,9 +214,16 @@ describe("e2e: how runs end", function () {
     expect(run.kinds().slice(framesBeforeCancel)).to.deep.equal(["abort", "end:canceled"]);
     expect(run.checkpoints.length).to.equal(checkpointsBeforeCancel);
     expect(run.kinds()).to.deep.equal([
-      "partial_tool_call", "partial_tool_call", "token_delta",
-      ...repeat("kv_set", 4), "checkpoint", // the staged checkpoint, published before the tool runs (003 §19.3)
-      "tool_call_started", "exec:shell_stream_args", "tool_call_delta", "abort", "end:canceled",
+      "partial_tool_call",
+      "partial_tool_call",
+      "token_delta",
+      ...repeat("kv_set", 4),
+      "checkpoint", // the staged checkpoint, published before the tool runs (003 §19.3)
+      "tool_call_started",
+      "exec:shell_stream_args",
+      "tool_call_delta",
+      "abort",
+      "end:canceled",
     ]);
     assertEndStreamInvariants(run.frames);
     expectCleanRun();
@@ -224,7 +256,11 @@ describe("e2e: how runs end", function () {
     assertEndStreamInvariants(old.frames);
     assertEndStreamInvariants(fresh.frames);
     // The gateway dropped the old provider request instead of leaving it to stream into nowhere.
-    await waitUntil(() => oldConnection.closed, 2_000, () => "the old provider connection is still open");
+    await waitUntil(
+      () => oldConnection.closed,
+      2_000,
+      () => "the old provider connection is still open",
+    );
     expectCleanRun();
   });
 
@@ -235,7 +271,10 @@ describe("e2e: how runs end", function () {
       modelId: "anthropic.claude-sonnet-4-5",
       text: "hi",
       customize: (request) => {
-        request.requestedModel!.credentials = { case: "bedrockCredentials", value: create(BedrockCredentialsSchema, { accessKey: "AKIAFAKE", secretKey, region: "us-east-1" }) };
+        request.requestedModel!.credentials = {
+          case: "bedrockCredentials",
+          value: create(BedrockCredentialsSchema, { accessKey: "AKIAFAKE", secretKey, region: "us-east-1" }),
+        };
       },
     });
     const end = failed(await run.done);
@@ -286,12 +325,18 @@ describe("e2e: SIGTERM while a run waits on its provider", function () {
   it("ends the live run canceled and exits 0", async () => {
     const gw = await startGatewayProcess({
       dataDir,
-      config: { models: [{ id: MODEL_ID, provider: "openai-chat", baseUrl: fake.baseUrl, apiKey: API_KEY, model: "gpt-e2e" }] },
+      config: {
+        models: [{ id: MODEL_ID, provider: "openai-chat", baseUrl: fake.baseUrl, apiKey: API_KEY, model: "gpt-e2e" }],
+      },
       upstream: DEAD_UPSTREAM,
     });
     const client = new CursorClient(gw.url);
     fake.enqueue({ hang: true });
-    const run = client.startRun({ conversationId: `conv-sigterm-${randomUUID()}`, modelId: MODEL_ID, text: "slow question" });
+    const run = client.startRun({
+      conversationId: `conv-sigterm-${randomUUID()}`,
+      modelId: MODEL_ID,
+      text: "slow question",
+    });
     await run.waitForFrame("text_delta");
 
     const [status, end] = await Promise.all([gw.stop("SIGTERM"), run.done]);

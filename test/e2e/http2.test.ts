@@ -9,7 +9,11 @@ import { connect, type ClientHttp2Session } from "node:http2";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AgentClientMessageSchema, AgentServerMessageSchema, type AgentServerMessage } from "../../proto/gen/agent/v1/agent_pb.js";
+import {
+  AgentClientMessageSchema,
+  AgentServerMessageSchema,
+  type AgentServerMessage,
+} from "../../proto/gen/agent/v1/agent_pb.js";
 import { BidiRequestIdSchema, BidiService } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
 import { EnvelopeFlags, EnvelopeReader, encodeEnvelope } from "../../transport/connect/envelope.js";
 import { parseEndStream } from "../../transport/connect/end-stream.js";
@@ -36,7 +40,9 @@ describe("e2e: HTTP/2 cleartext (h2c) on the gateway port", () => {
     gw = await startGatewayProcess({
       dataDir,
       upstream: upstream.url,
-      config: { models: [{ id: "m", provider: "openai-chat", baseUrl: openai.baseUrl, apiKey: "sk-h2", model: "gpt-test" }] },
+      config: {
+        models: [{ id: "m", provider: "openai-chat", baseUrl: openai.baseUrl, apiKey: "sk-h2", model: "gpt-test" }],
+      },
     });
     session = connect(gw.url);
   });
@@ -63,7 +69,11 @@ describe("e2e: HTTP/2 cleartext (h2c) on the gateway port", () => {
 
   it("relays other paths over HTTP/2 with status, headers and body", async () => {
     upstream.enqueue({ status: 201, headers: { "x-up": "1" }, body: "created" });
-    const stream = h2Request(session, { ":method": "POST", ":path": "/aiserver.v1.Other/Call?q=2", "x-client": "cursor" }, Buffer.from("payload"));
+    const stream = h2Request(
+      session,
+      { ":method": "POST", ":path": "/aiserver.v1.Other/Call?q=2", "x-client": "cursor" },
+      Buffer.from("payload"),
+    );
     const headers = await new Promise<Record<string, unknown>>((resolve) => stream.once("response", resolve));
     let body = "";
     for await (const chunk of stream) body += chunk;
@@ -86,15 +96,31 @@ describe("e2e: HTTP/2 cleartext (h2c) on the gateway port", () => {
       bidi.bidiAppend({
         requestId: { requestId },
         appendSeqno: ++seqno,
-        data: Buffer.from(toBinary(AgentClientMessageSchema, create(AgentClientMessageSchema, message))).toString("hex"),
+        data: Buffer.from(toBinary(AgentClientMessageSchema, create(AgentClientMessageSchema, message))).toString(
+          "hex",
+        ),
       });
 
     const sse = h2Request(
       session,
-      { ":method": "POST", ":path": "/agent.v1.AgentService/RunSSE", "content-type": "application/connect+proto", "connect-protocol-version": "1" },
+      {
+        ":method": "POST",
+        ":path": "/agent.v1.AgentService/RunSSE",
+        "content-type": "application/connect+proto",
+        "connect-protocol-version": "1",
+      },
       encodeEnvelope(0, toBinary(BidiRequestIdSchema, create(BidiRequestIdSchema, { requestId }))),
     );
-    await append({ message: { case: "runRequest", value: { conversationId: `h2-${requestId}`, requestedModel: { modelId: "m" }, action: { action: { case: "userMessageAction", value: { userMessage: { text: "hi", messageId: "m1" } } } } } } });
+    await append({
+      message: {
+        case: "runRequest",
+        value: {
+          conversationId: `h2-${requestId}`,
+          requestedModel: { modelId: "m" },
+          action: { action: { case: "userMessageAction", value: { userMessage: { text: "hi", messageId: "m1" } } } },
+        },
+      },
+    });
 
     const kinds: string[] = [];
     const reader = new EnvelopeReader();
@@ -109,7 +135,12 @@ describe("e2e: HTTP/2 cleartext (h2c) on the gateway port", () => {
         const m = message.message;
         if (m.case === "kvServerMessage" && m.value.message.case === "setBlobArgs") {
           kinds.push("kv_set");
-          await append({ message: { case: "kvClientMessage", value: { id: m.value.id, message: { case: "setBlobResult", value: {} } } } });
+          await append({
+            message: {
+              case: "kvClientMessage",
+              value: { id: m.value.id, message: { case: "setBlobResult", value: {} } },
+            },
+          });
         } else if (m.case === "interactionUpdate") {
           kinds.push(m.value.message.case ?? "empty");
         } else {

@@ -1,6 +1,7 @@
 // A conversation of many turns: each turn's work is proportional to what is new in it (seed 003 §13, §17): the
 // same handful of blobs is SET per turn however long the history, and every provider request extends the last.
 import { expect } from "chai";
+import type { ConversationStateStructure } from "../../proto/gen/agent/v1/agent_pb.js";
 import { CursorClient } from "../support/cursor-client.js";
 import { assertEndStreamInvariants } from "../support/observed-frames.js";
 import { MODEL, useToolsRig } from "./tools-kit.js";
@@ -15,7 +16,7 @@ describe("e2e: a long conversation", function () {
     const fake = await rig.fake();
     const client = new CursorClient(rig.gw.url);
     const conversationId = `long-${process.pid}`;
-    let checkpoint = undefined;
+    let checkpoint: ConversationStateStructure | undefined;
     const setsPerTurn: number[] = [];
     for (let turn = 0; turn < TURNS; turn++) {
       fake.enqueue({ text: `answer ${turn} `.repeat(20), usage: { prompt_tokens: 100 + turn, completion_tokens: 10 } });
@@ -38,7 +39,9 @@ describe("e2e: a long conversation", function () {
     expect(setsPerTurn.slice(1)).to.deep.equal(Array(TURNS - 1).fill(setsPerTurn[0]! - 1));
     const bodies = fake.requests.map((r) => r.body.messages as unknown[]);
     for (let i = 1; i < bodies.length; i++) {
-      expect(bodies[i]!.slice(0, bodies[i - 1]!.length), `request ${i} does not extend request ${i - 1}`).to.deep.equal(bodies[i - 1]);
+      expect(bodies[i]!.slice(0, bodies[i - 1]!.length), `request ${i} does not extend request ${i - 1}`).to.deep.equal(
+        bodies[i - 1],
+      );
       expect(bodies[i]!.length).to.equal(bodies[i - 1]!.length + 2);
     }
   });

@@ -51,7 +51,11 @@ function logRecords(gw: GatewayProcess): LogRecord[] {
 
 async function runFailureLog(gw: GatewayProcess, run: RunHandle): Promise<LogRecord> {
   const find = () => logRecords(gw).find((r) => r.level === "error" && r.request_id === run.requestId);
-  await waitUntil(() => find() !== undefined, 3_000, () => `no error log line for request ${run.requestId}`);
+  await waitUntil(
+    () => find() !== undefined,
+    3_000,
+    () => `no error log line for request ${run.requestId}`,
+  );
   return find()!;
 }
 
@@ -67,7 +71,11 @@ describe("e2e: run-time protocol errors", function () {
     openai = await startFakeOpenAI();
     gw = await startGatewayProcess({
       dataDir,
-      config: { models: [{ id: MODEL, provider: "openai-chat", baseUrl: openai.baseUrl, apiKey: "sk-e2e-protocol", model: "gpt-e2e" }] },
+      config: {
+        models: [
+          { id: MODEL, provider: "openai-chat", baseUrl: openai.baseUrl, apiKey: "sk-e2e-protocol", model: "gpt-e2e" },
+        ],
+      },
     });
   });
   after(async () => {
@@ -82,22 +90,39 @@ describe("e2e: run-time protocol errors", function () {
       workspace: createWorkspace({ "a.txt": "alpha\n", "b.txt": "beta\n" }),
       hooks: { onExec: (_, { index }) => (index === 0 ? firstPlan : { silent: true }) },
     });
-    const run = client.startRun({ conversationId: `protocol-${name}-${randomUUID()}`, modelId: MODEL, text: "read both" });
+    const run = client.startRun({
+      conversationId: `protocol-${name}-${randomUUID()}`,
+      modelId: MODEL,
+      text: "read both",
+    });
     return { client, run };
   }
 
   /** Both Reads of `twoReads` issued (exec ids 1 and 2), neither answered yet. */
   const UNTIL_TWO_EXECS = [
-    ...repeat("partial_tool_call", 4), "token_delta", ...repeat("kv_set", 4), "checkpoint",
-    "tool_call_started", "exec:read_args", "tool_call_started", "exec:read_args",
+    ...repeat("partial_tool_call", 4),
+    "token_delta",
+    ...repeat("kv_set", 4),
+    "checkpoint",
+    "tool_call_started",
+    "exec:read_args",
+    "tool_call_started",
+    "exec:read_args",
   ];
   const TEXT_UNTIL_FINAL_SETS = ["text_delta", "token_delta", ...repeat("kv_set", 6)];
 
   const execResult = (id: number) =>
-    create(AgentClientMessageSchema, { message: { case: "execClientMessage", value: { id, message: { case: "readResult", value: {} } } } });
+    create(AgentClientMessageSchema, {
+      message: { case: "execClientMessage", value: { id, message: { case: "readResult", value: {} } } },
+    });
 
   /** The shared ending: error EndStream, no turn_ended or error text, the error logged with the request_id. */
-  async function expectFailure(client: CursorClient, run: RunHandle, code: string, message: string): Promise<LogRecord> {
+  async function expectFailure(
+    client: CursorClient,
+    run: RunHandle,
+    code: string,
+    message: string,
+  ): Promise<LogRecord> {
     const end = await run.done;
     if (end.ok) throw new Error(`expected the run to fail, it ended ok: ${JSON.stringify(run.kinds())}`);
     expect({ code: end.code, message: end.message }).to.deep.equal({ code, message });
@@ -112,7 +137,11 @@ describe("e2e: run-time protocol errors", function () {
     it("a result for an exec id that was never issued fails the run and aborts the running execs", async () => {
       const requestsBefore = openai.requests.length;
       const { client, run } = startTwoReads({ silent: true }, "unknown-id");
-      await waitUntil(() => run.execLog.length === 2, 5_000, () => `both execs expected, saw ${JSON.stringify(run.kinds())}`);
+      await waitUntil(
+        () => run.execLog.length === 2,
+        5_000,
+        () => `both execs expected, saw ${JSON.stringify(run.kinds())}`,
+      );
       expect(await run.append(execResult(99))).to.deep.equal({ status: 200 }); // the append itself is well-formed
 
       await expectFailure(client, run, "invalid_argument", "protocol error: exec message for unknown exec id 99");
@@ -126,9 +155,15 @@ describe("e2e: run-time protocol errors", function () {
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
       let sets = 0;
-      const client = new CursorClient(gw.url, { hooks: { onKv: () => (++sets === 1 ? { holdUntil: gate } : undefined) } });
+      const client = new CursorClient(gw.url, {
+        hooks: { onKv: () => (++sets === 1 ? { holdUntil: gate } : undefined) },
+      });
       const run = client.startRun({ conversationId: `protocol-late-exec-${randomUUID()}`, modelId: MODEL, text: "hi" });
-      await waitUntil(() => run.kinds().length === TEXT_UNTIL_FINAL_SETS.length, 5_000, () => `final SETs expected, saw ${JSON.stringify(run.kinds())}`);
+      await waitUntil(
+        () => run.kinds().length === TEXT_UNTIL_FINAL_SETS.length,
+        5_000,
+        () => `final SETs expected, saw ${JSON.stringify(run.kinds())}`,
+      );
       expect(await run.append(execResult(7))).to.deep.equal({ status: 200 });
 
       await expectFailure(client, run, "invalid_argument", "protocol error: exec message for unknown exec id 7");
@@ -138,10 +173,17 @@ describe("e2e: run-time protocol errors", function () {
     });
 
     it("a result whose oneof does not match the call (Read answered with write_result) fails the run", async () => {
-      const writeResult = create(WriteResultSchema, { result: { case: "success", value: { path: "a.txt", linesCreated: 1, fileSize: 6 } } });
+      const writeResult = create(WriteResultSchema, {
+        result: { case: "success", value: { path: "a.txt", linesCreated: 1, fileSize: 6 } },
+      });
       const { client, run } = startTwoReads({ result: { case: "writeResult", value: writeResult } }, "wrong-oneof");
 
-      await expectFailure(client, run, "invalid_argument", "protocol error: Read: expected read_result but the client sent write_result");
+      await expectFailure(
+        client,
+        run,
+        "invalid_argument",
+        "protocol error: Read: expected read_result but the client sent write_result",
+      );
       // The wrong branch consumed exec 1 (003 §26.12), so only exec 2, still running, is aborted.
       expect(run.kinds()).to.deep.equal([...UNTIL_TWO_EXECS, "abort", "end:invalid_argument"]);
       expect(run.aborts).to.deep.equal([2]);
@@ -175,7 +217,11 @@ describe("e2e: run-time protocol errors", function () {
     it("a call of a tool the mode does not offer fails the run before any card or exec", async () => {
       openai.enqueue({ text: "On it.", toolCalls: [{ id: "call_x", name: "Teleport", args: { to: "mars" } }] });
       const client = new CursorClient(gw.url);
-      const run = client.startRun({ conversationId: `protocol-unknown-tool-${randomUUID()}`, modelId: MODEL, text: "go" });
+      const run = client.startRun({
+        conversationId: `protocol-unknown-tool-${randomUUID()}`,
+        modelId: MODEL,
+        text: "go",
+      });
 
       await expectFailure(client, run, "invalid_argument", 'protocol error: model called unknown tool "Teleport"');
       expect(run.kinds()).to.deep.equal(["text_delta", "end:invalid_argument"]);
@@ -202,7 +248,8 @@ describe("e2e: run-time protocol errors", function () {
     }
 
     function expectNeverReferenced(client: CursorClient, run: RunHandle, hex: string): void {
-      for (const checkpoint of run.checkpoints) expect(blobClosure(checkpoint, client.blobs).referenced).not.to.include(hex);
+      for (const checkpoint of run.checkpoints)
+        expect(blobClosure(checkpoint, client.blobs).referenced).not.to.include(hex);
       expect(client.blobs.has(hex)).to.equal(false);
     }
 
@@ -210,13 +257,25 @@ describe("e2e: run-time protocol errors", function () {
       openai.enqueue({ toolCalls: [{ id: "call_r", name: "Read", args: { path: "a.txt" } }] });
       const requestsBefore = openai.requests.length;
       const { client, refused } = refusingClient(6, { "a.txt": "alpha\n" }); // SETs 1–4 staged, 5–8 settled
-      const run = client.startRun({ conversationId: `protocol-kv-settled-${randomUUID()}`, modelId: MODEL, text: "read a" });
+      const run = client.startRun({
+        conversationId: `protocol-kv-settled-${randomUUID()}`,
+        modelId: MODEL,
+        text: "read a",
+      });
 
       const log = await expectFailure(client, run, "unavailable", `client refused blob SET 5: disk full`);
       expect(log).to.include({ cause: "checkpoint" });
       expect(run.kinds()).to.deep.equal([
-        "partial_tool_call", "partial_tool_call", "token_delta", ...repeat("kv_set", 4), "checkpoint",
-        "tool_call_started", "exec:read_args", "tool_call_completed", ...repeat("kv_set", 4), "end:unavailable",
+        "partial_tool_call",
+        "partial_tool_call",
+        "token_delta",
+        ...repeat("kv_set", 4),
+        "checkpoint",
+        "tool_call_started",
+        "exec:read_args",
+        "tool_call_completed",
+        ...repeat("kv_set", 4),
+        "end:unavailable",
       ]);
       expect(run.checkpoints).to.have.length(1);
       expectNeverReferenced(client, run, refused.hex!);

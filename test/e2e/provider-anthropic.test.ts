@@ -32,7 +32,9 @@ const SECOND_ANSWER = "Rename it to start() and update the one caller.";
 const repeat = (kind: string, times: number): string[] => Array<string>(times).fill(kind);
 const checkpointTail = ["turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok"];
 const effortHigh = (runRequest: { requestedModel?: { parameters: unknown[] } }) => {
-  runRequest.requestedModel!.parameters = [create(RequestedModel_ModelParameterValueSchema, { id: "effort", value: "high" })];
+  runRequest.requestedModel!.parameters = [
+    create(RequestedModel_ModelParameterValueSchema, { id: "effort", value: "high" }),
+  ];
 };
 
 /** Request N+1 starts with request N's messages, byte for byte as JSON (ARCHITECTURE invariant 4). */
@@ -67,7 +69,12 @@ describe("e2e: anthropic provider closed loop with signed thinking, then a resta
   const startGateway = (dataDir: string, more: object[] = []) =>
     startGatewayProcess({
       dataDir,
-      config: { models: [{ id: MODEL_ID, provider: "anthropic", baseUrl: fake.baseUrl, apiKey: API_KEY, model: "claude-e2e" }, ...more] },
+      config: {
+        models: [
+          { id: MODEL_ID, provider: "anthropic", baseUrl: fake.baseUrl, apiKey: API_KEY, model: "claude-e2e" },
+          ...more,
+        ],
+      },
       upstream: DEAD_UPSTREAM,
     });
 
@@ -89,22 +96,46 @@ describe("e2e: anthropic provider closed loop with signed thinking, then a resta
       },
       { blocks: [{ type: "text", text: FIRST_ANSWER }] },
     );
-    const run = client.startRun({ conversationId, modelId: MODEL_ID, text: "what does src/app.ts do?", customize: effortHigh });
+    const run = client.startRun({
+      conversationId,
+      modelId: MODEL_ID,
+      text: "what does src/app.ts do?",
+      customize: effortHigh,
+    });
     expect(await run.done).to.deep.equal({ ok: true });
     // Deltas of one provider read go out as one frame: repeated deltas are collapsed, the texts checked joined.
     expect(run.kinds({ collapse: ["thinking_delta", "text_delta"] })).to.deep.equal([
-      "thinking_delta", "thinking_completed",
-      "text_delta", "partial_tool_call", ...repeat("partial_tool_call", 3), "token_delta",
-      ...repeat("kv_set", 6), "checkpoint", // staged: roots, user message, thinking and text steps, turn
-      "tool_call_started", "exec:read_args", "tool_call_completed",
-      ...repeat("kv_set", 4), "checkpoint", // settled
-      "text_delta", "token_delta",
-      ...repeat("kv_set", 3), ...checkpointTail,
+      "thinking_delta",
+      "thinking_completed",
+      "text_delta",
+      "partial_tool_call",
+      ...repeat("partial_tool_call", 3),
+      "token_delta",
+      ...repeat("kv_set", 6),
+      "checkpoint", // staged: roots, user message, thinking and text steps, turn
+      "tool_call_started",
+      "exec:read_args",
+      "tool_call_completed",
+      ...repeat("kv_set", 4),
+      "checkpoint", // settled
+      "text_delta",
+      "token_delta",
+      ...repeat("kv_set", 3),
+      ...checkpointTail,
     ]);
     assertCleanSuccess(run, client);
-    expect(updates(run, "thinkingDelta").map((t) => t.text).join("")).to.equal(THINKING);
+    expect(
+      updates(run, "thinkingDelta")
+        .map((t) => t.text)
+        .join(""),
+    ).to.equal(THINKING);
     // Anthropic's input_tokens excludes the cache; the turn's prompt total includes reads and writes.
-    expect(updates(run, "turnEnded")[0]).to.deep.include({ inputTokens: 1612n, outputTokens: 45n, cacheReadTokens: 600n, cacheWriteTokens: 100n });
+    expect(updates(run, "turnEnded")[0]).to.deep.include({
+      inputTokens: 1612n,
+      outputTokens: 45n,
+      cacheReadTokens: 600n,
+      cacheWriteTokens: 100n,
+    });
 
     const [first, second] = fake.messageRequests();
     for (const request of [first!, second!]) {
@@ -133,7 +164,13 @@ describe("e2e: anthropic provider closed loop with signed thinking, then a resta
     const reopened = new CursorClient(again.url, { workspace });
     for (const data of client.blobs.values()) reopened.putBlob(data);
     fake.enqueue({ blocks: [{ type: "text", text: SECOND_ANSWER }] });
-    const next = reopened.startRun({ conversationId, modelId: MODEL_ID, text: "now rename main", checkpoint: run.lastCheckpoint()!, customize: effortHigh });
+    const next = reopened.startRun({
+      conversationId,
+      modelId: MODEL_ID,
+      text: "now rename main",
+      checkpoint: run.lastCheckpoint()!,
+      customize: effortHigh,
+    });
     expect(await next.done).to.deep.equal({ ok: true });
     // Older blobs were SET by the first gateway, so only the end-stream shape and the client's checks apply here.
     assertEndStreamInvariants(next.frames);
@@ -145,28 +182,55 @@ describe("e2e: anthropic provider closed loop with signed thinking, then a resta
     expect(added).to.have.length(2);
     expect(added[1]).to.have.property("role", "user");
     expect(String((added[1] as { content: unknown }).content)).to.include("now rename main");
-    expect(third.body.messages[1].content[0]).to.deep.equal({ type: "thinking", thinking: THINKING, signature: SIGNATURE });
+    expect(third.body.messages[1].content[0]).to.deep.equal({
+      type: "thinking",
+      thinking: THINKING,
+      signature: SIGNATURE,
+    });
     expect(again.stderrLines().join("\n")).not.to.include(API_KEY);
   });
 
   it("continues on anthropic a conversation whose tool round ran on openai-chat, without forging its reasoning", async () => {
     const openai = await startFakeOpenAI();
     try {
-      const gw = await startGateway(await freshDir(), [{ id: "byok-e2e-gpt", provider: "openai-chat", baseUrl: openai.baseUrl, apiKey: "sk-e2e-chat", model: "gpt-e2e" }]);
+      const gw = await startGateway(await freshDir(), [
+        {
+          id: "byok-e2e-gpt",
+          provider: "openai-chat",
+          baseUrl: openai.baseUrl,
+          apiKey: "sk-e2e-chat",
+          model: "gpt-e2e",
+        },
+      ]);
       const workspace = createWorkspace({ "src/app.ts": FILE });
       const client = new CursorClient(gw.url, { workspace });
       const conversationId = `conv-switch-${randomUUID()}`;
       openai.enqueue(
-        { reasoning: "chat-only reasoning", text: "Let me look.", toolCalls: [{ id: "call_read_app", name: "Read", args: { path: "src/app.ts" } }] },
+        {
+          reasoning: "chat-only reasoning",
+          text: "Let me look.",
+          toolCalls: [{ id: "call_read_app", name: "Read", args: { path: "src/app.ts" } }],
+        },
         { text: FIRST_ANSWER },
       );
       const first = client.startRun({ conversationId, modelId: "byok-e2e-gpt", text: "what does src/app.ts do?" });
       expect(await first.done).to.deep.equal({ ok: true });
       expect(openai.requests[1]!.body.messages[2].reasoning_content).to.equal("chat-only reasoning");
 
-      fake.enqueue({ blocks: [{ type: "thinking", thinking: "Now rename.", signature: SIGNATURE }, { type: "text", text: SECOND_ANSWER }] });
+      fake.enqueue({
+        blocks: [
+          { type: "thinking", thinking: "Now rename.", signature: SIGNATURE },
+          { type: "text", text: SECOND_ANSWER },
+        ],
+      });
       const before = fake.messageRequests().length;
-      const second = client.startRun({ conversationId, modelId: MODEL_ID, text: "now rename main", checkpoint: first.lastCheckpoint()!, customize: effortHigh });
+      const second = client.startRun({
+        conversationId,
+        modelId: MODEL_ID,
+        text: "now rename main",
+        checkpoint: first.lastCheckpoint()!,
+        customize: effortHigh,
+      });
       expect(await second.done).to.deep.equal({ ok: true });
       const request = fake.messageRequests()[before]!;
       expect(request.body.messages.slice(0, 4)).to.deep.equal([
@@ -196,9 +260,18 @@ describe("e2e: anthropic provider closed loop with signed thinking, then a resta
     fake.enqueue({ blocks: [{ type: "text", text: "Hello from Claude." }] });
     const key = "sk-ant-own-key-77e1";
     const before = fake.messageRequests().length;
-    const run = client.startRun({ conversationId: `conv-anthropic-${randomUUID()}`, modelId: "claude-own", text: "hi", credentials: { apiKey: key, baseUrl: fake.baseUrl } });
+    const run = client.startRun({
+      conversationId: `conv-anthropic-${randomUUID()}`,
+      modelId: "claude-own",
+      text: "hi",
+      credentials: { apiKey: key, baseUrl: fake.baseUrl },
+    });
     expect(await run.done).to.deep.equal({ ok: true });
-    expect(updates(run, "textDelta").map((t) => t.text).join("")).to.equal("Hello from Claude.");
+    expect(
+      updates(run, "textDelta")
+        .map((t) => t.text)
+        .join(""),
+    ).to.equal("Hello from Claude.");
     const request = fake.messageRequests()[before]!;
     expect(request.headers["x-api-key"]).to.equal(key);
     expect(request.body.model).to.equal("claude-own");

@@ -67,7 +67,13 @@ describe("e2e: OpenAI Responses closed loop with reasoning replay and restart", 
       dataDir,
       config: {
         models: [
-          { id: RESPONSES_MODEL, provider: "openai-responses", baseUrl: responses.baseUrl, apiKey: API_KEY, model: "gpt-5-e2e" },
+          {
+            id: RESPONSES_MODEL,
+            provider: "openai-responses",
+            baseUrl: responses.baseUrl,
+            apiKey: API_KEY,
+            model: "gpt-5-e2e",
+          },
           { id: CHAT_MODEL, provider: "openai-chat", baseUrl: chat.baseUrl, apiKey: API_KEY, model: "deepseek-e2e" },
         ],
       },
@@ -102,14 +108,29 @@ describe("e2e: OpenAI Responses closed loop with reasoning replay and restart", 
     // Deltas of one provider read go out as one frame: repeated deltas are collapsed, the texts checked joined.
     expect(run.kinds({ collapse: ["thinking_delta", "text_delta"] })).to.deep.equal([
       // two summary parts, the commentary, the Read call's start + 5 argument deltas, usage
-      "thinking_delta", "thinking_completed", "text_delta", ...repeat("partial_tool_call", 6), "token_delta",
-      ...repeat("kv_set", 6), "checkpoint",
-      "tool_call_started", "exec:read_args", "tool_call_completed",
-      ...repeat("kv_set", 4), "checkpoint",
+      "thinking_delta",
+      "thinking_completed",
+      "text_delta",
+      ...repeat("partial_tool_call", 6),
+      "token_delta",
+      ...repeat("kv_set", 6),
+      "checkpoint",
+      "tool_call_started",
+      "exec:read_args",
+      "tool_call_completed",
+      ...repeat("kv_set", 4),
+      "checkpoint",
       // the final answer: its reasoning item has no summary, so nothing to show but a capsule to replay
-      "text_delta", "token_delta", ...repeat("kv_set", 3), ...checkpointTail,
+      "text_delta",
+      "token_delta",
+      ...repeat("kv_set", 3),
+      ...checkpointTail,
     ]);
-    expect(updates(run, "thinkingDelta").map((t) => t.text).join("")).to.equal("**Reading the file**\n\nIt is short.");
+    expect(
+      updates(run, "thinkingDelta")
+        .map((t) => t.text)
+        .join(""),
+    ).to.equal("**Reading the file**\n\nIt is short.");
     assertEndStreamInvariants(run.frames);
     expect(client.violations()).to.deep.equal([]);
 
@@ -117,7 +138,9 @@ describe("e2e: OpenAI Responses closed loop with reasoning replay and restart", 
     expect(bodiesSince(requestsBefore)).to.have.length(2);
     expect(first!.instructions).to.be.a("string").and.not.equal("");
     expect(first!.tools.find((tool) => tool.name === "Read")).to.include({ type: "function", strict: false });
-    expect(responses.requests[requestsBefore]!.body).to.include({ store: false, stream: true }).and.not.have.property("previous_response_id");
+    expect(responses.requests[requestsBefore]!.body)
+      .to.include({ store: false, stream: true })
+      .and.not.have.property("previous_response_id");
 
     // Call 2 = call 1 + the first response's items exactly as output_item.done carried them + the string result.
     const [reasoning, commentary, functionCall] = responses.sentItems.slice(itemsBefore);
@@ -139,7 +162,12 @@ describe("e2e: OpenAI Responses closed loop with reasoning replay and restart", 
     const reopened = new CursorClient(restarted.url, { workspace: client.workspace });
     for (const data of client.blobs.values()) reopened.putBlob(data);
     responses.enqueue({ text: SECOND_ANSWER, phase: "final_answer" });
-    const next = reopened.startRun({ conversationId, modelId: RESPONSES_MODEL, text: "now rename main", checkpoint: run.lastCheckpoint()! });
+    const next = reopened.startRun({
+      conversationId,
+      modelId: RESPONSES_MODEL,
+      text: "now rename main",
+      checkpoint: run.lastCheckpoint()!,
+    });
     expect(await next.done).to.deep.equal({ ok: true });
     expect(next.kinds()).to.deep.equal(["text_delta", "token_delta", ...repeat("kv_set", 5), ...checkpointTail]);
     assertEndStreamInvariants(next.frames);
@@ -166,7 +194,11 @@ describe("e2e: OpenAI Responses closed loop with reasoning replay and restart", 
     const conversationId = `conv-switch-${randomUUID()}`;
 
     chat.enqueue(
-      { reasoning: "chat-only raw thinking", text: "Reading.", toolCalls: [{ id: "call_chat_read", name: "Read", args: { path: "src/app.ts" } }] },
+      {
+        reasoning: "chat-only raw thinking",
+        text: "Reading.",
+        toolCalls: [{ id: "call_chat_read", name: "Read", args: { path: "src/app.ts" } }],
+      },
       { text: FIRST_ANSWER },
     );
     const viaChat = client.startRun({ conversationId, modelId: CHAT_MODEL, text: "what does src/app.ts do?" });
@@ -174,13 +206,23 @@ describe("e2e: OpenAI Responses closed loop with reasoning replay and restart", 
 
     const responsesBefore = responses.requests.length;
     const itemsBefore = responses.sentItems.length;
-    responses.enqueue({ reasoning: { id: "rs_switch", summary: ["**Thinking**"], encryptedContent: CAPSULE_1 }, text: SECOND_ANSWER });
-    const viaResponses = client.startRun({ conversationId, modelId: RESPONSES_MODEL, text: "now rename main", checkpoint: viaChat.lastCheckpoint()! });
+    responses.enqueue({
+      reasoning: { id: "rs_switch", summary: ["**Thinking**"], encryptedContent: CAPSULE_1 },
+      text: SECOND_ANSWER,
+    });
+    const viaResponses = client.startRun({
+      conversationId,
+      modelId: RESPONSES_MODEL,
+      text: "now rename main",
+      checkpoint: viaChat.lastCheckpoint()!,
+    });
     expect(await viaResponses.done).to.deep.equal({ ok: true });
 
     // The Chat turn arrives as plain text and calls; its reasoning_content is never turned into a Responses item.
     const [switched] = bodiesSince(responsesBefore);
-    const fromChat = switched!.input.filter((item) => item.role === "assistant" || String(item.type).startsWith("function_call"));
+    const fromChat = switched!.input.filter(
+      (item) => item.role === "assistant" || String(item.type).startsWith("function_call"),
+    );
     expect(fromChat).to.deep.equal([
       { type: "message", role: "assistant", content: [{ type: "output_text", text: "Reading." }] },
       { type: "function_call", call_id: "call_chat_read", name: "Read", arguments: '{"path":"src/app.ts"}' },
@@ -192,7 +234,12 @@ describe("e2e: OpenAI Responses closed loop with reasoning replay and restart", 
 
     // Back on Chat: the Responses turn is plain text there, its encrypted reasoning is not sent to another endpoint.
     chat.enqueue({ text: "Done." });
-    const back = client.startRun({ conversationId, modelId: CHAT_MODEL, text: "thanks", checkpoint: viaResponses.lastCheckpoint()! });
+    const back = client.startRun({
+      conversationId,
+      modelId: CHAT_MODEL,
+      text: "thanks",
+      checkpoint: viaResponses.lastCheckpoint()!,
+    });
     expect(await back.done).to.deep.equal({ ok: true });
     const chatBody = JSON.stringify(chat.requests.at(-1)!.body);
     expect(responses.sentItems[itemsBefore]).to.include({ encrypted_content: CAPSULE_1 });

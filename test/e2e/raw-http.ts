@@ -10,7 +10,10 @@ export interface RawResponse {
   body: Buffer;
 }
 
-export function httpCall(url: string, opts: { method: string; headers?: Record<string, string>; body?: Uint8Array[] }): Promise<RawResponse> {
+export function httpCall(
+  url: string,
+  opts: { method: string; headers?: Record<string, string>; body?: Uint8Array[] },
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: opts.method, headers: opts.headers, agent: false }, (res) => {
       const parts: Buffer[] = [];
@@ -24,7 +27,11 @@ export function httpCall(url: string, opts: { method: string; headers?: Record<s
   });
 }
 
-export function postAppend(baseUrl: string, body: Uint8Array | string, contentType = "application/proto"): Promise<RawResponse> {
+export function postAppend(
+  baseUrl: string,
+  body: Uint8Array | string,
+  contentType = "application/proto",
+): Promise<RawResponse> {
   return httpCall(new URL(bidiAppendPath, baseUrl).href, {
     method: "POST",
     headers: { "content-type": contentType, "connect-protocol-version": "1" },

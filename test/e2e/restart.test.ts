@@ -54,14 +54,18 @@ describe("e2e: restart continues a conversation from the client's checkpoint", f
   const startGateway = (dataDir: string) =>
     startGatewayProcess({
       dataDir,
-      config: { models: [{ id: MODEL_ID, provider: "openai-chat", baseUrl: fake.baseUrl, apiKey: API_KEY, model: "gpt-e2e" }] },
+      config: {
+        models: [{ id: MODEL_ID, provider: "openai-chat", baseUrl: fake.baseUrl, apiKey: API_KEY, model: "gpt-e2e" }],
+      },
       upstream: DEAD_UPSTREAM,
     });
 
   /** Run 1 with one Read round, then the gateway is stopped with `signal`. */
   async function firstRun(dataDir: string, signal: NodeJS.Signals) {
     const gw = await startGateway(dataDir);
-    const client = new CursorClient(gw.url, { workspace: createWorkspace({ "src/app.ts": "export function main() {\n  console.log('hi');\n}\n" }) });
+    const client = new CursorClient(gw.url, {
+      workspace: createWorkspace({ "src/app.ts": "export function main() {\n  console.log('hi');\n}\n" }),
+    });
     const conversationId = `conv-restart-${randomUUID()}`;
     const requestsBefore = fake.requests.length;
     fake.enqueue(
@@ -71,14 +75,23 @@ describe("e2e: restart continues a conversation from the client's checkpoint", f
     const run = client.startRun({ conversationId, modelId: MODEL_ID, text: "what does src/app.ts do?" });
     expect(await run.done).to.deep.equal({ ok: true });
     expect(run.kinds()).to.deep.equal([
-      "text_delta", "partial_tool_call", "partial_tool_call", "token_delta",
+      "text_delta",
+      "partial_tool_call",
+      "partial_tool_call",
+      "token_delta",
       // staged (system + runtime user roots, user message, text step, turn): the batch is recoverable before it runs
-      ...repeat("kv_set", 5), "checkpoint",
-      "tool_call_started", "exec:read_args", "tool_call_completed",
+      ...repeat("kv_set", 5),
+      "checkpoint",
+      "tool_call_started",
+      "exec:read_args",
+      "tool_call_completed",
       // settled (assistant + tool roots, tool step, turn): call and result are history before the next model call
-      ...repeat("kv_set", 4), "checkpoint",
-      "text_delta", "token_delta",
-      ...repeat("kv_set", 3), ...checkpointTail, // final: text step, turn, assistant root
+      ...repeat("kv_set", 4),
+      "checkpoint",
+      "text_delta",
+      "token_delta",
+      ...repeat("kv_set", 3),
+      ...checkpointTail, // final: text step, turn, assistant root
     ]);
     assertEndStreamInvariants(run.frames);
     expect(client.violations()).to.deep.equal([]);
@@ -88,7 +101,13 @@ describe("e2e: restart continues a conversation from the client's checkpoint", f
 
     const requests = fake.requests.slice(requestsBefore).map((r) => r.body as ChatBody);
     expect(requests).to.have.length(2);
-    return { conversationId, checkpoint: run.lastCheckpoint()!, blobs: client.blobs, workspace: client.workspace, requests };
+    return {
+      conversationId,
+      checkpoint: run.lastCheckpoint()!,
+      blobs: client.blobs,
+      workspace: client.workspace,
+      requests,
+    };
   }
 
   /** The client after an editor restart: same workspace, same blob store (everything it had acknowledged). */
@@ -125,7 +144,12 @@ describe("e2e: restart continues a conversation from the client's checkpoint", f
       const gw = await startGateway(dataDir);
       const client = reopenedClient(gw.url, first);
       fake.enqueue({ text: SECOND_ANSWER });
-      const run = client.startRun({ conversationId: first.conversationId, modelId: MODEL_ID, text: "now rename main", checkpoint: first.checkpoint });
+      const run = client.startRun({
+        conversationId: first.conversationId,
+        modelId: MODEL_ID,
+        text: "now rename main",
+        checkpoint: first.checkpoint,
+      });
       expect(await run.done).to.deep.equal({ ok: true });
       // New blobs only: runtime user root, user message, assistant root, assistant step, turn. Nothing is fetched.
       expect(run.kinds()).to.deep.equal(["text_delta", "token_delta", ...repeat("kv_set", 5), ...checkpointTail]);
@@ -148,14 +172,27 @@ describe("e2e: restart continues a conversation from the client's checkpoint", f
     const gw = await startGateway(await freshDir());
     const client = reopenedClient(gw.url, first);
     fake.enqueue({ text: SECOND_ANSWER });
-    const run = client.startRun({ conversationId: first.conversationId, modelId: MODEL_ID, text: "now rename main", checkpoint: first.checkpoint });
+    const run = client.startRun({
+      conversationId: first.conversationId,
+      modelId: MODEL_ID,
+      text: "now rename main",
+      checkpoint: first.checkpoint,
+    });
     expect(await run.done).to.deep.equal({ ok: true });
 
     const roots = rootIds(first.checkpoint);
-    expect(run.kinds()).to.deep.equal([...repeat("kv_get", roots.length), "text_delta", "token_delta", ...repeat("kv_set", 5), ...checkpointTail]);
+    expect(run.kinds()).to.deep.equal([
+      ...repeat("kv_get", roots.length),
+      "text_delta",
+      "token_delta",
+      ...repeat("kv_set", 5),
+      ...checkpointTail,
+    ]);
     const gets = run.kvLog.filter((k) => k.case === "getBlobArgs").map((k) => k.blobId);
     expect([...gets].sort()).to.deep.equal([...new Set(roots)].sort());
-    const answered = run.appends.filter((a) => a.message.message.case === "kvClientMessage" && a.message.message.value.message.case === "getBlobResult");
+    const answered = run.appends.filter(
+      (a) => a.message.message.case === "kvClientMessage" && a.message.message.value.message.case === "getBlobResult",
+    );
     expect(answered).to.have.length(roots.length);
     assertEndStreamInvariants(run.frames);
     expect(client.violations()).to.deep.equal([]);
@@ -172,7 +209,12 @@ describe("e2e: restart continues a conversation from the client's checkpoint", f
     const forged = roots[1]!; // the first run's user message
     client.blobs.set(forged, new TextEncoder().encode(JSON.stringify({ role: "user", content: "forged history" })));
     const requestsBefore = fake.requests.length;
-    const run = client.startRun({ conversationId: first.conversationId, modelId: MODEL_ID, text: "now rename main", checkpoint: first.checkpoint });
+    const run = client.startRun({
+      conversationId: first.conversationId,
+      modelId: MODEL_ID,
+      text: "now rename main",
+      checkpoint: first.checkpoint,
+    });
     const end = await run.done;
 
     expect(end.ok).to.equal(false);

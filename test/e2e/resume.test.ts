@@ -36,14 +36,23 @@ describe("e2e: resume_action continues a turn from the client's checkpoint", fun
   it("re-runs the pending tool round without asking the model again, then finishes the same turn", async () => {
     const fake = await rig.fake();
     fake.enqueue(
-      { text: "Let me look.", toolCalls: [{ id: "call_r1", name: "Read", args: { path: "notes.txt" } }], usage: { prompt_tokens: 50, completion_tokens: 9 } },
+      {
+        text: "Let me look.",
+        toolCalls: [{ id: "call_r1", name: "Read", args: { path: "notes.txt" } }],
+        usage: { prompt_tokens: 50, completion_tokens: 9 },
+      },
       { text: "It says hi.", usage: { prompt_tokens: 80, completion_tokens: 4 } },
     );
     const workspace = createWorkspace({ "notes.txt": "hi\n" });
     // The first run's exec is never answered: its stream is what a broken connection leaves behind.
     const never = new Promise<void>(() => {});
     const conversationId = `resume-round-${process.pid}`;
-    const first = rig.start(fake, { conversationId, text: "what is in notes.txt?", workspace, hooks: { onExec: () => ({ holdUntil: never }) } });
+    const first = rig.start(fake, {
+      conversationId,
+      text: "what is in notes.txt?",
+      workspace,
+      hooks: { onExec: () => ({ holdUntil: never }) },
+    });
     await first.run.waitForFrame("exec:read_args");
     const staged = first.run.lastCheckpoint()!;
     expect(staged.pendingToolCalls).to.have.length(1);
@@ -110,7 +119,11 @@ describe("e2e: resume_action continues a turn from the client's checkpoint", fun
     await fake.waitForRequests(2);
     // The settled checkpoint (pending 0) is the last eligible one before the stream broke (003 §19.4). It is published
     // before the second provider call starts, but the client may read it just after the provider saw that call.
-    await waitUntil(() => first.run.lastCheckpoint()?.pendingToolCalls.length === 0, 10_000, () => "no settled checkpoint");
+    await waitUntil(
+      () => first.run.lastCheckpoint()?.pendingToolCalls.length === 0,
+      10_000,
+      () => "no settled checkpoint",
+    );
     const eligible = first.run.lastCheckpoint()!;
     expect(eligible.pendingToolCalls).to.deep.equal([]);
     const { client, resumed } = resumeFrom(first.client, eligible, { conversationId, fake, workspace });
@@ -131,7 +144,11 @@ describe("e2e: resume_action continues a turn from the client's checkpoint", fun
     // The transitional checkpoint after turn_ended holds the final answer, not tool calls: not resumable.
     const transitional = first.run.checkpoints[0]!;
     const { resumed } = resumeFrom(first.client, transitional, { conversationId, fake });
-    expect(await resumed.done).to.deep.include({ ok: false, code: "invalid_argument", message: "the checkpoint's pending tool calls are not an assistant tool round" });
+    expect(await resumed.done).to.deep.include({
+      ok: false,
+      code: "invalid_argument",
+      message: "the checkpoint's pending tool calls are not an assistant tool round",
+    });
   });
 
   it("refuses a resume whose checkpoint has no turn", async () => {

@@ -49,7 +49,11 @@ describe("e2e: gateway routes and the upstream relay", function () {
   describe("relay to the upstream (seed 003 §31)", () => {
     it("forwards method, path, query, end-to-end headers and body, and returns the upstream's answer untouched", async () => {
       const answer = Uint8Array.from([0x0a, 0x03, 0x61, 0x62, 0x63, 0x00, 0xff]);
-      upstream.enqueue({ status: 207, headers: { "content-type": "application/proto", "x-upstream": "yes" }, body: answer });
+      upstream.enqueue({
+        status: 207,
+        headers: { "content-type": "application/proto", "x-upstream": "yes" },
+        body: answer,
+      });
       const seen = upstream.requests.length;
       const res = await httpCall(`${gw.url}/aiserver.v1.AiService/GetModels?x=1&y=two`, {
         method: "POST",
@@ -86,7 +90,11 @@ describe("e2e: gateway routes and the upstream relay", function () {
     it("passes gzip-encoded bodies through byte for byte, both ways", async () => {
       const responseBody = gzipSync(Buffer.from(JSON.stringify({ models: ["a", "b", "c"] })));
       const requestBody = gzipSync(Buffer.from("request payload ".repeat(20)));
-      upstream.enqueue({ status: 200, headers: { "content-type": "application/json", "content-encoding": "gzip" }, body: responseBody });
+      upstream.enqueue({
+        status: 200,
+        headers: { "content-type": "application/json", "content-encoding": "gzip" },
+        body: responseBody,
+      });
       const seen = upstream.requests.length;
       const res = await httpCall(`${gw.url}/aiserver.v1.AiService/AvailableModels`, {
         method: "POST",
@@ -109,18 +117,24 @@ describe("e2e: gateway routes and the upstream relay", function () {
         upstream: `http://127.0.0.1:${await closedPort()}`,
       });
       try {
-        const res = await httpCall(`${unreachable.url}/aiserver.v1.AiService/GetModels?x=1`, { method: "POST", body: [Buffer.from("x")] });
+        const res = await httpCall(`${unreachable.url}/aiserver.v1.AiService/GetModels?x=1`, {
+          method: "POST",
+          body: [Buffer.from("x")],
+        });
         expect(res.status).to.equal(502);
         expect(res.headers["content-type"]).to.match(/^application\/json/);
         const body = JSON.parse(res.body.toString("utf8")) as { code: string; message: string };
         expect(body.code).to.equal("unavailable");
         expect(body.message).to.match(/^upstream unreachable: .*ECONNREFUSED/);
-        await waitUntil(() => unreachable.stderrLines().some((l) => l.includes("relay upstream unreachable")), 2_000, () => "no relay error log line");
+        await waitUntil(
+          () => unreachable.stderrLines().some((l) => l.includes("relay upstream unreachable")),
+          2_000,
+          () => "no relay error log line",
+        );
       } finally {
         await unreachable.stop();
         await rm(unreachableDir, { recursive: true, force: true });
       }
     });
   });
-
 });

@@ -7,11 +7,20 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { AgentClientMessageSchema, AgentServerMessageSchema, type AgentClientMessage } from "../../proto/gen/agent/v1/agent_pb.js";
+import {
+  AgentClientMessageSchema,
+  AgentServerMessageSchema,
+  type AgentClientMessage,
+} from "../../proto/gen/agent/v1/agent_pb.js";
 import { BidiAppendRequestSchema, BidiRequestIdSchema } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
 import { encodeEnvelope, EnvelopeFlags } from "../../transport/connect/envelope.js";
 import { bidiAppendPath, openRunSse, postBidiAppend, runSsePath, type RunSseEvents } from "../support/connect-wire.js";
-import { startFakeUpstream, type FakeUpstream, type UpstreamRequest, type UpstreamResponse } from "../support/fake-upstream.js";
+import {
+  startFakeUpstream,
+  type FakeUpstream,
+  type UpstreamRequest,
+  type UpstreamResponse,
+} from "../support/fake-upstream.js";
 import { killAllGateways, startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.js";
 import { httpCall } from "./raw-http.js";
@@ -27,7 +36,9 @@ function runRequest(modelId: string, conversationId = randomUUID()): AgentClient
       value: {
         conversationId,
         requestedModel: { modelId },
-        action: { action: { case: "userMessageAction", value: { userMessage: { text: "hello", messageId: randomUUID() } } } },
+        action: {
+          action: { case: "userMessageAction", value: { userMessage: { text: "hello", messageId: randomUUID() } } },
+        },
       },
     },
   });
@@ -70,7 +81,8 @@ function subscribe(baseUrl: string, requestId: string): Observed & { headers: Pr
   const end = new Promise<RunEnd>((resolve) => (report = resolve));
   const on: RunSseEvents = {
     message: (m) => {
-      if (m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta") texts.push(m.message.value.message.value.text);
+      if (m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta")
+        texts.push(m.message.value.message.value.text);
     },
     end: report,
     broken: report,
@@ -95,7 +107,17 @@ describe("e2e: runs for models not served here go to the upstream", function () 
     gw = await startGatewayProcess({
       dataDir,
       upstream: upstream.url,
-      config: { models: [{ id: "byok-model", provider: "openai-chat", baseUrl: provider.baseUrl, apiKey: "sk-test", model: "gpt-test" }] },
+      config: {
+        models: [
+          {
+            id: "byok-model",
+            provider: "openai-chat",
+            baseUrl: provider.baseUrl,
+            apiKey: "sk-test",
+            model: "gpt-test",
+          },
+        ],
+      },
     });
   });
   after(async () => {
@@ -104,7 +126,11 @@ describe("e2e: runs for models not served here go to the upstream", function () 
     await provider.close();
     await rm(dataDir, { recursive: true, force: true });
   });
-  beforeEach(() => upstream.setDefault(byPath({ status: 200, headers: { "content-type": "text/event-stream" }, body: upstreamStream() })));
+  beforeEach(() =>
+    upstream.setDefault(
+      byPath({ status: 200, headers: { "content-type": "text/event-stream" }, body: upstreamStream() }),
+    ),
+  );
 
   it("RunSSE first: the open stream follows the upstream's, and every append is relayed byte for byte", async () => {
     const requestId = randomUUID();
@@ -134,8 +160,16 @@ describe("e2e: runs for models not served here go to the upstream", function () 
 
   it("RunSSE after the run_request (or a reconnect) is relayed whole, headers included", async () => {
     const requestId = randomUUID();
-    upstream.setDefault(byPath({ status: 200, headers: { "content-type": "text/event-stream", "x-upstream": "yes" }, body: upstreamStream() }));
-    expect(await postBidiAppend(gw.url, { requestId, seqno: 0n, message: runRequest("cursor-own-model") })).to.deep.equal({ status: 200 });
+    upstream.setDefault(
+      byPath({
+        status: 200,
+        headers: { "content-type": "text/event-stream", "x-upstream": "yes" },
+        body: upstreamStream(),
+      }),
+    );
+    expect(
+      await postBidiAppend(gw.url, { requestId, seqno: 0n, message: runRequest("cursor-own-model") }),
+    ).to.deep.equal({ status: 200 });
     const res = await httpCall(new URL(runSsePath, gw.url).href, {
       method: "POST",
       headers: { "content-type": "application/connect+proto", "connect-protocol-version": "1" },
@@ -165,11 +199,17 @@ describe("e2e: runs for models not served here go to the upstream", function () 
     const client = new CursorClient(gw.url);
     const runs = [
       client.startRun({ conversationId: randomUUID(), modelId: "byok-model" }),
-      client.startRun({ conversationId: randomUUID(), modelId: "gpt-x", credentials: { apiKey: "sk-user", baseUrl: provider.baseUrl } }),
+      client.startRun({
+        conversationId: randomUUID(),
+        modelId: "gpt-x",
+        credentials: { apiKey: "sk-user", baseUrl: provider.baseUrl },
+      }),
     ];
     for (const run of runs) expect(await run.done).to.deep.equal({ ok: true });
     expect(runs.flatMap((run) => textDeltas(run.frames)).join(" ")).to.equal("local answer local again");
-    expect(upstream.requests.slice(seen).filter((r) => r.url === runSsePath || r.url === bidiAppendPath)).to.have.length(0);
+    expect(
+      upstream.requests.slice(seen).filter((r) => r.url === runSsePath || r.url === bidiAppendPath),
+    ).to.have.length(0);
     expect(client.violations()).to.deep.equal([]);
   });
 });

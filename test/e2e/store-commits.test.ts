@@ -35,15 +35,23 @@ describe("e2e: store commits per tool round", function () {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const storeCommits = async () => ((await (await fetch(`${gw.url}/__byok/diagnostics`)).json()) as { storeCommits: number }).storeCommits;
-  const read = (i: number): ScriptedTurn => ({ toolCalls: [{ id: `call_${seq}_${i}`, name: "Read", args: { path: "a.txt" } }] });
+  const storeCommits = async () =>
+    ((await (await fetch(`${gw.url}/__byok/diagnostics`)).json()) as { storeCommits: number }).storeCommits;
+  const read = (i: number): ScriptedTurn => ({
+    toolCalls: [{ id: `call_${seq}_${i}`, name: "Read", args: { path: "a.txt" } }],
+  });
 
   /** The store's commits during one turn of `rounds` Read rounds and a final answer. */
   async function commitsOfTurn(rounds: number): Promise<{ commits: number; requestId: string }> {
     fake.enqueue(...Array.from({ length: rounds }, (_, i) => read(i)), { text: "done" });
     const before = await storeCommits();
     const client = new CursorClient(gw.url, { workspace: createWorkspace({ "a.txt": "A\n" }) });
-    const run = client.startRun({ conversationId: `commits-${++seq}`, modelId: "gpt-e2e-commits", text: "read a.txt", credentials: { apiKey: "sk-e2e", baseUrl: fake.baseUrl } });
+    const run = client.startRun({
+      conversationId: `commits-${++seq}`,
+      modelId: "gpt-e2e-commits",
+      text: "read a.txt",
+      credentials: { apiKey: "sk-e2e", baseUrl: fake.baseUrl },
+    });
     expect(await run.done).to.deep.equal({ ok: true });
     assertCleanSuccess(run, client);
     return { commits: (await storeCommits()) - before, requestId: run.requestId };

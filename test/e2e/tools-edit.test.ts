@@ -24,34 +24,64 @@ describe("e2e tools: Write and StrReplace", function () {
 
     expect(run.kinds()).to.deep.equal([
       "partial_tool_call", // placeholder edit card as soon as the name is known
-      "partial_tool_call", "partial_tool_call", "partial_tool_call",
-      "partial_tool_call", "partial_tool_call", // 'xt",' completes path → partial with EditArgs.path
-      "partial_tool_call", "partial_tool_call", "partial_tool_call",
-      "partial_tool_call", "tool_call_delta", // 'one\'
-      "partial_tool_call", "tool_call_delta", // 'r\nt'
-      "partial_tool_call", "tool_call_delta", // 'wo\r'
-      "partial_tool_call", "tool_call_delta", // '\n"}'
-      "token_delta", "kv_set", "kv_set", "kv_set", "kv_set", "checkpoint",
-      "tool_call_started", "exec:read_args", "exec:write_args", "tool_call_completed",
-      "kv_set", "kv_set", "kv_set", "kv_set", "checkpoint",
-      "text_delta", "token_delta", "kv_set", "kv_set", "kv_set",
-      "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok",
+      "partial_tool_call",
+      "partial_tool_call",
+      "partial_tool_call",
+      "partial_tool_call",
+      "partial_tool_call", // 'xt",' completes path → partial with EditArgs.path
+      "partial_tool_call",
+      "partial_tool_call",
+      "partial_tool_call",
+      "partial_tool_call",
+      "tool_call_delta", // 'one\'
+      "partial_tool_call",
+      "tool_call_delta", // 'r\nt'
+      "partial_tool_call",
+      "tool_call_delta", // 'wo\r'
+      "partial_tool_call",
+      "tool_call_delta", // '\n"}'
+      "token_delta",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "checkpoint",
+      "tool_call_started",
+      "exec:read_args",
+      "exec:write_args",
+      "tool_call_completed",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "checkpoint",
+      "text_delta",
+      "token_delta",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "turn_ended",
+      "checkpoint",
+      "checkpoint",
+      "checkpoint",
+      "end:ok",
     ]);
     assertCleanSuccess(run, client);
 
     // Live content: decoded, LF-normalised, the pending CR held until its LF arrived (no doubled newline).
     const deltas = updates(run, "toolCallDelta");
     expect(deltas.every((d) => d.callId === callId && d.modelCallId !== "")).to.equal(true);
-    expect(deltas.map((d) => (d.toolCallDelta?.delta.case === "editToolCallDelta" ? d.toolCallDelta.delta.value.streamContentDelta : "?"))).to.deep.equal([
-      "one",
-      "\nt",
-      "wo",
-      "\n",
-    ]);
+    expect(
+      deltas.map((d) =>
+        d.toolCallDelta?.delta.case === "editToolCallDelta" ? d.toolCallDelta.delta.value.streamContentDelta : "?",
+      ),
+    ).to.deep.equal(["one", "\nt", "wo", "\n"]);
     const partials = updates(run, "partialToolCall");
     expect(partials.every((p) => p.toolCall?.tool.case === "editToolCall" && p.callId === callId)).to.equal(true);
     expect(partials.map((p) => p.argsTextDelta).join("")).to.equal(JSON.stringify(args));
-    const pathPartials = partials.filter((p) => p.toolCall?.tool.case === "editToolCall" && p.toolCall.tool.value.args?.path);
+    const pathPartials = partials.filter(
+      (p) => p.toolCall?.tool.case === "editToolCall" && p.toolCall.tool.value.args?.path,
+    );
     expect(pathPartials).to.have.length(1);
 
     const [started] = updates(run, "toolCallStarted");
@@ -76,11 +106,21 @@ describe("e2e tools: Write and StrReplace", function () {
     if (tool.case !== "editToolCall") expect.fail(`expected an edit card, got ${tool.case}`);
     const result = tool.value.result!.result;
     if (result.case !== "success") expect.fail(`expected success, got ${result.case}`);
-    expect(result.value).to.include({ path: "n.txt", linesAdded: 2, linesRemoved: 0, beforeFullFileContent: "", afterFullFileContent: "one\ntwo\n" });
+    expect(result.value).to.include({
+      path: "n.txt",
+      linesAdded: 2,
+      linesRemoved: 0,
+      beforeFullFileContent: "",
+      afterFullFileContent: "one\ntwo\n",
+    });
     expect(result.value.diffString).to.include("+one\n+two\n");
     expect(result.value.diffString).to.not.include("\r");
 
-    const toolMessage = assertPrefix(fake.requests[0]!, fake.requests[1]!)[1] as { role: string; content: string; tool_call_id: string };
+    const toolMessage = assertPrefix(fake.requests[0]!, fake.requests[1]!)[1] as {
+      role: string;
+      content: string;
+      tool_call_id: string;
+    };
     expect(toolMessage).to.deep.include({ role: "tool", tool_call_id: callId });
     expect(toolMessage.content).to.match(/^Created n\.txt/);
   });
@@ -96,12 +136,35 @@ describe("e2e tools: Write and StrReplace", function () {
 
     expect(run.kinds()).to.deep.equal([
       // placeholder, the whole argument text, the path partial, then new_string as stream content
-      "partial_tool_call", "partial_tool_call", "partial_tool_call", "tool_call_delta", "token_delta",
-      "kv_set", "kv_set", "kv_set", "kv_set", "checkpoint",
-      "tool_call_started", "exec:read_args", "exec:write_args", "tool_call_completed",
-      "kv_set", "kv_set", "kv_set", "kv_set", "checkpoint",
-      "text_delta", "token_delta", "kv_set", "kv_set", "kv_set",
-      "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok",
+      "partial_tool_call",
+      "partial_tool_call",
+      "partial_tool_call",
+      "tool_call_delta",
+      "token_delta",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "checkpoint",
+      "tool_call_started",
+      "exec:read_args",
+      "exec:write_args",
+      "tool_call_completed",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "checkpoint",
+      "text_delta",
+      "token_delta",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "turn_ended",
+      "checkpoint",
+      "checkpoint",
+      "checkpoint",
+      "end:ok",
     ]);
     assertCleanSuccess(run, client);
 
@@ -117,7 +180,12 @@ describe("e2e tools: Write and StrReplace", function () {
     expect(tool.value.args).to.deep.include({ path: "src/app.ts", streamContent: "const b = 3;\nconst c = 4;" });
     const result = tool.value.result!.result;
     if (result.case !== "success") expect.fail(`expected success, got ${result.case}`);
-    expect(result.value).to.include({ linesAdded: 2, linesRemoved: 1, beforeFullFileContent: before, afterFullFileContent: after });
+    expect(result.value).to.include({
+      linesAdded: 2,
+      linesRemoved: 1,
+      beforeFullFileContent: before,
+      afterFullFileContent: after,
+    });
     expect(result.value.diffString).to.include("-const b = 2;\n+const b = 3;\n+const c = 4;\n");
   });
 
@@ -132,12 +200,34 @@ describe("e2e tools: Write and StrReplace", function () {
 
     expect(run.kinds()).to.deep.equal([
       // placeholder, the whole argument text, the path partial, then new_string as stream content
-      "partial_tool_call", "partial_tool_call", "partial_tool_call", "tool_call_delta", "token_delta",
-      "kv_set", "kv_set", "kv_set", "kv_set", "checkpoint",
-      "tool_call_started", "exec:read_args", "tool_call_completed",
-      "kv_set", "kv_set", "kv_set", "kv_set", "checkpoint",
-      "text_delta", "token_delta", "kv_set", "kv_set", "kv_set",
-      "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok",
+      "partial_tool_call",
+      "partial_tool_call",
+      "partial_tool_call",
+      "tool_call_delta",
+      "token_delta",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "checkpoint",
+      "tool_call_started",
+      "exec:read_args",
+      "tool_call_completed",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "checkpoint",
+      "text_delta",
+      "token_delta",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "turn_ended",
+      "checkpoint",
+      "checkpoint",
+      "checkpoint",
+      "end:ok",
     ]);
     assertCleanSuccess(run, client);
     expect(execs(run).map((e) => e.case)).to.deep.equal(["readArgs"]);
@@ -147,7 +237,10 @@ describe("e2e tools: Write and StrReplace", function () {
     if (tool.case !== "editToolCall") expect.fail(`expected an edit card, got ${tool.case}`);
     const result = tool.value.result!.result;
     expect(result.case).to.equal("error");
-    const toolMessage = assertPrefix(fake.requests[0]!, fake.requests[1]!)[1] as { tool_call_id: string; content: string };
+    const toolMessage = assertPrefix(fake.requests[0]!, fake.requests[1]!)[1] as {
+      tool_call_id: string;
+      content: string;
+    };
     expect(toolMessage.tool_call_id).to.equal("call_sr_miss");
     expect(toolMessage.content).to.include("old_string was not found in src/app.ts");
   });

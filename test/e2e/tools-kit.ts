@@ -22,7 +22,13 @@ export interface ToolsRig {
   /** A client plus a run whose model calls go to `fake`. */
   start(
     fake: FakeOpenAI,
-    opts: { text: string; workspace?: Workspace; shell?: ShellScript; hooks?: RunHooks; modelId?: string } & Partial<RunStart>,
+    opts: {
+      text: string;
+      workspace?: Workspace;
+      shell?: ShellScript;
+      hooks?: RunHooks;
+      modelId?: string;
+    } & Partial<RunStart>,
   ): { client: CursorClient; run: RunHandle };
   closeFakes(): Promise<void>;
   close(): Promise<void>;
@@ -123,7 +129,12 @@ export function blobOrderBreaches(run: RunHandle, client: CursorClient): string[
   const ackSentAt = new Map<number, number>();
   for (const a of run.appends) {
     const m = a.message.message;
-    if (m.case === "kvClientMessage" && m.value.message.case === "setBlobResult" && !m.value.message.value.error && a.sentAt !== undefined) {
+    if (
+      m.case === "kvClientMessage" &&
+      m.value.message.case === "setBlobResult" &&
+      !m.value.message.value.error &&
+      a.sentAt !== undefined
+    ) {
       ackSentAt.set(m.value.id, a.sentAt);
     }
   }
@@ -147,7 +158,8 @@ export function blobOrderBreaches(run: RunHandle, client: CursorClient): string[
       if (!set) breaches.push(`checkpoint #${checkpointNo}: blob ${hex} was never SET before it`);
       else {
         const acked = ackSentAt.get(set.kvId);
-        if (acked === undefined || acked > f.at) breaches.push(`checkpoint #${checkpointNo}: blob ${hex} (kv ${set.kvId}) not acknowledged before it`);
+        if (acked === undefined || acked > f.at)
+          breaches.push(`checkpoint #${checkpointNo}: blob ${hex} (kv ${set.kvId}) not acknowledged before it`);
       }
     }
   }
@@ -156,7 +168,9 @@ export function blobOrderBreaches(run: RunHandle, client: CursorClient): string[
 
 /** The checks every successful tools run gets: end-stream shape, no client-side violations, blob order. */
 export function assertCleanSuccess(run: RunHandle, client: CursorClient): void {
-  expect(run.frames.filter((f) => f.kind === "end").map((f) => (f as Extract<ObservedFrame, { kind: "end" }>).end)).to.deep.equal([{ ok: true }]);
+  expect(
+    run.frames.filter((f) => f.kind === "end").map((f) => (f as Extract<ObservedFrame, { kind: "end" }>).end),
+  ).to.deep.equal([{ ok: true }]);
   assertEndStreamInvariants(run.frames);
   expect(client.violations()).to.deep.equal([]);
   expect(blobOrderBreaches(run, client)).to.deep.equal([]);

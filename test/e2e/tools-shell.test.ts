@@ -22,7 +22,9 @@ const shell: ShellScript = (command) => scripts[command] ?? [{ stderr: `no scrip
 
 /** The ShellArgs the client was sent, in order. */
 function shellArgs(run: Parameters<typeof execs>[0]): ShellArgs[] {
-  return execs(run).filter((e) => e.case === "shellStreamArgs").map((e) => e.value as ShellArgs);
+  return execs(run)
+    .filter((e) => e.case === "shellStreamArgs")
+    .map((e) => e.value as ShellArgs);
 }
 
 describe("e2e tools: Shell", function () {
@@ -39,19 +41,44 @@ describe("e2e tools: Shell", function () {
     await run.done;
 
     expect(run.kinds()).to.deep.equal([
-      "partial_tool_call", "partial_tool_call", "token_delta", "kv_set", "kv_set", "kv_set", "kv_set", "checkpoint",
-      "tool_call_started", "exec:shell_stream_args",
-      "tool_call_delta", "tool_call_delta", "tool_call_delta",
-      "tool_call_completed", "kv_set", "kv_set", "kv_set", "kv_set", "checkpoint",
-      "text_delta", "token_delta", "kv_set", "kv_set", "kv_set",
-      "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok",
+      "partial_tool_call",
+      "partial_tool_call",
+      "token_delta",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "checkpoint",
+      "tool_call_started",
+      "exec:shell_stream_args",
+      "tool_call_delta",
+      "tool_call_delta",
+      "tool_call_delta",
+      "tool_call_completed",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "checkpoint",
+      "text_delta",
+      "token_delta",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "turn_ended",
+      "checkpoint",
+      "checkpoint",
+      "checkpoint",
+      "end:ok",
     ]);
     assertCleanSuccess(run, client);
 
     const [started] = updates(run, "toolCallStarted");
     expect(started!.modelCallId).to.not.equal("");
     const deltas = updates(run, "toolCallDelta");
-    expect(deltas.map((d) => [d.callId, d.modelCallId])).to.deep.equal(Array(3).fill(["call_sh_build", started!.modelCallId]));
+    expect(deltas.map((d) => [d.callId, d.modelCallId])).to.deep.equal(
+      Array(3).fill(["call_sh_build", started!.modelCallId]),
+    );
     expect(
       deltas.map((d) => {
         const shellDelta = d.toolCallDelta?.delta;
@@ -88,7 +115,9 @@ describe("e2e tools: Shell", function () {
     });
     const toolMessage = assertPrefix(fake.requests[0]!, fake.requests[1]!)[1] as { role: string; content: string };
     expect(toolMessage.role).to.equal("tool");
-    expect(toolMessage.content).to.include("Exit code: 0").and.include("compiling 3 files\nwarning: unused import\nbuilt in 0.4s\n");
+    expect(toolMessage.content)
+      .to.include("Exit code: 0")
+      .and.include("compiling 3 files\nwarning: unused import\nbuilt in 0.4s\n");
   });
 
   it("turns exit code 1 into an error result the model sees, with block_until_ms as the ShellArgs timeout", async () => {
@@ -101,11 +130,34 @@ describe("e2e tools: Shell", function () {
     await run.done;
 
     expect(run.kinds()).to.deep.equal([
-      "partial_tool_call", "partial_tool_call", "token_delta", "kv_set", "kv_set", "kv_set", "kv_set", "checkpoint",
-      "tool_call_started", "exec:shell_stream_args", "tool_call_delta", "tool_call_delta",
-      "tool_call_completed", "kv_set", "kv_set", "kv_set", "kv_set", "checkpoint",
-      "text_delta", "token_delta", "kv_set", "kv_set", "kv_set",
-      "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok",
+      "partial_tool_call",
+      "partial_tool_call",
+      "token_delta",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "checkpoint",
+      "tool_call_started",
+      "exec:shell_stream_args",
+      "tool_call_delta",
+      "tool_call_delta",
+      "tool_call_completed",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "checkpoint",
+      "text_delta",
+      "token_delta",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "turn_ended",
+      "checkpoint",
+      "checkpoint",
+      "checkpoint",
+      "end:ok",
     ]);
     assertCleanSuccess(run, client);
     expect(shellArgs(run)[0]).to.include({ timeout: 12_345, timeoutBehavior: TimeoutBehavior.BACKGROUND });
@@ -115,7 +167,11 @@ describe("e2e tools: Shell", function () {
     expect(tool.value.result?.result.case).to.equal("failure");
     expect(tool.value.result?.result.value).to.include({ exitCode: 1, stdout: "1 passing\n", stderr: "1 failing\n" });
 
-    const added = assertPrefix(fake.requests[0]!, fake.requests[1]!) as Array<{ role: string; content: string; tool_call_id?: string }>;
+    const added = assertPrefix(fake.requests[0]!, fake.requests[1]!) as Array<{
+      role: string;
+      content: string;
+      tool_call_id?: string;
+    }>;
     expect(added.map((m) => m.role)).to.deep.equal(["assistant", "tool"]);
     expect(added[1]!.tool_call_id).to.equal("call_sh_test");
     expect(added[1]!.content).to.include("Exit code: 1").and.include("1 passing\n1 failing\n");
@@ -131,11 +187,33 @@ describe("e2e tools: Shell", function () {
     await run.done;
 
     expect(run.kinds()).to.deep.equal([
-      "partial_tool_call", "partial_tool_call", "token_delta", "kv_set", "kv_set", "kv_set", "kv_set", "checkpoint",
-      "tool_call_started", "exec:shell_stream_args", "tool_call_delta",
-      "tool_call_completed", "kv_set", "kv_set", "kv_set", "kv_set", "checkpoint",
-      "text_delta", "token_delta", "kv_set", "kv_set", "kv_set",
-      "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok",
+      "partial_tool_call",
+      "partial_tool_call",
+      "token_delta",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "checkpoint",
+      "tool_call_started",
+      "exec:shell_stream_args",
+      "tool_call_delta",
+      "tool_call_completed",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "checkpoint",
+      "text_delta",
+      "token_delta",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "turn_ended",
+      "checkpoint",
+      "checkpoint",
+      "checkpoint",
+      "end:ok",
     ]);
     assertCleanSuccess(run, client); // includes: no abort frame, run.aborts empty
     expect(run.kinds()).to.not.include("abort");

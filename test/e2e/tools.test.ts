@@ -17,11 +17,21 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
         reasoning: "I should look at the file.",
         text: "Reading it.",
         toolCalls: [{ id: "call_read_1", name: "Read", args: { path: "src/a.txt" } }],
-        usage: { prompt_tokens: 100, completion_tokens: 20, prompt_tokens_details: { cached_tokens: 40 }, completion_tokens_details: { reasoning_tokens: 6 } },
+        usage: {
+          prompt_tokens: 100,
+          completion_tokens: 20,
+          prompt_tokens_details: { cached_tokens: 40 },
+          completion_tokens_details: { reasoning_tokens: 6 },
+        },
       },
       {
         text: "It says hello.",
-        usage: { prompt_tokens: 150, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 90 }, completion_tokens_details: { reasoning_tokens: 0 } },
+        usage: {
+          prompt_tokens: 150,
+          completion_tokens: 7,
+          prompt_tokens_details: { cached_tokens: 90 },
+          completion_tokens_details: { reasoning_tokens: 0 },
+        },
       },
     );
     const workspace = createWorkspace({ "src/a.txt": "hello\nworld\n" });
@@ -31,12 +41,37 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
     const t1 = BigInt(Date.now());
 
     expect(run.kinds()).to.deep.equal([
-      "thinking_delta", "thinking_completed", "text_delta", "partial_tool_call", "partial_tool_call", "token_delta",
-      "kv_set", "kv_set", "kv_set", "kv_set", "kv_set", "kv_set", "checkpoint",
-      "tool_call_started", "exec:read_args", "tool_call_completed",
-      "kv_set", "kv_set", "kv_set", "kv_set", "checkpoint",
-      "text_delta", "token_delta", "kv_set", "kv_set", "kv_set",
-      "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok",
+      "thinking_delta",
+      "thinking_completed",
+      "text_delta",
+      "partial_tool_call",
+      "partial_tool_call",
+      "token_delta",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "checkpoint",
+      "tool_call_started",
+      "exec:read_args",
+      "tool_call_completed",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "checkpoint",
+      "text_delta",
+      "token_delta",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "turn_ended",
+      "checkpoint",
+      "checkpoint",
+      "checkpoint",
+      "end:ok",
     ]);
     assertCleanSuccess(run, client);
 
@@ -59,8 +94,10 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
     expect(completed!.modelCallId).to.equal(started!.modelCallId);
     const done = completed!.toolCall!;
     // Real wall-clock times (seed 003 §26.10), not placeholders: inside the run's window, started ≤ completed.
-    expect(done.startedAtMs! >= t0 && done.startedAtMs! <= done.completedAtMs! && done.completedAtMs! <= t1,
-      `started ${done.startedAtMs} completed ${done.completedAtMs} outside [${t0}, ${t1}]`).to.equal(true);
+    expect(
+      done.startedAtMs! >= t0 && done.startedAtMs! <= done.completedAtMs! && done.completedAtMs! <= t1,
+      `started ${done.startedAtMs} completed ${done.completedAtMs} outside [${t0}, ${t1}]`,
+    ).to.equal(true);
     const doneTool = done.tool;
     if (doneTool.case !== "readToolCall") expect.fail(`expected a read card, got ${doneTool.case}`);
     expect(doneTool.value.args?.path).to.equal("src/a.txt");
@@ -77,7 +114,9 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
         role: "assistant",
         content: "Reading it.",
         reasoning_content: "I should look at the file.",
-        tool_calls: [{ id: "call_read_1", type: "function", function: { name: "Read", arguments: '{"path":"src/a.txt"}' } }],
+        tool_calls: [
+          { id: "call_read_1", type: "function", function: { name: "Read", arguments: '{"path":"src/a.txt"}' } },
+        ],
       },
       { role: "tool", tool_call_id: "call_read_1", content: "hello\nworld\n" },
     ]);
@@ -95,7 +134,12 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
 
     // Usage: turn_ended sums both provider calls; used_tokens is the last call's prompt + completion (§19.4, §21).
     const [turnEnded] = updates(run, "turnEnded");
-    expect(turnEnded).to.deep.include({ inputTokens: 250n, outputTokens: 27n, cacheReadTokens: 130n, reasoningTokens: 6n });
+    expect(turnEnded).to.deep.include({
+      inputTokens: 250n,
+      outputTokens: 27n,
+      cacheReadTokens: 130n,
+      reasoningTokens: 6n,
+    });
     expect(turnEnded!.cacheWriteTokens).to.equal(undefined);
     expect(updates(run, "tokenDelta").map((t) => t.tokens)).to.deep.equal([20, 7]);
     expect(run.checkpoints[0]!.tokenDetails?.usedTokens).to.equal(120);
@@ -139,26 +183,62 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
     await run.done;
 
     expect(run.kinds()).to.deep.equal([
-      "partial_tool_call", "partial_tool_call", "partial_tool_call", "partial_tool_call", "token_delta",
-      "kv_set", "kv_set", "kv_set", "kv_set", "checkpoint",
-      "tool_call_started", "exec:read_args", "tool_call_started", "exec:grep_args",
-      "tool_call_completed", "tool_call_completed",
-      "kv_set", "kv_set", "kv_set", "kv_set", "kv_set", "kv_set", "checkpoint",
-      "text_delta", "token_delta", "kv_set", "kv_set", "kv_set",
-      "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok",
+      "partial_tool_call",
+      "partial_tool_call",
+      "partial_tool_call",
+      "partial_tool_call",
+      "token_delta",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "checkpoint",
+      "tool_call_started",
+      "exec:read_args",
+      "tool_call_started",
+      "exec:grep_args",
+      "tool_call_completed",
+      "tool_call_completed",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "checkpoint",
+      "text_delta",
+      "token_delta",
+      "kv_set",
+      "kv_set",
+      "kv_set",
+      "turn_ended",
+      "checkpoint",
+      "checkpoint",
+      "checkpoint",
+      "end:ok",
     ]);
     assertCleanSuccess(run, client);
 
     expect(updates(run, "toolCallStarted").map((u) => u.callId)).to.deep.equal(["call_p_read", "call_p_grep"]);
     expect(updates(run, "toolCallCompleted").map((u) => u.callId)).to.deep.equal(["call_p_grep", "call_p_read"]);
-    expect(updates(run, "toolCallCompleted").map((u) => u.toolCall?.tool.case)).to.deep.equal(["grepToolCall", "readToolCall"]);
+    expect(updates(run, "toolCallCompleted").map((u) => u.toolCall?.tool.case)).to.deep.equal([
+      "grepToolCall",
+      "readToolCall",
+    ]);
     expect(execs(run).map((e) => e.case)).to.deep.equal(["readArgs", "grepArgs"]);
 
     // The settled checkpoint's acks were held 300 ms; the second model call had not been made when they left.
     expect(requestsAtSettledAcks.length).to.be.greaterThan(0);
-    expect(requestsAtSettledAcks.every((n) => n === 1), `requests seen at ack time: ${requestsAtSettledAcks}`).to.equal(true);
+    expect(
+      requestsAtSettledAcks.every((n) => n === 1),
+      `requests seen at ack time: ${requestsAtSettledAcks}`,
+    ).to.equal(true);
     // One pending assistant message holds the whole batch (seed 003 §19.3: "pending assistant = 1").
-    expect(checkpointShape(run).slice(0, 2).map((s) => s.pending)).to.deep.equal([1, 0]);
+    expect(
+      checkpointShape(run)
+        .slice(0, 2)
+        .map((s) => s.pending),
+    ).to.deep.equal([1, 0]);
     const pendingBatch = run.checkpoints[0]!.pendingToolCalls[0]!;
     expect(pendingBatch.indexOf("call_p_read")).to.be.within(0, pendingBatch.indexOf("call_p_grep"));
 
@@ -170,7 +250,11 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
       content: null,
       tool_calls: [
         { id: "call_p_read", type: "function", function: { name: "Read", arguments: '{"path":"notes.md"}' } },
-        { id: "call_p_grep", type: "function", function: { name: "Grep", arguments: '{"pattern":"TODO","output_mode":"files_with_matches"}' } },
+        {
+          id: "call_p_grep",
+          type: "function",
+          function: { name: "Grep", arguments: '{"pattern":"TODO","output_mode":"files_with_matches"}' },
+        },
       ],
     });
     expect(added.slice(1).map((m) => m.tool_call_id)).to.deep.equal(["call_p_grep", "call_p_read"]);

@@ -25,30 +25,68 @@ import { postAppend } from "./raw-http.js";
 
 const MODEL = "byok-e2e";
 
-const TEXT_ONLY = ["text_delta", "token_delta", ...repeat("kv_set", 6), "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok"];
+const TEXT_ONLY = [
+  "text_delta",
+  "token_delta",
+  ...repeat("kv_set", 6),
+  "turn_ended",
+  "checkpoint",
+  "checkpoint",
+  "checkpoint",
+  "end:ok",
+];
 /** A Read round up to the Exec the client must answer. */
-const READ_UNTIL_EXEC = ["partial_tool_call", "partial_tool_call", "token_delta", ...repeat("kv_set", 4), "checkpoint", "tool_call_started", "exec:read_args"];
+const READ_UNTIL_EXEC = [
+  "partial_tool_call",
+  "partial_tool_call",
+  "token_delta",
+  ...repeat("kv_set", 4),
+  "checkpoint",
+  "tool_call_started",
+  "exec:read_args",
+];
 const READ_AFTER_EXEC = [
-  "tool_call_completed", ...repeat("kv_set", 4), "checkpoint",
-  "text_delta", "token_delta", ...repeat("kv_set", 3), "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok",
+  "tool_call_completed",
+  ...repeat("kv_set", 4),
+  "checkpoint",
+  "text_delta",
+  "token_delta",
+  ...repeat("kv_set", 3),
+  "turn_ended",
+  "checkpoint",
+  "checkpoint",
+  "checkpoint",
+  "end:ok",
 ];
 const READ_ROUND_TRIP = [...READ_UNTIL_EXEC, ...READ_AFTER_EXEC];
 const SHELL_ROUND_TRIP = [
-  "partial_tool_call", "partial_tool_call", "token_delta", ...repeat("kv_set", 4), "checkpoint",
-  "tool_call_started", "exec:shell_stream_args", "tool_call_delta", ...READ_AFTER_EXEC,
+  "partial_tool_call",
+  "partial_tool_call",
+  "token_delta",
+  ...repeat("kv_set", 4),
+  "checkpoint",
+  "tool_call_started",
+  "exec:shell_stream_args",
+  "tool_call_delta",
+  ...READ_AFTER_EXEC,
 ];
 
 function repeat(kind: string, times: number): string[] {
   return Array.from({ length: times }, () => kind);
 }
 
-const readTurn = (callId: string, path: string): StreamedTurn => ({ toolCalls: [{ id: callId, name: "Read", args: { path } }] });
+const readTurn = (callId: string, path: string): StreamedTurn => ({
+  toolCalls: [{ id: callId, name: "Read", args: { path } }],
+});
 
 const clientMessage = (message: ClientMessageInit): AgentClientMessage => create(AgentClientMessageSchema, { message });
 
 const messageFrames = (frames: readonly ObservedFrame[], connection: number) =>
-  frames.filter((f): f is Extract<ObservedFrame, { kind: "message" }> => f.kind === "message" && f.connection === connection);
-const frameBytes = (f: Extract<ObservedFrame, { kind: "message" }>): string => Buffer.from(toBinary(AgentServerMessageSchema, f.message)).toString("hex");
+  frames.filter(
+    (f): f is Extract<ObservedFrame, { kind: "message" }> => f.kind === "message" && f.connection === connection,
+  );
+const frameBytes = (f: Extract<ObservedFrame, { kind: "message" }>): string =>
+  Buffer.from(toBinary(AgentServerMessageSchema, f.message)).toString("hex");
 
 function expectClean(client: CursorClient, run: RunHandle): void {
   assertEndStreamInvariants(run.frames);
@@ -69,7 +107,11 @@ describe("e2e: transport (BidiAppend, RunSSE)", function () {
     upstream = await startFakeUpstream();
     gw = await startGatewayProcess({
       dataDir,
-      config: { models: [{ id: MODEL, provider: "openai-chat", baseUrl: openai.baseUrl, apiKey: "sk-e2e-transport", model: "gpt-e2e" }] },
+      config: {
+        models: [
+          { id: MODEL, provider: "openai-chat", baseUrl: openai.baseUrl, apiKey: "sk-e2e-transport", model: "gpt-e2e" },
+        ],
+      },
       upstream: upstream.url,
     });
   });
@@ -89,11 +131,19 @@ describe("e2e: transport (BidiAppend, RunSSE)", function () {
         // The read_result append is held back, so its stream_close (next seqno) reaches the gateway first.
         hooks: { onExec: (_, { run }) => void (held = run.holdNextAppend()) },
       });
-      const run = client.startRun({ conversationId: `transport-ooo-${randomUUID()}`, modelId: MODEL, text: "read a.txt" });
+      const run = client.startRun({
+        conversationId: `transport-ooo-${randomUUID()}`,
+        modelId: MODEL,
+        text: "read a.txt",
+      });
 
       await run.waitForFrame("exec:read_args");
       const resultSeqno = await held!.seqno();
-      await waitUntil(() => run.appends.some((a) => a.seqno === resultSeqno + 1n && a.response), 5_000, () => "stream_close was not ACKed");
+      await waitUntil(
+        () => run.appends.some((a) => a.seqno === resultSeqno + 1n && a.response),
+        5_000,
+        () => "stream_close was not ACKed",
+      );
       const close = run.appends.find((a) => a.seqno === resultSeqno + 1n)!;
       expect(close.message.message.case).to.equal("execClientControlMessage");
       expect(close.response).to.deep.equal({ status: 200 });
@@ -106,23 +156,43 @@ describe("e2e: transport (BidiAppend, RunSSE)", function () {
       expect(run.kinds()).to.deep.equal(READ_ROUND_TRIP);
       const result = run.appends.find((a) => a.seqno === resultSeqno)!;
       expect(result.sentAt).to.be.greaterThan(close.sentAt!);
-      const completed = run.frames.find((f) => f.kind === "message" && f.message.message.case === "interactionUpdate" && f.message.message.value.message.case === "toolCallCompleted")!;
+      const completed = run.frames.find(
+        (f) =>
+          f.kind === "message" &&
+          f.message.message.case === "interactionUpdate" &&
+          f.message.message.value.message.case === "toolCallCompleted",
+      )!;
       expect(completed.at).to.be.greaterThan(result.sentAt!);
       expectClean(client, run);
     });
 
     it("ACKs a duplicate append and ignores it: no second stdout delta, output reaches the model once", async () => {
-      openai.enqueue({ toolCalls: [{ id: "call_dup", name: "Shell", args: { command: "echo hello" } }] }, { text: "ran it" });
+      openai.enqueue(
+        { toolCalls: [{ id: "call_dup", name: "Shell", args: { command: "echo hello" } }] },
+        { text: "ran it" },
+      );
       const requestsBefore = openai.requests.length;
       // The exit comes late so the duplicate lands while the exec is still running.
       const client = new CursorClient(gw.url, { shell: () => [{ stdout: "hello\n" }, { exit: 0, delayMs: 600 }] });
-      const run = client.startRun({ conversationId: `transport-dup-${randomUUID()}`, modelId: MODEL, text: "say hello" });
+      const run = client.startRun({
+        conversationId: `transport-dup-${randomUUID()}`,
+        modelId: MODEL,
+        text: "say hello",
+      });
 
       const isStdout = (a: AppendRecord) => {
         const m = a.message.message;
-        return m.case === "execClientMessage" && m.value.message.case === "shellStream" && m.value.message.value.event.case === "stdout";
+        return (
+          m.case === "execClientMessage" &&
+          m.value.message.case === "shellStream" &&
+          m.value.message.value.event.case === "stdout"
+        );
       };
-      await waitUntil(() => run.appends.some((a) => isStdout(a) && a.response), 5_000, () => "stdout append was not ACKed");
+      await waitUntil(
+        () => run.appends.some((a) => isStdout(a) && a.response),
+        5_000,
+        () => "stdout append was not ACKed",
+      );
       const stdout = run.appends.find(isStdout)!;
       expect(await run.resendAppend(stdout.seqno)).to.deep.equal({ status: 200 });
       // A second run_request at seqno 1 on the live request is dropped by seqno, before the run ever sees it.
@@ -133,7 +203,9 @@ describe("e2e: transport (BidiAppend, RunSSE)", function () {
       expect(run.appends.filter(isStdout)).to.have.length(2); // it really was sent twice
       const toolMessage = openai.requests[requestsBefore + 1]!.body.messages.at(-1);
       expect(toolMessage).to.deep.equal({ role: "tool", tool_call_id: "call_dup", content: "Exit code: 0\n\nhello\n" });
-      expect(gw.stderrLines().filter((l) => l.includes(run.requestId) && l.includes("second run_request"))).to.deep.equal([]);
+      expect(
+        gw.stderrLines().filter((l) => l.includes(run.requestId) && l.includes("second run_request")),
+      ).to.deep.equal([]);
       expectClean(client, run);
     });
   });
@@ -143,7 +215,12 @@ describe("e2e: transport (BidiAppend, RunSSE)", function () {
       it(`runs to the end when ${runSseFirst ? "RunSSE opens before" : "the run_request append comes before"} the other`, async () => {
         openai.enqueue({ text: `hello (runSseFirst ${runSseFirst})` });
         const client = new CursorClient(gw.url);
-        const run = client.startRun({ conversationId: `transport-order-${runSseFirst}-${randomUUID()}`, modelId: MODEL, text: "hi", runSseFirst });
+        const run = client.startRun({
+          conversationId: `transport-order-${runSseFirst}-${randomUUID()}`,
+          modelId: MODEL,
+          text: "hi",
+          runSseFirst,
+        });
         expect(await run.done).to.deep.equal({ ok: true });
         expect(run.kinds()).to.deep.equal(TEXT_ONLY);
         const firstFrameAt = run.frames[0]!.at;
@@ -162,13 +239,21 @@ describe("e2e: transport (BidiAppend, RunSSE)", function () {
         workspace: createWorkspace({ "b.txt": "beta\n" }),
         hooks: { onExec: () => ({ holdUntil: gate }) },
       });
-      const run = client.startRun({ conversationId: `transport-reconnect-${randomUUID()}`, modelId: MODEL, text: "read b.txt" });
+      const run = client.startRun({
+        conversationId: `transport-reconnect-${randomUUID()}`,
+        modelId: MODEL,
+        text: "read b.txt",
+      });
 
       await run.waitForFrame("exec:read_args");
       const before = messageFrames(run.frames, 1);
       run.disconnect();
       await run.reconnect();
-      await waitUntil(() => messageFrames(run.frames, 2).length >= before.length, 5_000, () => "backlog was not replayed");
+      await waitUntil(
+        () => messageFrames(run.frames, 2).length >= before.length,
+        5_000,
+        () => "backlog was not replayed",
+      );
       answer();
 
       expect(await run.done).to.deep.equal({ ok: true });
@@ -181,7 +266,8 @@ describe("e2e: transport (BidiAppend, RunSSE)", function () {
   });
 
   describe("malformed BidiAppend (seed 000 §2, 003 §26.2)", () => {
-    const someMessage = () => clientMessage({ case: "execClientMessage", value: { id: 1, message: { case: "readResult", value: {} } } });
+    const someMessage = () =>
+      clientMessage({ case: "execClientMessage", value: { id: 1, message: { case: "readResult", value: {} } } });
     const hexOf = (m: AgentClientMessage) => Buffer.from(toBinary(AgentClientMessageSchema, m)).toString("hex");
     const appendBody = (fields: { data?: string; requestId?: string; seqno?: bigint }) =>
       toBinary(
@@ -192,19 +278,44 @@ describe("e2e: transport (BidiAppend, RunSSE)", function () {
           appendSeqno: fields.seqno ?? 1n,
         }),
       );
-    const runRequestHex = hexOf(clientMessage({ case: "runRequest", value: { conversationId: "transport-malformed", modelDetails: { modelId: MODEL } } }));
+    const runRequestHex = hexOf(
+      clientMessage({
+        case: "runRequest",
+        value: { conversationId: "transport-malformed", modelDetails: { modelId: MODEL } },
+      }),
+    );
 
     const cases: Array<{ name: string; body: () => Uint8Array; message: RegExp }> = [
-      { name: "data with non-hex characters", body: () => appendBody({ data: `zz${runRequestHex}`, requestId: randomUUID() }), message: /^BidiAppend data is not valid hex$/ },
-      { name: "odd-length hex data", body: () => appendBody({ data: runRequestHex.slice(0, -1), requestId: randomUUID() }), message: /^BidiAppend data is not valid hex$/ },
+      {
+        name: "data with non-hex characters",
+        body: () => appendBody({ data: `zz${runRequestHex}`, requestId: randomUUID() }),
+        message: /^BidiAppend data is not valid hex$/,
+      },
+      {
+        name: "odd-length hex data",
+        body: () => appendBody({ data: runRequestHex.slice(0, -1), requestId: randomUUID() }),
+        message: /^BidiAppend data is not valid hex$/,
+      },
       {
         name: "truncated protobuf in data",
         body: () => appendBody({ data: runRequestHex.slice(0, -2), requestId: randomUUID() }),
         message: /^BidiAppend data is not a valid AgentClientMessage: premature EOF/,
       },
-      { name: "a body that is not a BidiAppendRequest", body: () => Uint8Array.of(0x0f, 0x01, 0x02), message: /^BidiAppend body is not a valid BidiAppendRequest: / },
-      { name: "no request_id", body: () => appendBody({ data: runRequestHex }), message: /^BidiAppend carries no request_id$/ },
-      { name: "no data at all", body: () => appendBody({ requestId: randomUUID() }), message: /^BidiAppend carries no data$/ },
+      {
+        name: "a body that is not a BidiAppendRequest",
+        body: () => Uint8Array.of(0x0f, 0x01, 0x02),
+        message: /^BidiAppend body is not a valid BidiAppendRequest: /,
+      },
+      {
+        name: "no request_id",
+        body: () => appendBody({ data: runRequestHex }),
+        message: /^BidiAppend carries no request_id$/,
+      },
+      {
+        name: "no data at all",
+        body: () => appendBody({ requestId: randomUUID() }),
+        message: /^BidiAppend carries no data$/,
+      },
       {
         name: "an exec result for an unknown request_id",
         body: () => appendBody({ data: hexOf(someMessage()), requestId: randomUUID(), seqno: 2n }),
@@ -226,7 +337,11 @@ describe("e2e: transport (BidiAppend, RunSSE)", function () {
     it("keeps serving runs after the malformed appends", async () => {
       openai.enqueue({ text: "still here" });
       const client = new CursorClient(gw.url);
-      const run = client.startRun({ conversationId: `transport-after-malformed-${randomUUID()}`, modelId: MODEL, text: "hi" });
+      const run = client.startRun({
+        conversationId: `transport-after-malformed-${randomUUID()}`,
+        modelId: MODEL,
+        text: "hi",
+      });
       expect(await run.done).to.deep.equal({ ok: true });
       expect(run.kinds()).to.deep.equal(TEXT_ONLY);
       expectClean(client, run);
@@ -235,22 +350,38 @@ describe("e2e: transport (BidiAppend, RunSSE)", function () {
     it("accepts a JSON-encoded BidiAppend (content-type application/json) and routes its message", async () => {
       openai.enqueue(readTurn("call_json", "c.txt"));
       const client = new CursorClient(gw.url, { hooks: { onExec: () => ({ silent: true }) } });
-      const run = client.startRun({ conversationId: `transport-json-${randomUUID()}`, modelId: MODEL, text: "read c.txt" });
+      const run = client.startRun({
+        conversationId: `transport-json-${randomUUID()}`,
+        modelId: MODEL,
+        text: "read c.txt",
+      });
       await run.waitForFrame("exec:read_args");
       await run.appendsSettled();
 
       const seqno = run.appends.reduce((max, a) => (a.seqno > max ? a.seqno : max), 0n) + 1n;
-      const cancel = clientMessage({ case: "conversationAction", value: { action: { case: "cancelAction", value: { reason: "canceled over JSON" } } } });
+      const cancel = clientMessage({
+        case: "conversationAction",
+        value: { action: { case: "cancelAction", value: { reason: "canceled over JSON" } } },
+      });
       const json = toJsonString(
         BidiAppendRequestSchema,
-        create(BidiAppendRequestSchema, { data: hexOf(cancel), requestId: { requestId: run.requestId }, appendSeqno: seqno }),
+        create(BidiAppendRequestSchema, {
+          data: hexOf(cancel),
+          requestId: { requestId: run.requestId },
+          appendSeqno: seqno,
+        }),
       );
       const res = await postAppend(gw.url, json, "application/json");
       expect(res.status).to.equal(200);
       expect(res.headers["content-type"]).to.match(/^application\/json/);
       expect(JSON.parse(res.body.toString("utf8"))).to.deep.equal({});
 
-      expect(await run.done).to.deep.equal({ ok: false, code: "canceled", message: "canceled over JSON", errorDetails: undefined });
+      expect(await run.done).to.deep.equal({
+        ok: false,
+        code: "canceled",
+        message: "canceled over JSON",
+        errorDetails: undefined,
+      });
       expect(run.kinds()).to.deep.equal([...READ_UNTIL_EXEC, "abort", "end:canceled"]);
       expect(run.aborts).to.deep.equal([run.execLog[0]!.id]);
       expectClean(client, run);
@@ -258,7 +389,8 @@ describe("e2e: transport (BidiAppend, RunSSE)", function () {
   });
 
   describe("RunSSE compression (seed 000 §1.2)", () => {
-    const isLarge = (f: Extract<ObservedFrame, { kind: "message" }>) => toBinary(AgentServerMessageSchema, f.message).length >= 1024;
+    const isLarge = (f: Extract<ObservedFrame, { kind: "message" }>) =>
+      toBinary(AgentServerMessageSchema, f.message).length >= 1024;
 
     it("gzips exactly the frames of 1 KiB or more when the client accepts gzip", async () => {
       openai.enqueue({ text: "compressed?" });

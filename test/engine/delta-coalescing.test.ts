@@ -38,7 +38,9 @@ async function runPass(reads: ModelEvent[][]): Promise<{ frames: string[]; outpu
     actions: { emitFrame: (_, { message }) => void emitted.push(kindOf(message)) },
   });
   const actor = createActor(machine, { input: { callIndex: 0, modelCallId: "r:0", toolNames: ["Read"] } });
-  const done = new Promise<ModelCallOutput>((resolve) => actor.subscribe({ complete: () => resolve(actor.getSnapshot().output!) }));
+  const done = new Promise<ModelCallOutput>((resolve) =>
+    actor.subscribe({ complete: () => resolve(actor.getSnapshot().output!) }),
+  );
   actor.start();
   return { frames: emitted, output: await done };
 }
@@ -78,8 +80,18 @@ describe("delta coalescing (one provider read → one event, one frame)", () => 
         { type: "done", reason: "toolUse" },
       ],
     ]);
-    const streamed = frames.filter((f) => f.startsWith("text:") || f.startsWith("thinking:") || f === "thinkingCompleted" || f === "partialToolCall");
-    expect(streamed).to.deep.equal(["thinking:ab", "thinkingCompleted", "text:xy", "partialToolCall", "partialToolCall", "partialToolCall", "text:z"]);
+    const streamed = frames.filter(
+      (f) => f.startsWith("text:") || f.startsWith("thinking:") || f === "thinkingCompleted" || f === "partialToolCall",
+    );
+    expect(streamed).to.deep.equal([
+      "thinking:ab",
+      "thinkingCompleted",
+      "text:xy",
+      "partialToolCall",
+      "partialToolCall",
+      "partialToolCall",
+      "text:z",
+    ]);
     expect(output.ok && output.assistant.text).to.equal("xyz");
   });
 

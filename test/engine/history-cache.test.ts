@@ -7,7 +7,7 @@ import { ConversationStateStructureSchema } from "../../proto/gen/agent/v1/agent
 import { HistoryCache } from "../../engine/history-cache.js";
 import { loadHistory, rootIds } from "../../engine/run-setup.js";
 import type { CanonicalMessage } from "../../providers/messages.js";
-import { type Store } from "../../store/index.js";
+import type { Store } from "../../store/index.js";
 import { blobId } from "../../cursor/blob-graph.js";
 import { encodeRootMessage } from "../../cursor/root-messages.js";
 import { type TempStore, tempStore } from "../store/temp-store.js";

@@ -28,26 +28,57 @@ type Command =
 
 /** Commands that move a run towards success: answers, tool requests, exec results, acknowledgements. */
 const productive: fc.Arbitrary<Command> = fc.oneof(
-  { weight: 12, arbitrary: fc.record({ k: fc.constant("progress" as const), ask: fc.oneof({ weight: 3, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }), n: fc.constantFrom<1 | 2>(1, 2) }) },
+  {
+    weight: 12,
+    arbitrary: fc.record({
+      k: fc.constant("progress" as const),
+      ask: fc.oneof({ weight: 3, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
+      n: fc.constantFrom<1 | 2>(1, 2),
+    }),
+  },
   { weight: 2, arbitrary: fc.constant({ k: "answer" } as const) },
   { weight: 3, arbitrary: fc.constantFrom(1, 2).map((n) => ({ k: "askRead", n }) as const) },
   { weight: 1, arbitrary: fc.constant({ k: "think" } as const) },
-  { weight: 6, arbitrary: fc.constantFrom("oldest", "latest").map((w) => ({ k: "result", which: w as Which, branch: "right" }) as const) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .constantFrom("oldest", "latest")
+      .map((w) => ({ k: "result", which: w as Which, branch: "right" }) as const),
+  },
   { weight: 6, arbitrary: fc.constantFrom({ k: "ackAll" } as const, { k: "ack" } as const) },
 );
 
 /** Commands that end a run early, in whatever phase they land. */
 const disruptive: fc.Arbitrary<Command> = fc.oneof(
-  fc.constantFrom<ModelEvent>({ type: "text_start" }, { type: "text_delta", delta: "x" }, { type: "thinking_end" }, { type: "usage", usage: { outputTokens: 1 } }, { type: "done", reason: "length" }, { type: "done", reason: "stop" }).map((event) => ({ k: "model", event }) as const),
+  fc
+    .constantFrom<ModelEvent>(
+      { type: "text_start" },
+      { type: "text_delta", delta: "x" },
+      { type: "thinking_end" },
+      { type: "usage", usage: { outputTokens: 1 } },
+      { type: "done", reason: "length" },
+      { type: "done", reason: "stop" },
+    )
+    .map((event) => ({ k: "model", event }) as const),
   fc.constantFrom({ k: "stall" } as const, { k: "providerError" } as const, { k: "eof" } as const),
-  fc.record({ k: fc.constant("result" as const), which: fc.constantFrom<Which>("oldest", "unknown"), branch: fc.constantFrom("right" as const, "wrong" as const) }),
-  fc.record({ k: fc.constantFrom("close" as const, "throw" as const), which: fc.constantFrom<Which>("oldest", "latest", "unknown") }),
+  fc.record({
+    k: fc.constant("result" as const),
+    which: fc.constantFrom<Which>("oldest", "unknown"),
+    branch: fc.constantFrom("right" as const, "wrong" as const),
+  }),
+  fc.record({
+    k: fc.constantFrom("close" as const, "throw" as const),
+    which: fc.constantFrom<Which>("oldest", "latest", "unknown"),
+  }),
   fc.constantFrom({ k: "refuse" } as const, { k: "cancel" } as const, { k: "fail" } as const, { k: "timer" } as const),
 );
 
 /** A mostly productive sequence with up to two disruptions inserted anywhere, so every phase gets interrupted. */
 const sequence: fc.Arbitrary<Command[]> = fc
-  .tuple(fc.array(productive, { minLength: 3, maxLength: 40 }), fc.array(fc.tuple(fc.nat(), disruptive), { maxLength: 2 }))
+  .tuple(
+    fc.array(productive, { minLength: 3, maxLength: 40 }),
+    fc.array(fc.tuple(fc.nat(), disruptive), { maxLength: 2 }),
+  )
   .map(([steps, disruptions]) => {
     const out = [...steps];
     for (const [at, c] of disruptions) out.splice(at % (out.length + 1), 0, c);
@@ -75,7 +106,8 @@ class Client {
 
   async do(c: Command): Promise<void> {
     const run = this.run;
-    const model = (...events: ModelEvent[]) => events.reduce((p, event) => p.then(() => run.fromProvider({ type: "MODEL", event })), Promise.resolve());
+    const model = (...events: ModelEvent[]) =>
+      events.reduce((p, event) => p.then(() => run.fromProvider({ type: "MODEL", event })), Promise.resolve());
     switch (c.k) {
       case "progress":
         if (this.unacked().length) return this.do({ k: "ackAll" });
@@ -84,18 +116,41 @@ class Client {
       case "model":
         return model(c.event);
       case "answer":
-        return model({ type: "text_start" }, { type: "text_delta", delta: "Done." }, { type: "text_end" }, { type: "usage", usage: { inputTokens: 9, outputTokens: 2 } }, { type: "done", reason: "stop" });
+        return model(
+          { type: "text_start" },
+          { type: "text_delta", delta: "Done." },
+          { type: "text_end" },
+          { type: "usage", usage: { inputTokens: 9, outputTokens: 2 } },
+          { type: "done", reason: "stop" },
+        );
       case "askRead": {
-        const calls = Array.from({ length: c.n }, (_, index) => ({ index, id: `call_${this.callSeq++}`, name: "Read", argumentsJson: '{"path":"a.txt"}' }));
-        for (const t of calls) await model({ type: "toolcall_start", index: t.index, id: t.id, name: t.name }, { type: "toolcall_end", ...t });
+        const calls = Array.from({ length: c.n }, (_, index) => ({
+          index,
+          id: `call_${this.callSeq++}`,
+          name: "Read",
+          argumentsJson: '{"path":"a.txt"}',
+        }));
+        for (const t of calls)
+          await model(
+            { type: "toolcall_start", index: t.index, id: t.id, name: t.name },
+            { type: "toolcall_end", ...t },
+          );
         return model({ type: "done", reason: "toolUse" });
       }
       case "think":
-        return model({ type: "thinking_start" }, { type: "thinking_delta", delta: "Let me see." }, { type: "thinking_end" });
+        return model(
+          { type: "thinking_start" },
+          { type: "thinking_delta", delta: "Let me see." },
+          { type: "thinking_end" },
+        );
       case "stall": // thinking that never ends: only a cancel, failure or bad event ends this pass
         return model({ type: "thinking_start" }, { type: "thinking_delta", delta: "Hmm" });
       case "providerError":
-        return run.fromProvider({ type: "PROVIDER_ERROR", message: "chat stream reported an error: overloaded", aborted: false });
+        return run.fromProvider({
+          type: "PROVIDER_ERROR",
+          message: "chat stream reported an error: overloaded",
+          aborted: false,
+        });
       case "eof":
         return run.fromProvider({ type: "STREAM_END" });
       case "result":
@@ -106,7 +161,10 @@ class Client {
         if (!run.finished) this.answered.add(id);
         if (c.k === "close") return run.fromClient({ type: "CLIENT_STREAM_CLOSE", id });
         if (c.k === "throw") return run.fromClient({ type: "CLIENT_THROW", id, error: "permission denied" });
-        const message = c.k === "result" && c.branch === "right" ? readResult() : ({ case: "writeResult", value: create(WriteResultSchema, {}) } as const);
+        const message =
+          c.k === "result" && c.branch === "right"
+            ? readResult()
+            : ({ case: "writeResult", value: create(WriteResultSchema, {}) } as const);
         return run.fromClient({ type: "CLIENT_EXEC", id, message });
       }
       case "ack":
@@ -133,14 +191,20 @@ function checkInvariants(run: AssembledRun, client: Client): "succeeded" | "fail
   const finishes = run.log.filter((e) => e.kind === "finish");
   expect(finishes.length, "exactly one terminal commit").to.equal(1);
   const end = finishes[0]!.end;
-  expect(run.log.filter((e) => e.kind === "frame" && e.afterFinish), "output closed after EndStream").to.deep.equal([]);
+  expect(
+    run.log.filter((e) => e.kind === "frame" && e.afterFinish),
+    "output closed after EndStream",
+  ).to.deep.equal([]);
   const observed = run.observed();
   assertEndStreamInvariants(observed);
   const kinds = observed.map(frameKind);
 
   // Every thinking segment is closed, with its real elapsed time, before the EndStream (003 §28).
   const lastThinking = kinds.lastIndexOf("thinking_delta");
-  if (lastThinking >= 0) expect(kinds.indexOf("thinking_completed", lastThinking), "thinking left open at the end").to.be.greaterThan(lastThinking);
+  if (lastThinking >= 0)
+    expect(kinds.indexOf("thinking_completed", lastThinking), "thinking left open at the end").to.be.greaterThan(
+      lastThinking,
+    );
 
   // A checkpoint is published only once every blob SET before it was acknowledged (003 §20.1).
   const ackedSoFar = new Set<number>();
@@ -150,14 +214,22 @@ function checkInvariants(run: AssembledRun, client: Client): "succeeded" | "fail
     if (e.kind !== "frame") continue;
     const m = e.message.message;
     if (m.case === "kvServerMessage" && m.value.message.case === "setBlobArgs") setSoFar.push(m.value.id);
-    if (m.case === "conversationCheckpointUpdate") expect(setSoFar.filter((id) => !ackedSoFar.has(id)), "checkpoint published before its SETs were acknowledged").to.deep.equal([]);
+    if (m.case === "conversationCheckpointUpdate")
+      expect(
+        setSoFar.filter((id) => !ackedSoFar.has(id)),
+        "checkpoint published before its SETs were acknowledged",
+      ).to.deep.equal([]);
   }
 
   // Abort exactly the execs the client was still running; none after success (003 §26.4, §26.7).
-  const aborts = kinds.flatMap((k, i) => (k === "abort" ? [i] : [])).map((i) => {
-    const f = observed[i]!;
-    return f.kind === "message" && f.message.message.case === "execServerControlMessage" ? f.message.message.value.message.value!.id : -1;
-  });
+  const aborts = kinds
+    .flatMap((k, i) => (k === "abort" ? [i] : []))
+    .map((i) => {
+      const f = observed[i]!;
+      return f.kind === "message" && f.message.message.case === "execServerControlMessage"
+        ? f.message.message.value.message.value!.id
+        : -1;
+    });
   const stillRunning = run.sent("exec").filter((id) => !client.answered.has(id));
   expect(aborts.sort()).to.deep.equal(end.kind === "succeeded" ? [] : stillRunning.sort());
   if (end.kind === "succeeded") expect(stillRunning).to.deep.equal([]);
@@ -184,15 +256,27 @@ describe("assembled run: generated interleavings keep the termination invariants
         const ending = checkInvariants(run, client);
         // Late provider, KV and Exec events after the end change nothing.
         const logged = run.log.filter((e) => e.kind !== "client" && e.kind !== "provider").length;
-        for (const c of [{ k: "answer" }, { k: "result", which: "oldest", branch: "right" }, { k: "ackAll" }, { k: "cancel" }] as Command[]) await client.do(c);
-        expect(run.log.filter((e) => e.kind !== "client" && e.kind !== "provider").length, "a late event changed the ended run").to.equal(logged);
+        for (const c of [
+          { k: "answer" },
+          { k: "result", which: "oldest", branch: "right" },
+          { k: "ackAll" },
+          { k: "cancel" },
+        ] as Command[])
+          await client.do(c);
+        expect(
+          run.log.filter((e) => e.kind !== "client" && e.kind !== "provider").length,
+          "a late event changed the ended run",
+        ).to.equal(logged);
         endings[ending]++;
         events += run.log.filter((e) => e.kind === "client" || e.kind === "provider").length;
         execs += run.sent("exec").length;
       }),
       { numRuns: 200, seed: 20261202 },
     );
-    console.log(`      assembled run: 200 sequences (${events} events, ${execs} execs): ${endings.succeeded} succeeded, ${endings.failed} failed, ${endings.canceled} canceled`);
-    for (const kind of ["succeeded", "failed", "canceled"] as const) expect(endings[kind], `no generated sequence ${kind}`).to.be.greaterThan(0);
+    console.log(
+      `      assembled run: 200 sequences (${events} events, ${execs} execs): ${endings.succeeded} succeeded, ${endings.failed} failed, ${endings.canceled} canceled`,
+    );
+    for (const kind of ["succeeded", "failed", "canceled"] as const)
+      expect(endings[kind], `no generated sequence ${kind}`).to.be.greaterThan(0);
   });
 });

@@ -16,7 +16,12 @@ describe("lifecycle machines: every state reaches an ending", () => {
     const machine = createMachine({
       id: "m",
       initial: "a",
-      states: { a: { on: { GO: "b", STUCK: "c" } }, b: { type: "final" }, c: { on: { LOOP: "d" } }, d: { on: { BACK: "c" } } },
+      states: {
+        a: { on: { GO: "b", STUCK: "c" } },
+        b: { type: "final" },
+        c: { on: { LOOP: "d" } },
+        d: { on: { BACK: "c" } },
+      },
     });
     expect(statesWithoutEnding(machine)).to.deep.equal(["m.c", "m.d"]);
   });

@@ -12,7 +12,15 @@ import { toolRoundHarness } from "./harnesses/tool-round.js";
 import { runHarness } from "./harnesses/run.js";
 import { workerProcessHarness } from "./harnesses/worker-process.js";
 
-const harnesses: Harness<any>[] = [requestStreamHarness, runHarness, modelCallHarness, toolRoundHarness, pendingExecHarness, checkpointHarness, workerProcessHarness];
+const harnesses: Harness<any>[] = [
+  requestStreamHarness,
+  runHarness,
+  modelCallHarness,
+  toolRoundHarness,
+  pendingExecHarness,
+  checkpointHarness,
+  workerProcessHarness,
+];
 
 describe("lifecycle machines: paths generated from their graphs", function () {
   this.timeout(60_000);
@@ -22,10 +30,13 @@ describe("lifecycle machines: paths generated from their graphs", function () {
       expect(graph.deadEnds, "states from which no supplied event sequence reaches an ending").to.deep.equal([]);
       const visited = new Set<string>();
       let finals = 0;
-      for (const path of [...graph.shortest, ...graph.transitions, ...graph.simple]) if (executePath(h, path, visited)) finals++;
+      for (const path of [...graph.shortest, ...graph.transitions, ...graph.simple])
+        if (executePath(h, path, visited)) finals++;
       const unvisited = stateNodeIds(h.machine).filter((id) => !visited.has(id));
       expect(unvisited, "state nodes no generated path visits").to.deep.equal([]);
-      console.log(`      ${h.name}: ${graph.vertices} states, ${graph.shortest.length} shortest + ${graph.transitions.length} transition + ${graph.simple.length} simple paths, ${finals} ending in a final state`);
+      console.log(
+        `      ${h.name}: ${graph.vertices} states, ${graph.shortest.length} shortest + ${graph.transitions.length} transition + ${graph.simple.length} simple paths, ${finals} ending in a final state`,
+      );
       expect(finals).to.be.greaterThan(0);
     });
   }

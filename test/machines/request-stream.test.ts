@@ -1,7 +1,11 @@
 import { expect } from "chai";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { createActor, SimulatedClock } from "xstate";
-import { AgentClientMessageSchema, AgentServerMessageSchema, type AgentClientMessage } from "../../proto/gen/agent/v1/agent_pb.js";
+import {
+  AgentClientMessageSchema,
+  AgentServerMessageSchema,
+  type AgentClientMessage,
+} from "../../proto/gen/agent/v1/agent_pb.js";
 import { admit, requestStreamMachine } from "../../machines/request-stream.js";
 import { frames } from "../../cursor/frames.js";
 
@@ -9,9 +13,15 @@ import { frames } from "../../cursor/frames.js";
 const textDelta = (text: string) => toBinary(AgentServerMessageSchema, frames.textDelta(text));
 
 const heartbeat = (n: number): AgentClientMessage =>
-  create(AgentClientMessageSchema, { message: { case: "execClientControlMessage", value: { message: { case: "heartbeat", value: { id: n } } } } });
-const runRequest = () => create(AgentClientMessageSchema, { message: { case: "runRequest", value: { conversationId: "c" } } });
-const idOf = (m: AgentClientMessage) => (m.message.case === "execClientControlMessage" && m.message.value.message.case === "heartbeat" ? m.message.value.message.value.id : -1);
+  create(AgentClientMessageSchema, {
+    message: { case: "execClientControlMessage", value: { message: { case: "heartbeat", value: { id: n } } } },
+  });
+const runRequest = () =>
+  create(AgentClientMessageSchema, { message: { case: "runRequest", value: { conversationId: "c" } } });
+const idOf = (m: AgentClientMessage) =>
+  m.message.case === "execClientControlMessage" && m.message.value.message.case === "heartbeat"
+    ? m.message.value.message.value.id
+    : -1;
 
 describe("append_seqno admission (seed 001)", () => {
   const start = { nextSeqno: 1n, held: new Map<bigint, AgentClientMessage>() };

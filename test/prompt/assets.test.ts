@@ -4,12 +4,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  loadPromptAssets,
-  PromptAssetError,
-  toolSchemaDigest,
-  type ToolDefinition,
-} from "../../prompt/assets.js";
+import { loadPromptAssets, PromptAssetError, toolSchemaDigest, type ToolDefinition } from "../../prompt/assets.js";
 
 const PROMPT_DIR = fileURLToPath(new URL("../../prompt/", import.meta.url));
 const FACTS = JSON.parse(
@@ -32,7 +27,9 @@ function withoutDescriptions(value: unknown): unknown {
 function descriptionsIn(value: unknown, at: string): Array<[string, string]> {
   if (typeof value !== "object" || value === null) return [];
   return Object.entries(value).flatMap(([key, v]) =>
-    key === "description" && typeof v === "string" ? [[`${at}.${key}`, v] as [string, string]] : descriptionsIn(v, `${at}.${key}`),
+    key === "description" && typeof v === "string"
+      ? [[`${at}.${key}`, v] as [string, string]]
+      : descriptionsIn(v, `${at}.${key}`),
   );
 }
 
@@ -75,7 +72,14 @@ describe("prompt assets: loading the real assets", () => {
   it("teaches the Shell background contract of seed 003 §29", () => {
     const shell = assets.catalog.get("Shell")!;
     const text = [shell.description, ...descriptionsIn(shell.parameters, "Shell").map(([, d]) => d)].join("\n");
-    const needles = ["default 30000", "block_until_ms to 0", "`nohup`", "`&`", "`disown`", "set working_directory instead of"];
+    const needles = [
+      "default 30000",
+      "block_until_ms to 0",
+      "`nohup`",
+      "`&`",
+      "`disown`",
+      "set working_directory instead of",
+    ];
     for (const needle of needles) {
       expect(text, needle).to.include(needle);
     }

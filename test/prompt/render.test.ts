@@ -1,7 +1,12 @@
 import { expect } from "chai";
 import fc from "fast-check";
 import { loadPromptAssets } from "../../prompt/assets.js";
-import { formatRequestContext, renderRuntime, runtimeTemplateProblems, type RuntimeValues } from "../../prompt/render.js";
+import {
+  formatRequestContext,
+  renderRuntime,
+  runtimeTemplateProblems,
+  type RuntimeValues,
+} from "../../prompt/render.js";
 
 const template = loadPromptAssets().modes.get("agent")!.runtimeTemplate;
 const minimal: RuntimeValues = { timestamp: "2026-12-02T10:00:00Z", userQuery: "fix the build" };
@@ -46,12 +51,24 @@ describe("prompt render: renderRuntime on the agent template", () => {
   it("never leaves empty tags, blank-line runs or leading/trailing blank lines for any absent section", () => {
     const optional = fc.option(fc.constantFrom("x", "line one\nline two"), { nil: undefined });
     fc.assert(
-      fc.property(optional, optional, optional, optional, (requestContext, openFiles, selectedContext, actionContext) => {
-        const out = renderRuntime(template, { ...minimal, requestContext, openFiles, selectedContext, actionContext });
-        expect(emptyTags(out)).to.deep.equal([]);
-        expect(out).to.not.match(/\n\s*\n\s*\n/);
-        expect(out).to.not.match(/^\s|\s$/);
-      }),
+      fc.property(
+        optional,
+        optional,
+        optional,
+        optional,
+        (requestContext, openFiles, selectedContext, actionContext) => {
+          const out = renderRuntime(template, {
+            ...minimal,
+            requestContext,
+            openFiles,
+            selectedContext,
+            actionContext,
+          });
+          expect(emptyTags(out)).to.deep.equal([]);
+          expect(out).to.not.match(/\n\s*\n\s*\n/);
+          expect(out).to.not.match(/^\s|\s$/);
+        },
+      ),
     );
   });
 

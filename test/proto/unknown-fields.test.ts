@@ -6,8 +6,16 @@ import { BidiAppendRequestSchema } from "../../proto/gen/aiserver/v1/aiserver_pb
 
 describe("generated protobuf code (proto/)", () => {
   it("keeps fields it does not model through decode → encode, byte for byte", () => {
-    const known = toBinary(ConversationStateStructureSchema, create(ConversationStateStructureSchema, { readPaths: ["/a"] }));
-    const extra = new BinaryWriter().tag(999, WireType.LengthDelimited).string("from a newer client").tag(1000, WireType.Varint).uint32(7).finish();
+    const known = toBinary(
+      ConversationStateStructureSchema,
+      create(ConversationStateStructureSchema, { readPaths: ["/a"] }),
+    );
+    const extra = new BinaryWriter()
+      .tag(999, WireType.LengthDelimited)
+      .string("from a newer client")
+      .tag(1000, WireType.Varint)
+      .uint32(7)
+      .finish();
     const wire = new Uint8Array([...known, ...extra]);
     const decoded = fromBinary(ConversationStateStructureSchema, wire);
     expect(decoded.readPaths).to.deep.equal(["/a"]);
@@ -15,7 +23,9 @@ describe("generated protobuf code (proto/)", () => {
   });
 
   it("uses the client's field numbers (spot checks against the wire facts)", () => {
-    const msg = create(AgentClientMessageSchema, { message: { case: "kvClientMessage", value: { id: 3, message: { case: "setBlobResult", value: {} } } } });
+    const msg = create(AgentClientMessageSchema, {
+      message: { case: "kvClientMessage", value: { id: 3, message: { case: "setBlobResult", value: {} } } },
+    });
     // AgentClientMessage.kv_client_message = 3 (tag 0x1a), KvClientMessage.id = 1, set_blob_result = 3.
     expect(Buffer.from(toBinary(AgentClientMessageSchema, msg)).toString("hex")).to.equal("1a0408031a00");
     const append = create(BidiAppendRequestSchema, { data: "ab", requestId: { requestId: "r" }, appendSeqno: 5n });

@@ -9,20 +9,41 @@ import { drain } from "./model-events.js";
 import { startReplayServer, type ReplayServer, type ScriptedResponse } from "./replay-server.js";
 
 const KEY = "sk-ant-test-SECRET-81c3";
-const REQUEST: ModelRequest = { model: "claude-test", system: "sys", tools: [], messages: [{ role: "user", content: "hi" }] };
+const REQUEST: ModelRequest = {
+  model: "claude-test",
+  system: "sys",
+  tools: [],
+  messages: [{ role: "user", content: "hi" }],
+};
 
 type Payload = { type: string; [field: string]: unknown };
 type RawRecord = { event: string; raw: string };
 
 /** Anthropic's framing: each record names its event, and the data repeats the type. */
 const sse = (...records: Array<Payload | RawRecord>) =>
-  records.map((r) => ("raw" in r ? `event: ${r.event}\ndata: ${r.raw}\n\n` : `event: ${r.type}\ndata: ${JSON.stringify(r)}\n\n`)).join("");
+  records
+    .map((r) =>
+      "raw" in r ? `event: ${r.event}\ndata: ${r.raw}\n\n` : `event: ${r.type}\ndata: ${JSON.stringify(r)}\n\n`,
+    )
+    .join("");
 
 const messageStart = (usage: object = { input_tokens: 10, output_tokens: 1 }): Payload => ({
   type: "message_start",
-  message: { id: "msg_test", type: "message", role: "assistant", content: [], model: "claude-test", stop_reason: null, usage },
+  message: {
+    id: "msg_test",
+    type: "message",
+    role: "assistant",
+    content: [],
+    model: "claude-test",
+    stop_reason: null,
+    usage,
+  },
 });
-const blockStart = (index: number, block: object): Payload => ({ type: "content_block_start", index, content_block: block });
+const blockStart = (index: number, block: object): Payload => ({
+  type: "content_block_start",
+  index,
+  content_block: block,
+});
 const delta = (index: number, body: object): Payload => ({ type: "content_block_delta", index, delta: body });
 const blockStop = (index: number): Payload => ({ type: "content_block_stop", index });
 const messageDelta = (stopReason: string | null, usage: object = { output_tokens: 7 }): Payload => ({
@@ -63,7 +84,10 @@ describe("Anthropic adapter failures and edge cases", () => {
 
   describe("HTTP status", () => {
     it("fails an HTTP 529 with the status and Anthropic's error message, never the key", async () => {
-      const body = JSON.stringify({ type: "error", error: { type: "overloaded_error", message: `Overloaded (key ${KEY})` } });
+      const body = JSON.stringify({
+        type: "error",
+        error: { type: "overloaded_error", message: `Overloaded (key ${KEY})` },
+      });
       const { events, error } = await run({ status: 529, contentType: "application/json", body });
       expect(events).to.deep.equal([]);
       expect(error?.status).to.equal(529);
@@ -121,23 +145,38 @@ describe("Anthropic adapter failures and edge cases", () => {
     });
 
     it("fails a content block type it cannot carry instead of dropping it", async () => {
-      const { error } = await stream(messageStart(), blockStart(0, { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: {} }));
+      const { error } = await stream(
+        messageStart(),
+        blockStart(0, { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: {} }),
+      );
       expect(error?.message).to.include('unsupported content block type "server_tool_use"');
     });
 
     it("fails a delta for a block that is not open, and a delta of the wrong kind", async () => {
       const closed = await stream(messageStart(), ...textBlock(0, "x"), delta(0, { type: "text_delta", text: "late" }));
       expect(closed.error?.message).to.include("block 0, which is not open");
-      const wrong = await stream(messageStart(), blockStart(0, { type: "text", text: "" }), delta(0, { type: "input_json_delta", partial_json: "{}" }));
+      const wrong = await stream(
+        messageStart(),
+        blockStart(0, { type: "text", text: "" }),
+        delta(0, { type: "input_json_delta", partial_json: "{}" }),
+      );
       expect(wrong.error?.message).to.include("input_json_delta inside a text block");
-      const redacted = await stream(messageStart(), blockStart(0, { type: "redacted_thinking", data: "opaque" }), delta(0, { type: "thinking_delta", thinking: "x" }));
+      const redacted = await stream(
+        messageStart(),
+        blockStart(0, { type: "redacted_thinking", data: "opaque" }),
+        delta(0, { type: "thinking_delta", thinking: "x" }),
+      );
       expect(redacted.error?.message).to.include("thinking_delta inside a redacted_thinking block");
     });
   });
 
   describe("end of stream", () => {
     it("fails a bare EOF mid-text after yielding what arrived", async () => {
-      const { events, error } = await stream(messageStart(), blockStart(0, { type: "text", text: "" }), delta(0, { type: "text_delta", text: "Hel" }));
+      const { events, error } = await stream(
+        messageStart(),
+        blockStart(0, { type: "text", text: "" }),
+        delta(0, { type: "text_delta", text: "Hel" }),
+      );
       expect(types(events)).to.deep.equal(["start", "text_start", "text_delta"]);
       expect(error?.message).to.include("without message_stop").and.include("open text block 0");
     });
@@ -156,7 +195,10 @@ describe("Anthropic adapter failures and edge cases", () => {
     });
 
     it("stops reading at message_stop even if the server keeps the connection open", async () => {
-      const { events, error } = await run({ body: sse(messageStart(), ...textBlock(0, "ok"), messageDelta("end_turn"), messageStop), then: "hang" });
+      const { events, error } = await run({
+        body: sse(messageStart(), ...textBlock(0, "ok"), messageDelta("end_turn"), messageStop),
+        then: "hang",
+      });
       expect(error).to.equal(undefined);
       expect(events.at(-1)).to.deep.equal({ type: "done", reason: "stop" });
     });
@@ -164,7 +206,12 @@ describe("Anthropic adapter failures and edge cases", () => {
 
   describe("stop reasons", () => {
     it("fails max_tokens as a ProviderError after reporting the usage it spent, never a done", async () => {
-      const { events, error } = await stream(messageStart(), ...textBlock(0, "trunc"), messageDelta("max_tokens", { output_tokens: 4096 }), messageStop);
+      const { events, error } = await stream(
+        messageStart(),
+        ...textBlock(0, "trunc"),
+        messageDelta("max_tokens", { output_tokens: 4096 }),
+        messageStop,
+      );
       expect(types(events)).to.deep.equal(["start", "text_start", "text_delta", "text_end", "usage"]);
       expect(error?.reason).to.equal("error");
       expect(error?.message).to.include("max_tokens");
@@ -181,7 +228,12 @@ describe("Anthropic adapter failures and edge cases", () => {
     it("fails tool_use without a tool_use block, and end_turn after tool_use blocks", async () => {
       const noCalls = await stream(messageStart(), ...textBlock(0, "x"), messageDelta("tool_use"), messageStop);
       expect(noCalls.error?.message).to.include("no tool_use block");
-      const endTurn = await stream(messageStart(), ...toolBlock(0, "toolu_1", "{}"), messageDelta("end_turn"), messageStop);
+      const endTurn = await stream(
+        messageStart(),
+        ...toolBlock(0, "toolu_1", "{}"),
+        messageDelta("end_turn"),
+        messageStop,
+      );
       expect(endTurn.error?.message).to.include('"end_turn" after 1 tool_use block');
     });
   });
@@ -218,15 +270,29 @@ describe("Anthropic adapter failures and edge cases", () => {
     it("fails a tool_use block without an id or name, and a block started while another is open", async () => {
       const noId = await stream(messageStart(), blockStart(0, { type: "tool_use", id: "", name: "Read", input: {} }));
       expect(noId.error?.message).to.include("malformed tool_use block");
-      const overlap = await stream(messageStart(), blockStart(0, { type: "text", text: "" }), blockStart(1, { type: "text", text: "" }));
+      const overlap = await stream(
+        messageStart(),
+        blockStart(0, { type: "text", text: "" }),
+        blockStart(1, { type: "text", text: "" }),
+      );
       expect(overlap.error?.message).to.include("while block 0 is open");
     });
   });
 
   describe("usage", () => {
     it("folds message_start and message_delta into one usage, with cache reads and writes in the prompt total", async () => {
-      const start = { input_tokens: 50, cache_read_input_tokens: 1000, cache_creation_input_tokens: 200, output_tokens: 1 };
-      const { events, error } = await stream(messageStart(start), ...textBlock(0, "x"), messageDelta("end_turn", { output_tokens: 20 }), messageStop);
+      const start = {
+        input_tokens: 50,
+        cache_read_input_tokens: 1000,
+        cache_creation_input_tokens: 200,
+        output_tokens: 1,
+      };
+      const { events, error } = await stream(
+        messageStart(start),
+        ...textBlock(0, "x"),
+        messageDelta("end_turn", { output_tokens: 20 }),
+        messageStop,
+      );
       expect(error).to.equal(undefined);
       expect(events.filter((e) => e.type === "usage")).to.deep.equal([
         { type: "usage", usage: { inputTokens: 1250, outputTokens: 20, cacheReadTokens: 1000, cacheWriteTokens: 200 } },
@@ -236,12 +302,25 @@ describe("Anthropic adapter failures and edge cases", () => {
     it("takes message_delta's cumulative counts over message_start's", async () => {
       const start = { input_tokens: 50, cache_read_input_tokens: 0, output_tokens: 1 };
       const final = { input_tokens: 60, cache_read_input_tokens: 5, output_tokens: 30 };
-      const { events } = await stream(messageStart(start), ...textBlock(0, "x"), messageDelta("end_turn", final), messageStop);
-      expect(events.find((e) => e.type === "usage")).to.deep.equal({ type: "usage", usage: { inputTokens: 65, outputTokens: 30, cacheReadTokens: 5 } });
+      const { events } = await stream(
+        messageStart(start),
+        ...textBlock(0, "x"),
+        messageDelta("end_turn", final),
+        messageStop,
+      );
+      expect(events.find((e) => e.type === "usage")).to.deep.equal({
+        type: "usage",
+        usage: { inputTokens: 65, outputTokens: 30, cacheReadTokens: 5 },
+      });
     });
 
     it("ends without a usage event when the stream reported none", async () => {
-      const { events, error } = await stream(messageStart({}), ...textBlock(0, "x"), messageDelta("end_turn", {}), messageStop);
+      const { events, error } = await stream(
+        messageStart({}),
+        ...textBlock(0, "x"),
+        messageDelta("end_turn", {}),
+        messageStop,
+      );
       expect(error).to.equal(undefined);
       expect(types(events)).to.deep.equal(["start", "text_start", "text_delta", "text_end", "done"]);
     });
@@ -261,7 +340,14 @@ describe("Anthropic adapter failures and edge cases", () => {
 
     it("aborts while reading the body", async () => {
       const controller = new AbortController();
-      script = { body: sse(messageStart(), blockStart(0, { type: "thinking", thinking: "", signature: "" }), delta(0, { type: "thinking_delta", thinking: "hmm" })), then: "hang" };
+      script = {
+        body: sse(
+          messageStart(),
+          blockStart(0, { type: "thinking", thinking: "", signature: "" }),
+          delta(0, { type: "thinking_delta", thinking: "hmm" }),
+        ),
+        then: "hang",
+      };
       const events: ModelEvent[] = [];
       let caught: unknown;
       try {

@@ -10,7 +10,12 @@ import type { ModelEvent, ModelRequest } from "../../providers/types.js";
 import { drain, fold, summarize, type FoldedEvent, foldedText } from "./model-events.js";
 import { FIXTURES_DIR, readFixture, startReplayServer, type ReplayServer } from "./replay-server.js";
 
-const REQUEST: ModelRequest = { model: "recorded", system: "You are terse.", tools: [], messages: [{ role: "user", content: "hi" }] };
+const REQUEST: ModelRequest = {
+  model: "recorded",
+  system: "You are terse.",
+  tools: [],
+  messages: [{ role: "user", content: "hi" }],
+};
 const KEY = "sk-ant-fixture-key";
 
 const text = foldedText;
@@ -20,7 +25,9 @@ function digestReplay(events: FoldedEvent[]): FoldedEvent[] {
   return events.map((event) => {
     if (event.type !== "done" || event.replay?.provider !== "anthropic") return event;
     const blocks = event.replay.blocks.map((block) =>
-      Object.fromEntries(Object.entries(block).map(([key, value]) => [key, typeof value === "string" ? summarize(value) : value])),
+      Object.fromEntries(
+        Object.entries(block).map(([key, value]) => [key, typeof value === "string" ? summarize(value) : value]),
+      ),
     );
     return { ...event, replay: { provider: "anthropic", blocks } };
   });
@@ -35,7 +42,10 @@ const EXPECTED: Record<string, FoldedEvent[]> = {
   ],
   "stop-sequence.sse": [
     { type: "start" },
-    ...text(4, '\ndef pelican():\n    return "A large waterbird with a long bill and a throat pouch for catching fish."\n'),
+    ...text(
+      4,
+      '\ndef pelican():\n    return "A large waterbird with a long bill and a throat pouch for catching fish."\n',
+    ),
     { type: "usage", usage: { inputTokens: 16, outputTokens: 28, cacheReadTokens: 0, cacheWriteTokens: 0 } },
     { type: "done", reason: "stop" },
   ],
@@ -43,7 +53,11 @@ const EXPECTED: Record<string, FoldedEvent[]> = {
     { type: "start" },
     { type: "thinking_start" },
     // 14 thinking_delta records, one of them empty.
-    { type: "thinking_delta", parts: 13, text: "sha256:18c2c6e0236da2b1a3064d5b63229aaafd9d7f0ada42d6737020cb2837ee1380:202" },
+    {
+      type: "thinking_delta",
+      parts: 13,
+      text: "sha256:18c2c6e0236da2b1a3064d5b63229aaafd9d7f0ada42d6737020cb2837ee1380:202",
+    },
     { type: "thinking_end" },
     ...text(95, "sha256:1b0c432c3a48cc2829d6ff2b6e2c0f62881416d4583337d6f8a8a9a48ad73dfc:1021"),
     { type: "usage", usage: { inputTokens: 43, outputTokens: 282, cacheReadTokens: 0, cacheWriteTokens: 0 } },
@@ -73,8 +87,14 @@ const EXPECTED: Record<string, FoldedEvent[]> = {
       replay: {
         provider: "anthropic",
         blocks: [
-          { type: "redacted_thinking", data: "sha256:a5fcad0dab0d01897ed4a37854e87cd2c8a8dda62f9f9244faaa5292f78d1d25:744" },
-          { type: "redacted_thinking", data: "sha256:f2ba85446010cd8c5930879e6b5216ddbeac2a82f325157d39eb4ef5ba886027:296" },
+          {
+            type: "redacted_thinking",
+            data: "sha256:a5fcad0dab0d01897ed4a37854e87cd2c8a8dda62f9f9244faaa5292f78d1d25:744",
+          },
+          {
+            type: "redacted_thinking",
+            data: "sha256:f2ba85446010cd8c5930879e6b5216ddbeac2a82f325157d39eb4ef5ba886027:296",
+          },
         ],
       },
     },
@@ -85,7 +105,13 @@ const EXPECTED: Record<string, FoldedEvent[]> = {
     { type: "toolcall_start", index: 0, id: "toolu_016tMRxcvkC82nkYxLpk2cHm", name: "get_weather" },
     // The first input_json_delta is "": four fragments carry the input.
     { type: "toolcall_delta", index: 0, parts: 4, text: '{"location": "Madrid, Spain"}' },
-    { type: "toolcall_end", index: 0, id: "toolu_016tMRxcvkC82nkYxLpk2cHm", name: "get_weather", argumentsJson: '{"location": "Madrid, Spain"}' },
+    {
+      type: "toolcall_end",
+      index: 0,
+      id: "toolu_016tMRxcvkC82nkYxLpk2cHm",
+      name: "get_weather",
+      argumentsJson: '{"location": "Madrid, Spain"}',
+    },
     // The 2024 API reported input only in message_start and output only in message_delta.
     { type: "usage", usage: { inputTokens: 610, outputTokens: 131 } },
     { type: "done", reason: "toolUse" },
@@ -93,9 +119,21 @@ const EXPECTED: Record<string, FoldedEvent[]> = {
   "two-tool-use-empty-input.sse": [
     { type: "start" },
     { type: "toolcall_start", index: 0, id: "toolu_01LtHJmixrs9NcWQkK8hu8hj", name: "pelican_name_generator" },
-    { type: "toolcall_end", index: 0, id: "toolu_01LtHJmixrs9NcWQkK8hu8hj", name: "pelican_name_generator", argumentsJson: "{}" },
+    {
+      type: "toolcall_end",
+      index: 0,
+      id: "toolu_01LtHJmixrs9NcWQkK8hu8hj",
+      name: "pelican_name_generator",
+      argumentsJson: "{}",
+    },
     { type: "toolcall_start", index: 1, id: "toolu_01N8a4jWyf116qKTMqKKmjyt", name: "pelican_name_generator" },
-    { type: "toolcall_end", index: 1, id: "toolu_01N8a4jWyf116qKTMqKKmjyt", name: "pelican_name_generator", argumentsJson: "{}" },
+    {
+      type: "toolcall_end",
+      index: 1,
+      id: "toolu_01N8a4jWyf116qKTMqKKmjyt",
+      name: "pelican_name_generator",
+      argumentsJson: "{}",
+    },
     { type: "usage", usage: { inputTokens: 542, outputTokens: 62, cacheReadTokens: 0, cacheWriteTokens: 0 } },
     { type: "done", reason: "toolUse" },
   ],
@@ -110,7 +148,8 @@ describe("Anthropic adapter replaying recorded streams", () => {
   });
   after(() => server.close());
 
-  const adapterFor = (baseUrl: string) => createAnthropicAdapter({ kind: "anthropic", baseUrl: baseUrl.replace(/\/v1$/, ""), apiKey: KEY });
+  const adapterFor = (baseUrl: string) =>
+    createAnthropicAdapter({ kind: "anthropic", baseUrl: baseUrl.replace(/\/v1$/, ""), apiKey: KEY });
 
   it("has an expectation for every recorded Anthropic fixture", () => {
     const recorded = readdirSync(join(FIXTURES_DIR, "anthropic")).filter((name) => name.endsWith(".sse"));

@@ -3,7 +3,12 @@
 // tool_use, results as strings in one user message, replay blocks first and unmodified, request N+1 extending
 // request N, and a history from another endpoint still giving a valid request.
 import { expect } from "chai";
-import { createAnthropicAdapter, projectAnthropicRequest, type AnthropicMessage, type AnthropicRequest } from "../../providers/anthropic.js";
+import {
+  createAnthropicAdapter,
+  projectAnthropicRequest,
+  type AnthropicMessage,
+  type AnthropicRequest,
+} from "../../providers/anthropic.js";
 import { projectHistory, type CanonicalMessage } from "../../providers/messages.js";
 import type { ModelRequest, ReasoningEffort, ReplayState } from "../../providers/types.js";
 import { drain } from "./model-events.js";
@@ -12,12 +17,23 @@ import { readFixture, startReplayServer } from "./replay-server.js";
 const SYSTEM = "You are a coding agent.";
 const READ_PARAMETERS = { type: "object", properties: { path: { type: "string" } }, required: ["path"] };
 const TOOLS = [{ name: "Read", description: "Read a file", parameters: READ_PARAMETERS }];
-const THINKING = { type: "thinking", thinking: "Both files are needed; read them in parallel.", signature: "EqQBCkYIBxgCKkBsig+/==" };
+const THINKING = {
+  type: "thinking",
+  thinking: "Both files are needed; read them in parallel.",
+  signature: "EqQBCkYIBxgCKkBsig+/==",
+};
 const REDACTED = { type: "redacted_thinking", data: "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIw" };
 const ANTHROPIC_REPLAY: ReplayState = { provider: "anthropic", blocks: [THINKING, REDACTED] };
 
 const user = (content: string): CanonicalMessage => ({ role: "user", content, origin: "runtime" });
-const result = (toolCallId: string, content: string): CanonicalMessage => ({ role: "tool", toolCallId, toolName: "Read", content, isError: false, toolRoundId: "round-1" });
+const result = (toolCallId: string, content: string): CanonicalMessage => ({
+  role: "tool",
+  toolCallId,
+  toolName: "Read",
+  content,
+  isError: false,
+  toolRoundId: "round-1",
+});
 
 /** A tool round answered out of order: call b (index 1) completed before call a (index 0). */
 function roundWith(replay: ReplayState | undefined): CanonicalMessage[] {
@@ -40,23 +56,43 @@ function roundWith(replay: ReplayState | undefined): CanonicalMessage[] {
 
 const FIRST: CanonicalMessage[] = [{ role: "system", content: SYSTEM }, user("Read a.ts and b.ts")];
 const SECOND: CanonicalMessage[] = [...FIRST, ...roundWith(ANTHROPIC_REPLAY)];
-const THIRD: CanonicalMessage[] = [...SECOND, { role: "assistant", text: "a.ts exports a; b.ts is a todo list.", toolCalls: [] }, user("thanks")];
+const THIRD: CanonicalMessage[] = [
+  ...SECOND,
+  { role: "assistant", text: "a.ts exports a; b.ts is a todo list.", toolCalls: [] },
+  user("thanks"),
+];
 
 const request = (history: CanonicalMessage[], extra: Partial<ModelRequest> = {}): AnthropicRequest =>
-  projectAnthropicRequest({ model: "claude-sonnet-4-5", system: SYSTEM, tools: TOOLS, messages: projectHistory(history), ...extra });
+  projectAnthropicRequest({
+    model: "claude-sonnet-4-5",
+    system: SYSTEM,
+    tools: TOOLS,
+    messages: projectHistory(history),
+    ...extra,
+  });
 
 type Block = Record<string, unknown>;
-const blocks = (message: AnthropicMessage | undefined): Block[] => (Array.isArray(message?.content) ? (message.content as Block[]) : []);
+const blocks = (message: AnthropicMessage | undefined): Block[] =>
+  Array.isArray(message?.content) ? (message.content as Block[]) : [];
 
 /** Every tool_use is answered in the very next user message, and every tool_result answers the turn before it. */
 function danglingProblems(messages: AnthropicMessage[]): string[] {
   const problems: string[] = [];
   messages.forEach((message, i) => {
-    const uses = blocks(message).filter((b) => b.type === "tool_use").map((b) => b.id);
-    const answered = blocks(messages[i + 1]).filter((b) => b.type === "tool_result").map((b) => b.tool_use_id);
-    if (message.role === "assistant" && [...uses].sort().join() !== [...answered].sort().join()) problems.push(`message ${i}: ${uses} answered by ${answered}`);
-    const results = blocks(message).filter((b) => b.type === "tool_result").map((b) => b.tool_use_id);
-    const asked = blocks(messages[i - 1]).filter((b) => b.type === "tool_use").map((b) => b.id);
+    const uses = blocks(message)
+      .filter((b) => b.type === "tool_use")
+      .map((b) => b.id);
+    const answered = blocks(messages[i + 1])
+      .filter((b) => b.type === "tool_result")
+      .map((b) => b.tool_use_id);
+    if (message.role === "assistant" && [...uses].sort().join() !== [...answered].sort().join())
+      problems.push(`message ${i}: ${uses} answered by ${answered}`);
+    const results = blocks(message)
+      .filter((b) => b.type === "tool_result")
+      .map((b) => b.tool_use_id);
+    const asked = blocks(messages[i - 1])
+      .filter((b) => b.type === "tool_use")
+      .map((b) => b.id);
     if (results.some((id) => !asked.includes(id))) problems.push(`message ${i}: results ${results} for calls ${asked}`);
   });
   return problems;
@@ -68,11 +104,15 @@ function expectedBlocks(sse: string): Block[] {
   for (const line of sse.split("\n")) {
     if (!line.startsWith("data: ")) continue;
     const event = JSON.parse(line.slice(6));
-    if (event.type === "content_block_start" && event.content_block.type === "redacted_thinking") out.push({ type: "redacted_thinking", data: event.content_block.data });
-    if (event.type === "content_block_start" && event.content_block.type === "thinking") out.push({ type: "thinking", thinking: "", signature: "" });
+    if (event.type === "content_block_start" && event.content_block.type === "redacted_thinking")
+      out.push({ type: "redacted_thinking", data: event.content_block.data });
+    if (event.type === "content_block_start" && event.content_block.type === "thinking")
+      out.push({ type: "thinking", thinking: "", signature: "" });
     const last = out.at(-1);
-    if (event.type === "content_block_delta" && event.delta.type === "thinking_delta") last!.thinking = `${String(last!.thinking)}${event.delta.thinking}`;
-    if (event.type === "content_block_delta" && event.delta.type === "signature_delta") last!.signature = `${String(last!.signature)}${event.delta.signature}`;
+    if (event.type === "content_block_delta" && event.delta.type === "thinking_delta")
+      last!.thinking = `${String(last!.thinking)}${event.delta.thinking}`;
+    if (event.type === "content_block_delta" && event.delta.type === "signature_delta")
+      last!.signature = `${String(last!.signature)}${event.delta.signature}`;
   }
   return out;
 }
@@ -132,7 +172,11 @@ describe("Anthropic request projection", () => {
     const assistant = request(SECOND).messages[1]!;
     expect(JSON.stringify(blocks(assistant).slice(0, 2))).to.equal(JSON.stringify([THINKING, REDACTED]));
     expect(JSON.stringify(ANTHROPIC_REPLAY)).to.equal(before);
-    expect(blocks(assistant).filter((b) => b.type === "text").map((b) => b.text)).to.deep.equal(["Reading both."]);
+    expect(
+      blocks(assistant)
+        .filter((b) => b.type === "text")
+        .map((b) => b.text),
+    ).to.deep.equal(["Reading both."]);
   });
 
   it("extends request N with request N+1: same system and tools, earlier messages byte-identical", () => {
@@ -151,7 +195,10 @@ describe("Anthropic request projection", () => {
   describe("a conversation that switches endpoint mid-way", () => {
     const foreign: ReplayState[] = [
       { provider: "openai-chat", reasoningContent: "raw chat reasoning" },
-      { provider: "openai-responses", items: [{ type: "reasoning", id: "rs_1", encrypted_content: "gAAAA", summary: [] }] },
+      {
+        provider: "openai-responses",
+        items: [{ type: "reasoning", id: "rs_1", encrypted_content: "gAAAA", summary: [] }],
+      },
     ];
 
     for (const replay of foreign) {
@@ -167,13 +214,19 @@ describe("Anthropic request projection", () => {
         const inLoop = request([...FIRST, ...roundWith(replay)], { reasoningEffort: "high" });
         expect(inLoop).not.to.have.property("thinking");
         expect(inLoop.max_tokens).to.equal(8192);
-        const nextTurn = request([...FIRST, ...roundWith(replay), { role: "assistant", text: "done", toolCalls: [] }, user("more")], { reasoningEffort: "high" });
+        const nextTurn = request(
+          [...FIRST, ...roundWith(replay), { role: "assistant", text: "done", toolCalls: [] }, user("more")],
+          { reasoningEffort: "high" },
+        );
         expect(nextTurn.thinking).to.deep.equal({ type: "enabled", budget_tokens: 16384 });
       });
     }
 
     it("keeps thinking on inside a tool loop whose turn starts with its own thinking block", () => {
-      expect(request(SECOND, { reasoningEffort: "medium" }).thinking).to.deep.equal({ type: "enabled", budget_tokens: 8192 });
+      expect(request(SECOND, { reasoningEffort: "medium" }).thinking).to.deep.equal({
+        type: "enabled",
+        budget_tokens: 8192,
+      });
     });
   });
 
@@ -190,7 +243,9 @@ describe("Anthropic request projection", () => {
     for (const [effort, budget] of cases) {
       it(`maps effort ${effort ?? "(unset)"} to ${budget === undefined ? "no thinking" : `a ${budget}-token budget on top of the answer allowance`}`, () => {
         const body = request(FIRST, { maxOutputTokens: 4000, ...(effort ? { reasoningEffort: effort } : {}) });
-        expect(body.thinking).to.deep.equal(budget === undefined ? undefined : { type: "enabled", budget_tokens: budget });
+        expect(body.thinking).to.deep.equal(
+          budget === undefined ? undefined : { type: "enabled", budget_tokens: budget },
+        );
         expect(body.max_tokens).to.equal(4000 + (budget ?? 0));
       });
     }
@@ -201,9 +256,21 @@ describe("Anthropic request projection", () => {
       model: "m",
       system: "",
       tools: [],
-      messages: [{ role: "user", content: "u" }, { role: "assistant", text: "", toolCalls: [] }, { role: "user", content: "again" }],
+      messages: [
+        { role: "user", content: "u" },
+        { role: "assistant", text: "", toolCalls: [] },
+        { role: "user", content: "again" },
+      ],
     });
-    expect(body).to.deep.equal({ model: "m", max_tokens: 8192, messages: [{ role: "user", content: "u" }, { role: "user", content: "again" }], stream: true });
+    expect(body).to.deep.equal({
+      model: "m",
+      max_tokens: 8192,
+      messages: [
+        { role: "user", content: "u" },
+        { role: "user", content: "again" },
+      ],
+      stream: true,
+    });
   });
 
   it("round-trips the recorded thinking and redacted_thinking blocks into the next request exactly as streamed", async () => {
@@ -211,13 +278,26 @@ describe("Anthropic request projection", () => {
       const recorded = readFixture(`anthropic/${name}`).toString("utf8");
       const server = await startReplayServer(() => ({ body: recorded }));
       try {
-        const adapter = createAnthropicAdapter({ kind: "anthropic", baseUrl: server.baseUrl.replace(/\/v1$/, ""), apiKey: "k" });
-        const { events, error } = await drain(adapter, { model: "m", system: "s", tools: [], messages: [{ role: "user", content: "hi" }] });
+        const adapter = createAnthropicAdapter({
+          kind: "anthropic",
+          baseUrl: server.baseUrl.replace(/\/v1$/, ""),
+          apiKey: "k",
+        });
+        const { events, error } = await drain(adapter, {
+          model: "m",
+          system: "s",
+          tools: [],
+          messages: [{ role: "user", content: "hi" }],
+        });
         expect(error, name).to.equal(undefined);
         const done = events.at(-1);
         const replay = done?.type === "done" ? done.replay : undefined;
         const text = events.flatMap((e) => (e.type === "text_delta" ? [e.delta] : [])).join("");
-        const next = request([...FIRST, { role: "assistant", text, ...(replay ? { replay } : {}), toolCalls: [] }, user("more")]);
+        const next = request([
+          ...FIRST,
+          { role: "assistant", text, ...(replay ? { replay } : {}), toolCalls: [] },
+          user("more"),
+        ]);
         const sent = blocks(next.messages[1]);
         // The blocks as the recording streamed them, rebuilt here from its raw records.
         const expected = expectedBlocks(recorded);
@@ -242,8 +322,17 @@ describe("Anthropic request projection", () => {
       .join("");
     const server = await startReplayServer(() => ({ body: stop }));
     try {
-      const adapter = createAnthropicAdapter({ kind: "anthropic", baseUrl: `${server.baseUrl.replace(/\/v1$/, "")}/`, apiKey: "sk-ant-k" });
-      const modelRequest: ModelRequest = { model: "claude-sonnet-4-5", system: SYSTEM, tools: TOOLS, messages: projectHistory(THIRD) };
+      const adapter = createAnthropicAdapter({
+        kind: "anthropic",
+        baseUrl: `${server.baseUrl.replace(/\/v1$/, "")}/`,
+        apiKey: "sk-ant-k",
+      });
+      const modelRequest: ModelRequest = {
+        model: "claude-sonnet-4-5",
+        system: SYSTEM,
+        tools: TOOLS,
+        messages: projectHistory(THIRD),
+      };
       for (let i = 0; i < 2; i++) expect((await drain(adapter, modelRequest)).error).to.equal(undefined);
       const [first, second] = server.requests;
       expect(first!.url).to.equal("/v1/messages");

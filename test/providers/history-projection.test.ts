@@ -2,14 +2,28 @@ import { expect } from "chai";
 import { projectHistory, type CanonicalMessage } from "../../providers/messages.js";
 
 const call = (id: string, index: number) => ({ id, name: "Read", argumentsJson: `{"path":"${id}"}`, index });
-const result = (id: string): CanonicalMessage => ({ role: "tool", toolCallId: id, toolName: "Read", content: `r-${id}`, isError: false, toolRoundId: "round" });
+const result = (id: string): CanonicalMessage => ({
+  role: "tool",
+  toolCallId: id,
+  toolName: "Read",
+  content: `r-${id}`,
+  isError: false,
+  toolRoundId: "round",
+});
 
 describe("history projection (seed 003 §17.2, §26.9)", () => {
   it("drops the system root, restores provider call order and keeps results in completion order", () => {
     const history: CanonicalMessage[] = [
       { role: "system", content: "s" },
       { role: "user", content: "u", origin: "runtime" },
-      { role: "assistant", text: "t", thinking: "th", replay: { provider: "openai-chat", reasoningContent: "th" }, toolRoundId: "round", toolCalls: [call("b", 1), call("a", 0)] },
+      {
+        role: "assistant",
+        text: "t",
+        thinking: "th",
+        replay: { provider: "openai-chat", reasoningContent: "th" },
+        toolRoundId: "round",
+        toolCalls: [call("b", 1), call("a", 0)],
+      },
       result("b"),
       result("a"),
     ];
@@ -44,7 +58,10 @@ describe("history projection (seed 003 §17.2, §26.9)", () => {
   });
 
   it("is deterministic: the same history gives the same projection, and appending only extends it", () => {
-    const base: CanonicalMessage[] = [{ role: "user", content: "u", origin: "runtime" }, { role: "assistant", text: "a", toolCalls: [] }];
+    const base: CanonicalMessage[] = [
+      { role: "user", content: "u", origin: "runtime" },
+      { role: "assistant", text: "a", toolCalls: [] },
+    ];
     const longer: CanonicalMessage[] = [...base, { role: "user", content: "v", origin: "runtime" }];
     const first = JSON.stringify(projectHistory(base));
     expect(JSON.stringify(projectHistory(base))).to.equal(first);

@@ -35,7 +35,11 @@ describe("createProviderAdapter", () => {
   it("streams an anthropic endpoint through the Messages adapter", async () => {
     const server = await startReplayServer(() => ({ body: readFixture("anthropic/text.sse") }));
     try {
-      const adapter = createProviderAdapter({ kind: "anthropic", baseUrl: server.baseUrl.replace(/\/v1$/, ""), apiKey: "k" });
+      const adapter = createProviderAdapter({
+        kind: "anthropic",
+        baseUrl: server.baseUrl.replace(/\/v1$/, ""),
+        apiKey: "k",
+      });
       const { events, error } = await drain(adapter, { model: "m", system: "s", tools: [], messages: [] });
       expect(error).to.equal(undefined);
       expect(events.at(-1)).to.deep.equal({ type: "done", reason: "stop" });

@@ -65,7 +65,8 @@ function continuesRun(last: FoldedEvent, event: DeltaEvent): last is FoldedDelta
 }
 
 function digestReplay(event: Exclude<ModelEvent, DeltaEvent>): FoldedEvent {
-  if (event.type !== "done" || event.replay?.provider !== "openai-chat" || event.replay.reasoningContent === undefined) return event;
+  if (event.type !== "done" || event.replay?.provider !== "openai-chat" || event.replay.reasoningContent === undefined)
+    return event;
   return { ...event, replay: { ...event.replay, reasoningContent: digest(event.replay.reasoningContent) } };
 }
 
@@ -80,7 +81,9 @@ export function digest(text: string): string {
 
 /** SSE body from chunk payloads (objects are JSON-encoded; strings are sent as the data verbatim). */
 export function sseBody(...payloads: Array<object | string>): string {
-  return payloads.map((payload) => `data: ${typeof payload === "string" ? payload : JSON.stringify(payload)}\n\n`).join("");
+  return payloads
+    .map((payload) => `data: ${typeof payload === "string" ? payload : JSON.stringify(payload)}\n\n`)
+    .join("");
 }
 
 /** One Chat Completions chunk with a single choice. */
@@ -90,7 +93,11 @@ export function chatChunk(delta: object, finishReason: string | null = null, ext
 }
 
 export function usageChunk(promptTokens: number, completionTokens: number): object {
-  const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+  const usage = {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+  };
   return { id: "chatcmpl-test", object: "chat.completion.chunk", choices: [], usage };
 }
 

@@ -7,7 +7,12 @@ import { chatChunk, drain, sseBody, usageChunk } from "./model-events.js";
 import { startReplayServer, type ReplayServer, type ScriptedResponse } from "./replay-server.js";
 
 const KEY = "sk-test-SECRET-4f9a";
-const REQUEST: ModelRequest = { model: "gpt-test", system: "sys", tools: [], messages: [{ role: "user", content: "hi" }] };
+const REQUEST: ModelRequest = {
+  model: "gpt-test",
+  system: "sys",
+  tools: [],
+  messages: [{ role: "user", content: "hi" }],
+};
 const DONE = "[DONE]";
 const finish = (reason: string) => chatChunk({}, reason);
 const text = (content: string) => chatChunk({ content });
@@ -76,7 +81,10 @@ describe("OpenAI Chat adapter failures and edge cases", () => {
           canceled = true;
         },
       });
-      const huge = createOpenAIChatAdapter({ kind: "openai-chat", baseUrl: "http://provider.invalid", apiKey: KEY }, async () => new Response(body, { status: 500 }));
+      const huge = createOpenAIChatAdapter(
+        { kind: "openai-chat", baseUrl: "http://provider.invalid", apiKey: KEY },
+        async () => new Response(body, { status: 500 }),
+      );
       const { error } = await drain(huge, REQUEST);
       expect(error?.status).to.equal(500);
       expect(error?.message).to.include("xxx");
@@ -179,7 +187,11 @@ describe("OpenAI Chat adapter failures and edge cases", () => {
 
   describe("tool calls", () => {
     it("fails arguments that are not valid JSON", async () => {
-      const { events, error } = await stream(toolStart(0, "call_1", "read_file", '{"path": "a.ts"'), finish("tool_calls"), DONE);
+      const { events, error } = await stream(
+        toolStart(0, "call_1", "read_file", '{"path": "a.ts"'),
+        finish("tool_calls"),
+        DONE,
+      );
       expect(types(events)).not.to.include("toolcall_end");
       expect(error?.message).to.include("call_1").and.include("not a JSON object");
     });
@@ -208,7 +220,12 @@ describe("OpenAI Chat adapter failures and edge cases", () => {
     });
 
     it("fails a tool call whose id changes mid-stream", async () => {
-      const { error } = await stream(toolStart(0, "call_1", "ls", "{"), toolStart(0, "call_2", "ls", "}"), finish("tool_calls"), DONE);
+      const { error } = await stream(
+        toolStart(0, "call_1", "ls", "{"),
+        toolStart(0, "call_2", "ls", "}"),
+        finish("tool_calls"),
+        DONE,
+      );
       expect(error?.message).to.include('changed its id from "call_1" to "call_2"');
     });
   });

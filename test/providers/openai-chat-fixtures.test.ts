@@ -42,7 +42,13 @@ const EXPECTED: Record<string, FoldedEvent[]> = {
     { type: "toolcall_start", index: 1, id: "call_b51ijcpFkDiTQG1bQzsrmtW5", name: "get_product_name" },
     { type: "toolcall_delta", index: 1, parts: 1, text: "{}" },
     { type: "toolcall_end", index: 0, id: "call_q2UyBRP7eXNTzAoR8lEhjc9Z", name: "get_country", argumentsJson: "{}" },
-    { type: "toolcall_end", index: 1, id: "call_b51ijcpFkDiTQG1bQzsrmtW5", name: "get_product_name", argumentsJson: "{}" },
+    {
+      type: "toolcall_end",
+      index: 1,
+      id: "call_b51ijcpFkDiTQG1bQzsrmtW5",
+      name: "get_product_name",
+      argumentsJson: "{}",
+    },
     { type: "usage", usage: { inputTokens: 364, outputTokens: 40, cacheReadTokens: 0, reasoningTokens: 0 } },
     { type: "done", reason: "toolUse" },
   ],
@@ -78,7 +84,11 @@ const EXPECTED: Record<string, FoldedEvent[]> = {
     ...thinking(198, "sha256:d29146ea4f40dfde7b6155babd3d948397e1b174950e603ef18518f0ff85585a:882"),
     ...text(11, "Hello there! 😊 How can I help you today?"),
     { type: "usage", usage: { inputTokens: 6, outputTokens: 212, cacheReadTokens: 0, reasoningTokens: 198 } },
-    { type: "done", reason: "stop", replay: replay("sha256:d29146ea4f40dfde7b6155babd3d948397e1b174950e603ef18518f0ff85585a:882") },
+    {
+      type: "done",
+      reason: "stop",
+      replay: replay("sha256:d29146ea4f40dfde7b6155babd3d948397e1b174950e603ef18518f0ff85585a:882"),
+    },
   ],
   "openai-compatible/groq-gpt-oss-reasoning-then-tool-call.sse": [
     { type: "start" },
@@ -108,23 +118,41 @@ const EXPECTED: Record<string, FoldedEvent[]> = {
     ...thinking(340, "sha256:822137627c2158b3af0788eabe6cb86165785a51d858d70418c4d3c06201221d:1463"),
     ...text(2, "Grok"),
     { type: "usage", usage: { inputTokens: 12, outputTokens: 2, cacheReadTokens: 11, reasoningTokens: 340 } },
-    { type: "done", reason: "stop", replay: replay("sha256:822137627c2158b3af0788eabe6cb86165785a51d858d70418c4d3c06201221d:1463") },
+    {
+      type: "done",
+      reason: "stop",
+      replay: replay("sha256:822137627c2158b3af0788eabe6cb86165785a51d858d70418c4d3c06201221d:1463"),
+    },
   ],
   "openai-compatible/xai-grok-reasoning-content-then-tool-call.sse": [
     { type: "start" },
     ...thinking(227, "sha256:7df9a5068fc57ed4c3b8a1639dc6b569a75dfcf8859c7fd2320f84e9a4d6bc6f:1069"),
     { type: "toolcall_start", index: 0, id: "call_79382389", name: "weather" },
     { type: "toolcall_delta", index: 0, parts: 1, text: '{"location":"San Francisco"}' },
-    { type: "toolcall_end", index: 0, id: "call_79382389", name: "weather", argumentsJson: '{"location":"San Francisco"}' },
+    {
+      type: "toolcall_end",
+      index: 0,
+      id: "call_79382389",
+      name: "weather",
+      argumentsJson: '{"location":"San Francisco"}',
+    },
     { type: "usage", usage: { inputTokens: 307, outputTokens: 26, cacheReadTokens: 306, reasoningTokens: 227 } },
-    { type: "done", reason: "toolUse", replay: replay("sha256:7df9a5068fc57ed4c3b8a1639dc6b569a75dfcf8859c7fd2320f84e9a4d6bc6f:1069") },
+    {
+      type: "done",
+      reason: "toolUse",
+      replay: replay("sha256:7df9a5068fc57ed4c3b8a1639dc6b569a75dfcf8859c7fd2320f84e9a4d6bc6f:1069"),
+    },
   ],
   "openai-compatible/zai-glm-reasoning-content-then-text.sse": [
     { type: "start" },
     ...thinking(90, "sha256:960317a214d06504c4bf8035707c11efe171d2d0137223fecc06993b7816892d:2173"),
     ...text(1, "4"),
     { type: "usage", usage: { inputTokens: 13, outputTokens: 564, cacheReadTokens: 0, reasoningTokens: 561 } },
-    { type: "done", reason: "stop", replay: replay("sha256:960317a214d06504c4bf8035707c11efe171d2d0137223fecc06993b7816892d:2173") },
+    {
+      type: "done",
+      reason: "stop",
+      replay: replay("sha256:960317a214d06504c4bf8035707c11efe171d2d0137223fecc06993b7816892d:2173"),
+    },
   ],
 };
 
@@ -163,7 +191,10 @@ describe("OpenAI Chat adapter replaying recorded streams", () => {
     const whole = await drain(adapter, REQUEST);
     const pieces = await startReplayServer(() => ({ body: readFixture(fixture), chunkSize: 7 }));
     try {
-      const split = await drain(createOpenAIChatAdapter({ kind: "openai-chat", baseUrl: pieces.baseUrl, apiKey: KEY }), REQUEST);
+      const split = await drain(
+        createOpenAIChatAdapter({ kind: "openai-chat", baseUrl: pieces.baseUrl, apiKey: KEY }),
+        REQUEST,
+      );
       expect(split.error).to.equal(undefined);
       expect(split.events).to.deep.equal(whole.events);
     } finally {

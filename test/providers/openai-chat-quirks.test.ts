@@ -8,7 +8,12 @@ import type { ModelEvent, ModelRequest } from "../../providers/types.js";
 import { drain, type StreamOutcome } from "./model-events.js";
 import { readFixture, startReplayServer, type ReplayServer } from "./replay-server.js";
 
-const REQUEST: ModelRequest = { model: "recorded", system: "s", tools: [], messages: [{ role: "user", content: "hi" }] };
+const REQUEST: ModelRequest = {
+  model: "recorded",
+  system: "s",
+  tools: [],
+  messages: [{ role: "user", content: "hi" }],
+};
 
 /** The JSON payloads of a recording's `data:` records, [DONE] left out. */
 function chunks(body: string): Array<Record<string, any>> {
@@ -49,12 +54,17 @@ describe("OpenAI Chat quirks from the recordings", () => {
       expect(last.choices).to.deep.equal([]);
       expect(last.usage.prompt_tokens).to.equal(16);
       const events = await succeeds(text);
-      expect(usages(events)).to.deep.equal([{ type: "usage", usage: { inputTokens: 16, outputTokens: 300, cacheReadTokens: 0, reasoningTokens: 0 } }]);
+      expect(usages(events)).to.deep.equal([
+        { type: "usage", usage: { inputTokens: 16, outputTokens: 300, cacheReadTokens: 0, reasoningTokens: 0 } },
+      ]);
       expect(events.at(-1)).to.deep.equal({ type: "done", reason: "stop" });
     });
 
     it("inside the finish chunk (DeepSeek, Z.ai)", async () => {
-      for (const name of ["openai-compatible/deepseek-reasoner-reasoning-content-then-text.sse", "openai-compatible/zai-glm-reasoning-content-then-text.sse"]) {
+      for (const name of [
+        "openai-compatible/deepseek-reasoner-reasoning-content-then-text.sse",
+        "openai-compatible/zai-glm-reasoning-content-then-text.sse",
+      ]) {
         const text = recording(name);
         const finish = chunks(text).find((c) => c.choices?.[0]?.finish_reason)!;
         expect(finish.usage, name).to.be.an("object");
@@ -71,14 +81,18 @@ describe("OpenAI Chat quirks from the recordings", () => {
       expect(last.choices[0].finish_reason).to.equal(null);
       expect(last.usage.prompt_tokens).to.equal(43);
       const events = await succeeds(text);
-      expect(usages(events)).to.deep.equal([{ type: "usage", usage: { inputTokens: 43, outputTokens: 36, cacheReadTokens: 0, reasoningTokens: 13 } }]);
+      expect(usages(events)).to.deep.equal([
+        { type: "usage", usage: { inputTokens: 43, outputTokens: 36, cacheReadTokens: 0, reasoningTokens: 13 } },
+      ]);
     });
 
     it("duplicated in one chunk, top-level and inside x_groq (Groq): one usage event", async () => {
       const text = recording("openai-compatible/groq-gpt-oss-reasoning-then-tool-call.sse");
       const finish = chunks(text).find((c) => c.choices?.[0]?.finish_reason)!;
       expect(finish.usage.prompt_tokens).to.equal(finish.x_groq.usage.prompt_tokens);
-      expect(usages(await succeeds(text))).to.deep.equal([{ type: "usage", usage: { inputTokens: 304, outputTokens: 49, reasoningTokens: 23 } }]);
+      expect(usages(await succeeds(text))).to.deep.equal([
+        { type: "usage", usage: { inputTokens: 304, outputTokens: 49, reasoningTokens: 23 } },
+      ]);
     });
 
     it("duplicated as a second identical usage chunk: one usage event (edit: the usage record sent twice)", async () => {
@@ -153,7 +167,9 @@ describe("OpenAI Chat quirks from the recordings", () => {
     it("a different second finish_reason is an error (edit: a length chunk after the stop chunk)", async () => {
       const text = recording("openai-chat/extra-empty-choices-chunk-after-usage.sse");
       const finishRecord = text.split("\n\n").find((record) => record.includes('"finish_reason":"stop"'))!;
-      const { error } = await replay(text.replace(finishRecord, `${finishRecord}\n\n${finishRecord.replace('"stop"', '"length"')}`));
+      const { error } = await replay(
+        text.replace(finishRecord, `${finishRecord}\n\n${finishRecord.replace('"stop"', '"length"')}`),
+      );
       expect(error?.message).to.include('second finish_reason "length"');
     });
   });
@@ -167,18 +183,30 @@ describe("OpenAI Chat quirks from the recordings", () => {
       expect(toolEvents(events)).to.deep.equal([
         { type: "toolcall_start", index: 1, id: "call_79382389", name: "weather" },
         { type: "toolcall_delta", index: 1, delta: '{"location":"San Francisco"}' },
-        { type: "toolcall_end", index: 1, id: "call_79382389", name: "weather", argumentsJson: '{"location":"San Francisco"}' },
+        {
+          type: "toolcall_end",
+          index: 1,
+          id: "call_79382389",
+          name: "weather",
+          argumentsJson: '{"location":"San Francisco"}',
+        },
       ]);
       expect(events.at(-1)).to.deep.include({ type: "done", reason: "toolUse" });
     });
 
     it("the whole call in one delta (xAI, Groq)", async () => {
-      for (const name of ["openai-compatible/xai-grok-reasoning-content-then-tool-call.sse", "openai-compatible/groq-gpt-oss-reasoning-then-tool-call.sse"]) {
+      for (const name of [
+        "openai-compatible/xai-grok-reasoning-content-then-tool-call.sse",
+        "openai-compatible/groq-gpt-oss-reasoning-then-tool-call.sse",
+      ]) {
         const text = recording(name);
         const toolChunks = chunks(text).filter((c) => c.choices?.[0]?.delta?.tool_calls);
         expect(toolChunks, name).to.have.length(1);
         const call = toolChunks[0]!.choices[0].delta.tool_calls[0];
-        expect([typeof call.id, typeof call.function.name, typeof JSON.parse(call.function.arguments)], name).to.deep.equal(["string", "string", "object"]);
+        expect(
+          [typeof call.id, typeof call.function.name, typeof JSON.parse(call.function.arguments)],
+          name,
+        ).to.deep.equal(["string", "string", "object"]);
         const events = await succeeds(text);
         expect(types(toolEvents(events)), name).to.deep.equal(["toolcall_start", "toolcall_delta", "toolcall_end"]);
       }
@@ -186,7 +214,9 @@ describe("OpenAI Chat quirks from the recordings", () => {
 
     it('empty arguments "" then "{}" (OpenAI parallel calls)', async () => {
       const text = recording("openai-chat/parallel-tool-calls-empty-args.sse");
-      const fragments = chunks(text).flatMap((c) => c.choices?.[0]?.delta?.tool_calls ?? []).map((t: any) => t.function.arguments);
+      const fragments = chunks(text)
+        .flatMap((c) => c.choices?.[0]?.delta?.tool_calls ?? [])
+        .map((t: any) => t.function.arguments);
       expect(fragments).to.deep.equal(["", "{}", "", "{}"]);
       const ends = toolEvents(await succeeds(text)).filter((e) => e.type === "toolcall_end");
       expect(ends.map((e) => (e.type === "toolcall_end" ? e.argumentsJson : ""))).to.deep.equal(["{}", "{}"]);
@@ -201,7 +231,8 @@ describe("OpenAI Chat quirks from the recordings", () => {
   });
 
   describe("reasoning", () => {
-    const thinkingText = (events: ModelEvent[]) => events.flatMap((e) => (e.type === "thinking_delta" ? [e.delta] : [])).join("");
+    const thinkingText = (events: ModelEvent[]) =>
+      events.flatMap((e) => (e.type === "thinking_delta" ? [e.delta] : [])).join("");
 
     it("as reasoning_content (DeepSeek, xAI, Z.ai): shown and kept for replay", async () => {
       for (const name of [
@@ -209,10 +240,14 @@ describe("OpenAI Chat quirks from the recordings", () => {
         "openai-compatible/xai-grok-reasoning-content-then-text.sse",
         "openai-compatible/zai-glm-reasoning-content-then-text.sse",
       ]) {
-        const recorded = chunks(recording(name)).map((c) => c.choices?.[0]?.delta?.reasoning_content ?? "").join("");
+        const recorded = chunks(recording(name))
+          .map((c) => c.choices?.[0]?.delta?.reasoning_content ?? "")
+          .join("");
         const events = await succeeds(recording(name));
         expect(thinkingText(events), name).to.equal(recorded);
-        expect(events.at(-1), name).to.deep.include({ replay: { provider: "openai-chat", reasoningContent: recorded } });
+        expect(events.at(-1), name).to.deep.include({
+          replay: { provider: "openai-chat", reasoningContent: recorded },
+        });
       }
     });
 

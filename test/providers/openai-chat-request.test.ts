@@ -111,7 +111,12 @@ describe("OpenAI Chat request projection", () => {
   it("speaks to an Azure OpenAI deployment with the api-key header and the api-version query", async () => {
     script = { body: STOP };
     const baseUrl = `${server.baseUrl.replace(/\/v1$/, "")}/openai/deployments/gpt-4o-prod`;
-    const adapter = createOpenAIChatAdapter({ kind: "openai-chat", baseUrl, apiKey: KEY, azureApiVersion: "2024-10-21" });
+    const adapter = createOpenAIChatAdapter({
+      kind: "openai-chat",
+      baseUrl,
+      apiKey: KEY,
+      azureApiVersion: "2024-10-21",
+    });
     expect((await drain(adapter, conversation())).error).to.equal(undefined);
     const recorded = server.requests.at(-1)!;
     expect(recorded.url).to.equal("/openai/deployments/gpt-4o-prod/chat/completions?api-version=2024-10-21");
@@ -120,7 +125,12 @@ describe("OpenAI Chat request projection", () => {
   });
 
   it("sends reasoning_effort only when the request carries an effort", () => {
-    const request: ModelRequest = { model: "gpt-5", system: "s", tools: [], messages: [{ role: "user", content: "u" }] };
+    const request: ModelRequest = {
+      model: "gpt-5",
+      system: "s",
+      tools: [],
+      messages: [{ role: "user", content: "u" }],
+    };
     expect(projectChatRequest({ ...request, reasoningEffort: "high" })).to.have.property("reasoning_effort", "high");
     expect(projectChatRequest(request)).not.to.have.property("reasoning_effort");
   });
@@ -129,7 +139,10 @@ describe("OpenAI Chat request projection", () => {
     const body = projectChatRequest({ model: "m", system: "s", tools: [], messages: [{ role: "user", content: "u" }] });
     expect(body).to.deep.equal({
       model: "m",
-      messages: [{ role: "system", content: "s" }, { role: "user", content: "u" }],
+      messages: [
+        { role: "system", content: "s" },
+        { role: "user", content: "u" },
+      ],
       stream: true,
       stream_options: { include_usage: true },
     });
@@ -158,18 +171,17 @@ describe("OpenAI Chat request projection", () => {
     const messages: ModelMessage[] = [
       assistant("a", { provider: "openai-chat", reasoningContent: "kept" }),
       assistant("b", undefined, "displayable thinking is never replayed"),
-      assistant("c", { provider: "anthropic", blocks: [{ type: "thinking", thinking: "other endpoint", signature: "sig" }] }),
+      assistant("c", {
+        provider: "anthropic",
+        blocks: [{ type: "thinking", thinking: "other endpoint", signature: "sig" }],
+      }),
       assistant("d", { provider: "openai-chat", reasoningContent: "" }),
       assistant("e", { provider: "openai-chat" }),
     ];
     const projected = projectChatRequest({ model: "m", system: "s", tools: [], messages }).messages.slice(1);
-    expect(projected.map((message) => ("reasoning_content" in message ? message.reasoning_content : undefined))).to.deep.equal([
-      "kept",
-      undefined,
-      undefined,
-      undefined,
-      undefined,
-    ]);
+    expect(
+      projected.map((message) => ("reasoning_content" in message ? message.reasoning_content : undefined)),
+    ).to.deep.equal(["kept", undefined, undefined, undefined, undefined]);
   });
 
   it("round-trips DeepSeek reasoning_content from a recorded stream into the next request unchanged", async () => {

@@ -8,22 +8,50 @@ import { drain } from "./model-events.js";
 import { startReplayServer, type ReplayServer, type ScriptedResponse } from "./replay-server.js";
 
 const KEY = "sk-test-SECRET-77e1";
-const REQUEST: ModelRequest = { model: "gpt-test", system: "sys", tools: [], messages: [{ role: "user", content: "hi" }] };
+const REQUEST: ModelRequest = {
+  model: "gpt-test",
+  system: "sys",
+  tools: [],
+  messages: [{ role: "user", content: "hi" }],
+};
 
 /** One SSE record the way the Responses API frames it: `event: <type>` then the JSON payload. */
-const record = (type: string, fields: object = {}) => `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
+const record = (type: string, fields: object = {}) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
 const created = record("response.created", { response: { id: "resp_1", status: "in_progress", output: [] } });
-const usage = { input_tokens: 11, output_tokens: 7, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 3 } };
+const usage = {
+  input_tokens: 11,
+  output_tokens: 7,
+  input_tokens_details: { cached_tokens: 0 },
+  output_tokens_details: { reasoning_tokens: 3 },
+};
 const terminal = (type: string, response: object) => record(type, { response: { id: "resp_1", usage, ...response } });
 const completed = terminal("response.completed", { status: "completed" });
 
 const added = (output_index: number, item: object) => record("response.output_item.added", { output_index, item });
 const finished = (output_index: number, item: object) => record("response.output_item.done", { output_index, item });
-const textDelta = (output_index: number, delta: string) => record("response.output_text.delta", { output_index, item_id: "msg_1", content_index: 0, delta });
-const argsDelta = (output_index: number, delta: string) => record("response.function_call_arguments.delta", { output_index, item_id: "fc_1", delta });
+const textDelta = (output_index: number, delta: string) =>
+  record("response.output_text.delta", { output_index, item_id: "msg_1", content_index: 0, delta });
+const argsDelta = (output_index: number, delta: string) =>
+  record("response.function_call_arguments.delta", { output_index, item_id: "fc_1", delta });
 
-const message = (text: string, extra: object = {}) => ({ id: "msg_1", type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text, annotations: [] }], ...extra });
-const functionCall = (args: string, extra: object = {}) => ({ id: "fc_1", type: "function_call", call_id: "call_1", name: "Read", arguments: args, status: "completed", ...extra });
+const message = (text: string, extra: object = {}) => ({
+  id: "msg_1",
+  type: "message",
+  role: "assistant",
+  status: "completed",
+  content: [{ type: "output_text", text, annotations: [] }],
+  ...extra,
+});
+const functionCall = (args: string, extra: object = {}) => ({
+  id: "fc_1",
+  type: "function_call",
+  call_id: "call_1",
+  name: "Read",
+  arguments: args,
+  status: "completed",
+  ...extra,
+});
 
 describe("OpenAI Responses adapter failures and edge cases", () => {
   let server: ReplayServer;
@@ -53,35 +81,51 @@ describe("OpenAI Responses adapter failures and edge cases", () => {
     });
 
     it("fails a 401 without repeating the key, even when the provider echoes it", async () => {
-      const body = JSON.stringify({ error: { message: `Incorrect API key provided: ${KEY}.`, code: "invalid_api_key" } });
+      const body = JSON.stringify({
+        error: { message: `Incorrect API key provided: ${KEY}.`, code: "invalid_api_key" },
+      });
       const { error } = await run({ status: 401, contentType: "application/json", body });
       expect(error?.status).to.equal(401);
       expect(error?.message).to.include("Incorrect API key provided").and.not.include(KEY);
     });
 
     it("fails a 200 that answers JSON instead of an event stream", async () => {
-      const { error } = await run({ contentType: "application/json", body: JSON.stringify({ error: { message: "nope" } }) });
+      const { error } = await run({
+        contentType: "application/json",
+        body: JSON.stringify({ error: { message: "nope" } }),
+      });
       expect(error?.message).to.include("expected text/event-stream").and.include("nope");
     });
   });
 
   describe("in-band failures", () => {
     it("fails at an `error` event carrying its code at the top level (older streams)", async () => {
-      const { events, error } = await stream(record("error", { code: "server_error", message: "Something broke", param: null }));
+      const { events, error } = await stream(
+        record("error", { code: "server_error", message: "Something broke", param: null }),
+      );
       expect(events).to.deep.equal([]);
       expect(error?.message).to.equal("responses stream reported an error: Something broke (server_error)");
     });
 
     it("fails a response.failed with its error, after reporting the usage it spent", async () => {
-      const failed = terminal("response.failed", { status: "failed", error: { code: "server_error", message: "The model failed." } });
+      const failed = terminal("response.failed", {
+        status: "failed",
+        error: { code: "server_error", message: "The model failed." },
+      });
       const { events, error } = await stream(created, added(0, message("")), textDelta(0, "Par"), failed);
       expect(types(events)).to.deep.equal(["start", "text_start", "text_delta", "usage"]);
-      expect(events.at(-1)).to.deep.equal({ type: "usage", usage: { inputTokens: 11, outputTokens: 7, cacheReadTokens: 0, reasoningTokens: 3 } });
+      expect(events.at(-1)).to.deep.equal({
+        type: "usage",
+        usage: { inputTokens: 11, outputTokens: 7, cacheReadTokens: 0, reasoningTokens: 3 },
+      });
       expect(error?.message).to.equal("response failed: The model failed. (server_error)");
     });
 
     it("fails a response.incomplete (output limit) instead of finishing", async () => {
-      const incomplete = terminal("response.incomplete", { status: "incomplete", incomplete_details: { reason: "max_output_tokens" } });
+      const incomplete = terminal("response.incomplete", {
+        status: "incomplete",
+        incomplete_details: { reason: "max_output_tokens" },
+      });
       const { events, error } = await stream(created, added(0, message("")), textDelta(0, "Par"), incomplete);
       expect(types(events)).to.not.include("done");
       expect(error?.message).to.equal("response incomplete (max_output_tokens)");
@@ -104,7 +148,9 @@ describe("OpenAI Responses adapter failures and edge cases", () => {
     it("fails an EOF in the middle of a function call and names the unfinished item", async () => {
       const { events, error } = await stream(created, added(0, functionCall("")), argsDelta(0, '{"pa'));
       expect(types(events)).to.deep.equal(["start", "toolcall_start", "toolcall_delta"]);
-      expect(error?.message).to.equal("responses stream ended without response.completed with 1 unfinished output item(s)");
+      expect(error?.message).to.equal(
+        "responses stream ended without response.completed with 1 unfinished output item(s)",
+      );
     });
 
     it("fails a socket cut before response.completed", async () => {
@@ -142,7 +188,9 @@ describe("OpenAI Responses adapter failures and edge cases", () => {
       const orphan = await stream(created, textDelta(3, "x"));
       expect(orphan.error?.message).to.equal("responses stream sent a text delta for output 3, which is not open");
       const wrongKind = await stream(created, added(0, functionCall("")), textDelta(0, "x"));
-      expect(wrongKind.error?.message).to.equal("responses stream sent a text delta for output 0, a function_call item");
+      expect(wrongKind.error?.message).to.equal(
+        "responses stream sent a text delta for output 0, a function_call item",
+      );
     });
 
     it("fails a function call without a call_id", async () => {
@@ -151,15 +199,37 @@ describe("OpenAI Responses adapter failures and edge cases", () => {
     });
 
     it("fails a finished call whose arguments contradict its deltas, or are not a JSON object", async () => {
-      const contradicting = await stream(created, added(0, functionCall("")), argsDelta(0, '{"path":"a"}'), finished(0, functionCall('{"path":"b"}')), completed);
-      expect(contradicting.error?.message).to.equal("function call call_1 (Read) finished with content that differs from its streamed deltas");
-      const notObject = await stream(created, added(0, functionCall("")), argsDelta(0, "[1]"), finished(0, functionCall("[1]")), completed);
+      const contradicting = await stream(
+        created,
+        added(0, functionCall("")),
+        argsDelta(0, '{"path":"a"}'),
+        finished(0, functionCall('{"path":"b"}')),
+        completed,
+      );
+      expect(contradicting.error?.message).to.equal(
+        "function call call_1 (Read) finished with content that differs from its streamed deltas",
+      );
+      const notObject = await stream(
+        created,
+        added(0, functionCall("")),
+        argsDelta(0, "[1]"),
+        finished(0, functionCall("[1]")),
+        completed,
+      );
       expect(notObject.error?.message).to.equal("function call call_1 (Read) arguments are not a JSON object: [1]");
     });
 
     it("fails a finished message whose text contradicts its deltas", async () => {
-      const { error } = await stream(created, added(0, message("")), textDelta(0, "Paris"), finished(0, message("Rome")), completed);
-      expect(error?.message).to.equal("message at output 0 finished with content that differs from its streamed deltas");
+      const { error } = await stream(
+        created,
+        added(0, message("")),
+        textDelta(0, "Paris"),
+        finished(0, message("Rome")),
+        completed,
+      );
+      expect(error?.message).to.equal(
+        "message at output 0 finished with content that differs from its streamed deltas",
+      );
     });
 
     it("fails a non-JSON data record", async () => {
@@ -193,7 +263,15 @@ describe("OpenAI Responses adapter failures and edge cases", () => {
 
     it("shows message text that only the finished item carries (a server that streams no deltas)", async () => {
       const refusal = { ...message(""), content: [{ type: "refusal", refusal: "I can't help with that." }] };
-      const { events, error } = await stream(created, added(0, message("")), textDelta(0, "Par"), finished(0, message("Paris.")), added(1, message("")), finished(1, refusal), completed);
+      const { events, error } = await stream(
+        created,
+        added(0, message("")),
+        textDelta(0, "Par"),
+        finished(0, message("Paris.")),
+        added(1, message("")),
+        finished(1, refusal),
+        completed,
+      );
       expect(error).to.equal(undefined);
       expect(events.slice(0, 8)).to.deep.equal([
         { type: "start" },
@@ -241,7 +319,11 @@ describe("OpenAI Responses adapter failures and edge cases", () => {
         return { neverRespond: true };
       });
       try {
-        const silentAdapter = createOpenAIResponsesAdapter({ kind: "openai-responses", baseUrl: silent.baseUrl, apiKey: KEY });
+        const silentAdapter = createOpenAIResponsesAdapter({
+          kind: "openai-responses",
+          baseUrl: silent.baseUrl,
+          apiKey: KEY,
+        });
         const { events, error } = await drain(silentAdapter, REQUEST, controller.signal);
         expect(events).to.deep.equal([]);
         expect(error?.reason).to.equal("aborted");

@@ -10,7 +10,12 @@ import type { ModelRequest } from "../../providers/types.js";
 import { digest, drain, fold, type FoldedEvent, foldedText, foldedThinking } from "./model-events.js";
 import { FIXTURES_DIR, readFixture, startReplayServer, type ReplayServer } from "./replay-server.js";
 
-const REQUEST: ModelRequest = { model: "recorded", system: "You are terse.", tools: [], messages: [{ role: "user", content: "hi" }] };
+const REQUEST: ModelRequest = {
+  model: "recorded",
+  system: "You are terse.",
+  tools: [],
+  messages: [{ role: "user", content: "hi" }],
+};
 const KEY = "sk-fixture-key";
 const DIR = "openai-responses";
 
@@ -104,8 +109,17 @@ function recordedItems(fixture: string, type: string): Array<Record<string, unkn
     .toString("utf8")
     .split("\n")
     .filter((line) => line.startsWith("data: {"))
-    .map((line) => JSON.parse(line.slice("data: ".length)) as { type: string; item?: Record<string, unknown>; response?: { output: unknown[] } })
-    .flatMap((event) => (event.type !== type ? [] : event.item ? [event.item] : (event.response?.output as Array<Record<string, unknown>>)));
+    .map(
+      (line) =>
+        JSON.parse(line.slice("data: ".length)) as {
+          type: string;
+          item?: Record<string, unknown>;
+          response?: { output: unknown[] };
+        },
+    )
+    .flatMap((event) =>
+      event.type !== type ? [] : event.item ? [event.item] : (event.response?.output as Array<Record<string, unknown>>),
+    );
 }
 
 describe("OpenAI Responses adapter replaying recorded streams", () => {
@@ -119,7 +133,10 @@ describe("OpenAI Responses adapter replaying recorded streams", () => {
 
   const replay = async (name: string) => {
     fixture = name;
-    return drain(createOpenAIResponsesAdapter({ kind: "openai-responses", baseUrl: server.baseUrl, apiKey: KEY }), REQUEST);
+    return drain(
+      createOpenAIResponsesAdapter({ kind: "openai-responses", baseUrl: server.baseUrl, apiKey: KEY }),
+      REQUEST,
+    );
   };
 
   it("has an expectation for every recorded Responses fixture", () => {
@@ -142,11 +159,15 @@ describe("OpenAI Responses adapter replaying recorded streams", () => {
     });
   }
 
-  for (const name of ["reasoning-encrypted-then-function-call.sse", "codex-reasoning-summary-encrypted-function-call.sse"]) {
+  for (const name of [
+    "reasoning-encrypted-then-function-call.sse",
+    "codex-reasoning-summary-encrypted-function-call.sse",
+  ]) {
     it(`replays ${name}'s reasoning with the encrypted_content of output_item.done, not of .added or completed`, async () => {
       const { events } = await replay(name);
       const last = events.at(-1)!;
-      if (last.type !== "done" || last.replay?.provider !== "openai-responses") return expect.fail("expected a done with replay items");
+      if (last.type !== "done" || last.replay?.provider !== "openai-responses")
+        return expect.fail("expected a done with replay items");
       const [added] = recordedItems(name, "response.output_item.added");
       const [finished] = recordedItems(name, "response.output_item.done");
       const [completed] = recordedItems(name, "response.completed");

@@ -3,29 +3,81 @@
 // results as strings, this endpoint's replay items unmodified, and every request extending the one before it.
 import { expect } from "chai";
 import { projectHistory, type CanonicalMessage } from "../../providers/messages.js";
-import { createOpenAIResponsesAdapter, projectResponsesRequest, type ResponsesRequest } from "../../providers/openai-responses.js";
+import {
+  createOpenAIResponsesAdapter,
+  projectResponsesRequest,
+  type ResponsesRequest,
+} from "../../providers/openai-responses.js";
 import type { ModelRequest } from "../../providers/types.js";
 import { drain } from "./model-events.js";
 import { startReplayServer, type ReplayServer } from "./replay-server.js";
 
 const KEY = "sk-request-key-5be0";
-const READ = { type: "object", properties: { path: { type: "string" }, offset: { type: "integer" } }, required: ["path"] };
+const READ = {
+  type: "object",
+  properties: { path: { type: "string" }, offset: { type: "integer" } },
+  required: ["path"],
+};
 const TOOLS = [
   { name: "Read", description: "Read a file", parameters: READ },
-  { name: "Grep", description: "Search files", parameters: { type: "object", properties: { pattern: { type: "string" } } } },
+  {
+    name: "Grep",
+    description: "Search files",
+    parameters: { type: "object", properties: { pattern: { type: "string" } } },
+  },
 ];
 
 // Output items exactly as a response's output_item.done events carried them (key order and all).
-const reasoning1 = { id: "rs_1", type: "reasoning", encrypted_content: "gAAAA-capsule-one", summary: [{ type: "summary_text", text: "**Plan** read both" }] };
-const commentary = { id: "msg_1", type: "message", status: "completed", content: [{ type: "output_text", annotations: [], logprobs: [], text: "Reading both." }], phase: "commentary", role: "assistant" };
-const callA = { id: "fc_a", type: "function_call", status: "completed", arguments: '{"path": "a.ts"}', call_id: "call_a", name: "Read" };
-const callB = { id: "fc_b", type: "function_call", status: "completed", arguments: '{"pattern":"TODO"}', call_id: "call_b", name: "Grep" };
+const reasoning1 = {
+  id: "rs_1",
+  type: "reasoning",
+  encrypted_content: "gAAAA-capsule-one",
+  summary: [{ type: "summary_text", text: "**Plan** read both" }],
+};
+const commentary = {
+  id: "msg_1",
+  type: "message",
+  status: "completed",
+  content: [{ type: "output_text", annotations: [], logprobs: [], text: "Reading both." }],
+  phase: "commentary",
+  role: "assistant",
+};
+const callA = {
+  id: "fc_a",
+  type: "function_call",
+  status: "completed",
+  arguments: '{"path": "a.ts"}',
+  call_id: "call_a",
+  name: "Read",
+};
+const callB = {
+  id: "fc_b",
+  type: "function_call",
+  status: "completed",
+  arguments: '{"pattern":"TODO"}',
+  call_id: "call_b",
+  name: "Grep",
+};
 const reasoning2 = { id: "rs_2", type: "reasoning", encrypted_content: "gAAAA-capsule-two", summary: [] };
-const answer = { id: "msg_2", type: "message", status: "completed", content: [{ type: "output_text", annotations: [], logprobs: [], text: "a.ts exports a." }], phase: "final_answer", role: "assistant" };
+const answer = {
+  id: "msg_2",
+  type: "message",
+  status: "completed",
+  content: [{ type: "output_text", annotations: [], logprobs: [], text: "a.ts exports a." }],
+  phase: "final_answer",
+  role: "assistant",
+};
 const ORIGINAL = JSON.stringify([reasoning1, commentary, callA, callB, reasoning2, answer]);
 
 const user = (content: string): CanonicalMessage => ({ role: "user", content, origin: "user" });
-const result = (toolCallId: string, toolName: string, content: string): CanonicalMessage => ({ role: "tool", toolCallId, toolName, content, isError: false, toolRoundId: "round-1" });
+const result = (toolCallId: string, toolName: string, content: string): CanonicalMessage => ({
+  role: "tool",
+  toolCallId,
+  toolName,
+  content,
+  isError: false,
+  toolRoundId: "round-1",
+});
 
 /** One conversation: a Responses round (reasoning, commentary, two calls answered b-then-a), its answer, then turns
  * from other endpoints (a Chat turn with reasoning_content, an Anthropic turn with a thinking block). */
@@ -47,11 +99,29 @@ function history(): CanonicalMessage[] {
     },
     result("call_b", "Grep", "notes.md:1: TODO"),
     result("call_a", "Read", '{"merge":false,"todos":[]}'),
-    { role: "assistant", text: "a.ts exports a.", replay: { provider: "openai-responses", items: [reasoning2, answer] }, toolCalls: [] },
+    {
+      role: "assistant",
+      text: "a.ts exports a.",
+      replay: { provider: "openai-responses", items: [reasoning2, answer] },
+      toolCalls: [],
+    },
     user("now with another model"),
-    { role: "assistant", text: "Chat says hi.", thinking: "chat thinking", replay: { provider: "openai-chat", reasoningContent: "raw chat thinking" }, toolCalls: [{ id: "call_c", name: "Read", argumentsJson: '{"path":"c.ts"}', index: 0 }], toolRoundId: "round-2" },
+    {
+      role: "assistant",
+      text: "Chat says hi.",
+      thinking: "chat thinking",
+      replay: { provider: "openai-chat", reasoningContent: "raw chat thinking" },
+      toolCalls: [{ id: "call_c", name: "Read", argumentsJson: '{"path":"c.ts"}', index: 0 }],
+      toolRoundId: "round-2",
+    },
     { role: "tool", toolCallId: "call_c", toolName: "Read", content: "c", isError: true, toolRoundId: "round-2" },
-    { role: "assistant", text: "Claude says hi.", thinking: "claude thinking", replay: { provider: "anthropic", blocks: [{ type: "thinking", thinking: "claude thinking", signature: "sig" }] }, toolCalls: [] },
+    {
+      role: "assistant",
+      text: "Claude says hi.",
+      thinking: "claude thinking",
+      replay: { provider: "anthropic", blocks: [{ type: "thinking", thinking: "claude thinking", signature: "sig" }] },
+      toolCalls: [],
+    },
     user("back to Responses"),
   ];
 }
@@ -93,7 +163,11 @@ describe("OpenAI Responses request projection", () => {
   after(() => server.close());
 
   const send = async (request: ModelRequest) => {
-    const adapter = createOpenAIResponsesAdapter({ kind: "openai-responses", baseUrl: `${server.baseUrl}/`, apiKey: KEY });
+    const adapter = createOpenAIResponsesAdapter({
+      kind: "openai-responses",
+      baseUrl: `${server.baseUrl}/`,
+      apiKey: KEY,
+    });
     const outcome = await drain(adapter, request);
     expect(outcome.error, outcome.error?.message).to.equal(undefined);
     return server.requests.at(-1)!;
@@ -112,7 +186,13 @@ describe("OpenAI Responses request projection", () => {
         input: EXPECTED_INPUT,
         tools: [
           { type: "function", name: "Read", description: "Read a file", parameters: READ, strict: false },
-          { type: "function", name: "Grep", description: "Search files", parameters: TOOLS[1]!.parameters, strict: false },
+          {
+            type: "function",
+            name: "Grep",
+            description: "Search files",
+            parameters: TOOLS[1]!.parameters,
+            strict: false,
+          },
         ],
         max_output_tokens: 8192,
         include: ["reasoning.encrypted_content"],
@@ -138,13 +218,25 @@ describe("OpenAI Responses request projection", () => {
     expect(input.filter((item) => item.id !== undefined)).to.deep.equal(JSON.parse(ORIGINAL));
     // Other endpoints' state is never turned into a Responses item or field.
     expect(input.filter((item) => item.type === "reasoning").map((item) => item.id)).to.deep.equal(["rs_1", "rs_2"]);
-    expect(JSON.stringify(input)).to.not.include("raw chat thinking").and.not.include("claude thinking").and.not.include("sig");
+    expect(JSON.stringify(input))
+      .to.not.include("raw chat thinking")
+      .and.not.include("claude thinking")
+      .and.not.include("sig");
   });
 
   it("never projects an unsettled round: its calls and replay items stay out until every result is in", () => {
     const pending: CanonicalMessage[] = [
       user("go"),
-      { role: "assistant", text: "", replay: { provider: "openai-responses", items: [reasoning1, callA, callB] }, toolRoundId: "r", toolCalls: [{ id: "call_a", name: "Read", argumentsJson: '{"path":"a.ts"}', index: 0 }, { id: "call_b", name: "Grep", argumentsJson: '{"pattern":"TODO"}', index: 1 }] },
+      {
+        role: "assistant",
+        text: "",
+        replay: { provider: "openai-responses", items: [reasoning1, callA, callB] },
+        toolRoundId: "r",
+        toolCalls: [
+          { id: "call_a", name: "Read", argumentsJson: '{"path":"a.ts"}', index: 0 },
+          { id: "call_b", name: "Grep", argumentsJson: '{"pattern":"TODO"}', index: 1 },
+        ],
+      },
       result("call_b", "Grep", "only one"),
     ];
     expect(projectResponsesRequest(requestFor(pending)).input).to.deep.equal([{ role: "user", content: "go" }]);
@@ -155,7 +247,8 @@ describe("OpenAI Responses request projection", () => {
     // Every point at which the loop calls the model: after each user message and after each settled round.
     const callPoints = [2, 5, 7, 9, 11];
     const bodies: ResponsesRequest[] = [];
-    for (const end of callPoints) bodies.push(JSON.parse((await send(requestFor(full.slice(0, end)))).body) as ResponsesRequest);
+    for (const end of callPoints)
+      bodies.push(JSON.parse((await send(requestFor(full.slice(0, end)))).body) as ResponsesRequest);
     for (let n = 1; n < bodies.length; n++) {
       const [before, after] = [bodies[n - 1]!, bodies[n]!];
       expect(JSON.stringify(after.input.slice(0, before.input.length))).to.equal(JSON.stringify(before.input));
@@ -171,7 +264,10 @@ describe("OpenAI Responses request projection", () => {
       model: "m",
       system: "s",
       tools: [],
-      messages: [{ role: "assistant", text: "", toolCalls: [{ id: "c", name: "Ls", argumentsJson: "{}" }] }, { role: "tool", toolCallId: "c", content: "" }],
+      messages: [
+        { role: "assistant", text: "", toolCalls: [{ id: "c", name: "Ls", argumentsJson: "{}" }] },
+        { role: "tool", toolCallId: "c", content: "" },
+      ],
     });
     expect(body).to.deep.equal({
       model: "m",
@@ -188,7 +284,10 @@ describe("OpenAI Responses request projection", () => {
 
   it("asks for reasoning with summaries only when the request carries an effort", () => {
     const request = { model: "m", system: "s", tools: [], messages: [{ role: "user" as const, content: "hi" }] };
-    expect(projectResponsesRequest({ ...request, reasoningEffort: "high" }).reasoning).to.deep.equal({ effort: "high", summary: "auto" });
+    expect(projectResponsesRequest({ ...request, reasoningEffort: "high" }).reasoning).to.deep.equal({
+      effort: "high",
+      summary: "auto",
+    });
     expect(projectResponsesRequest(request)).not.to.have.property("reasoning");
   });
 
@@ -200,11 +299,18 @@ describe("OpenAI Responses request projection", () => {
       system: "s",
       tools: [],
       messages: [
-        { role: "assistant", text: "", replay: { provider: "openai-responses", items: [reasoning1, callA] }, toolCalls: [{ id: "call_z", name: "Read", argumentsJson: "{}" }] },
+        {
+          role: "assistant",
+          text: "",
+          replay: { provider: "openai-responses", items: [reasoning1, callA] },
+          toolCalls: [{ id: "call_z", name: "Read", argumentsJson: "{}" }],
+        },
         { role: "tool", toolCallId: "call_z", content: "z" },
       ],
     });
-    expect(error?.message).to.equal('openai-responses replay state holds calls ["call_a"] but the assistant message has ["call_z"]');
+    expect(error?.message).to.equal(
+      'openai-responses replay state holds calls ["call_a"] but the assistant message has ["call_z"]',
+    );
     expect(server.requests.length).to.equal(before);
   });
 });

@@ -150,7 +150,15 @@ describe("relay to the upstream", () => {
         "x-kept": "yes",
       },
     });
-    for (const name of ["keep-alive", "x-hop-one", "x-hop-two", "proxy-authorization", "proxy-connection", "te", "trailer"]) {
+    for (const name of [
+      "keep-alive",
+      "x-hop-one",
+      "x-hop-two",
+      "proxy-authorization",
+      "proxy-connection",
+      "te",
+      "trailer",
+    ]) {
       expect(headers, name).not.to.have.property(name);
     }
     expect(headers["x-kept"]).to.equal("yes");
@@ -160,13 +168,20 @@ describe("relay to the upstream", () => {
     onUpstream = (req, res) => {
       req.resume();
       res.writeHead(200, [
-        "Connection", "x-resp-hop",
-        "X-Resp-Hop", "1",
-        "Keep-Alive", "timeout=9",
-        "Proxy-Authenticate", "Basic",
-        "Set-Cookie", "a=1",
-        "Set-Cookie", "b=2",
-        "X-Kept", "yes",
+        "Connection",
+        "x-resp-hop",
+        "X-Resp-Hop",
+        "1",
+        "Keep-Alive",
+        "timeout=9",
+        "Proxy-Authenticate",
+        "Basic",
+        "Set-Cookie",
+        "a=1",
+        "Set-Cookie",
+        "b=2",
+        "X-Kept",
+        "yes",
       ]);
       res.end("body");
     };
@@ -183,7 +198,11 @@ describe("relay to the upstream", () => {
     const zipped = gzipSync(Buffer.from("compressed payload ".repeat(100)));
     onUpstream = (req, res) => {
       req.resume();
-      res.writeHead(200, { "content-encoding": "gzip", "content-type": "application/json", "content-length": zipped.length });
+      res.writeHead(200, {
+        "content-encoding": "gzip",
+        "content-type": "application/json",
+        "content-length": zipped.length,
+      });
       res.end(zipped);
     };
     const reply = await send("GET", "/x", { headers: { "accept-encoding": "gzip" } });
@@ -268,7 +287,10 @@ describe("relay to the upstream", () => {
       res.writeHead(status, "Custom Reason", { "content-type": "text/plain", "x-upstream": "yes" });
       res.end(`upstream ${status}`);
     };
-    for (const [path, status] of [["/missing", 404], ["/broken", 500]] as const) {
+    for (const [path, status] of [
+      ["/missing", 404],
+      ["/broken", 500],
+    ] as const) {
       const reply = await send("GET", path);
       expect(reply.status).to.equal(status);
       expect(reply.headers["x-upstream"]).to.equal("yes");
@@ -377,6 +399,8 @@ describe("relay to the upstream", () => {
   });
 
   it("refuses a non-http(s) upstream URL", () => {
-    expect(() => createRelay({ upstream: "ftp://example.com", log: createJsonLogger({ write: () => true }) })).to.throw(/http\(s\)/);
+    expect(() => createRelay({ upstream: "ftp://example.com", log: createJsonLogger({ write: () => true }) })).to.throw(
+      /http\(s\)/,
+    );
   });
 });

@@ -5,16 +5,23 @@ import { RequestedModelSchema } from "../../proto/gen/agent/v1/agent_pb.js";
 import { routeRun, UpstreamRequests } from "../../engine/run-route.js";
 import type { ModelConfig } from "../../engine/config.js";
 
-const models = [{ id: "mine", provider: "openai-chat", baseUrl: "http://127.0.0.1:1/v1", apiKey: "k", model: "m" }] as ModelConfig[];
+const models = [
+  { id: "mine", provider: "openai-chat", baseUrl: "http://127.0.0.1:1/v1", apiKey: "k", model: "m" },
+] as ModelConfig[];
 
 describe("routeRun", () => {
   it("serves configured models and requests carrying the user's own credentials here, all else upstream", () => {
-    const route = (init: Parameters<typeof create<typeof RequestedModelSchema>>[1]) => routeRun(models, create(RequestedModelSchema, init));
+    const route = (init: Parameters<typeof create<typeof RequestedModelSchema>>[1]) =>
+      routeRun(models, create(RequestedModelSchema, init));
     expect(route({ modelId: "mine" })).to.equal("local");
-    expect(route({ modelId: "gpt-x", credentials: { case: "apiKeyCredentials", value: { apiKey: "sk" } } })).to.equal("local");
+    expect(route({ modelId: "gpt-x", credentials: { case: "apiKeyCredentials", value: { apiKey: "sk" } } })).to.equal(
+      "local",
+    );
     expect(route({ modelId: "gpt-x", credentials: { case: "azureCredentials", value: {} } })).to.equal("local");
     expect(route({ modelId: "claude", credentials: { case: "bedrockCredentials", value: {} } })).to.equal("local");
-    expect(route({ modelId: "gpt-x", credentials: { case: "apiKeyCredentials", value: { apiKey: "" } } })).to.equal("upstream");
+    expect(route({ modelId: "gpt-x", credentials: { case: "apiKeyCredentials", value: { apiKey: "" } } })).to.equal(
+      "upstream",
+    );
     expect(route({ modelId: "composer-1" })).to.equal("upstream");
     expect(routeRun(models, undefined)).to.equal("upstream");
   });

@@ -115,7 +115,12 @@ describe("store: checkpoint commit and conversation head", () => {
     commits.length = 0; // opening runs the migrations' own transaction
     const g = checkpointGraph("one");
     const rows = [{ role: "assistant", origin: "assistant", body: '{"role":"assistant"}' }];
-    await reopened.commitCheckpoint({ conversationId: "c1", ...g, messages: { runId: "r1", rows }, providerCallIndex: { runId: "r1", index: 1 } });
+    await reopened.commitCheckpoint({
+      conversationId: "c1",
+      ...g,
+      messages: { runId: "r1", rows },
+      providerCallIndex: { runId: "r1", index: 1 },
+    });
     expect(commits).to.have.length(1);
     expect((await reopened.loadMessages("c1")).map((m) => m.body)).to.deep.equal(['{"role":"assistant"}']);
     expect((await reopened.getRun("r1"))!.providerCallIndex).to.equal(1);
@@ -124,10 +129,21 @@ describe("store: checkpoint commit and conversation head", () => {
   it("a checkpoint that fails rolls back its messages and provider_call_index too", async () => {
     await t.store.createRun({ runId: "r1", conversationId: "c1", model: "m" });
     const two = checkpointGraph("two");
-    const dangling = { parent: two.checkpointId, child: blobId(utf8("never sent")), kind: EdgeKinds.CheckpointTurn, ordinal: 1 };
+    const dangling = {
+      parent: two.checkpointId,
+      child: blobId(utf8("never sent")),
+      kind: EdgeKinds.CheckpointTurn,
+      ordinal: 1,
+    };
     const rows = [{ role: "assistant", origin: "assistant", body: "{}" }];
     const err = await t.store
-      .commitCheckpoint({ conversationId: "c1", ...two, edges: [...two.edges, dangling], messages: { runId: "r1", rows }, providerCallIndex: { runId: "r1", index: 1 } })
+      .commitCheckpoint({
+        conversationId: "c1",
+        ...two,
+        edges: [...two.edges, dangling],
+        messages: { runId: "r1", rows },
+        providerCallIndex: { runId: "r1", index: 1 },
+      })
       .catch((e: unknown) => e);
     expect(String(err)).to.match(/FOREIGN KEY constraint failed/);
     expect(await t.store.loadMessages("c1")).to.deep.equal([]);

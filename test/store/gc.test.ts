@@ -69,7 +69,12 @@ describe("store: blob garbage collection (003 §13.5)", () => {
     const db = await t.inspect();
     await db("blobs").update({ created_at: Date.now() - 10 * HOUR });
     const tip = blobOf("abandoned branch tip", BlobKinds.Checkpoint);
-    await t.store.commitCheckpoint({ conversationId: "c", checkpointId: tip.id, blobs: [tip], edges: [{ parent: tip.id, child: oldTurn.id, kind: EdgeKinds.CheckpointTurn, ordinal: 0 }] });
+    await t.store.commitCheckpoint({
+      conversationId: "c",
+      checkpointId: tip.id,
+      blobs: [tip],
+      edges: [{ parent: tip.id, child: oldTurn.id, kind: EdgeKinds.CheckpointTurn, ordinal: 0 }],
+    });
     const other = graph("other branch");
     await t.store.commitCheckpoint({ conversationId: "c", ...other });
 
@@ -86,11 +91,23 @@ describe("store: blob garbage collection (003 §13.5)", () => {
     const lines: string[] = [];
     let deletions = 0;
     const onDeleted = () => void deletions++;
-    const gc = scheduleBlobGc(t.store, createJsonLogger({ write: (line: string) => lines.push(line) }), { retentionMs: -HOUR, firstAfterMs: 0, onDeleted });
-    await waitUntil(() => lines.length > 0, 5_000, () => "no gc log line");
+    const gc = scheduleBlobGc(t.store, createJsonLogger({ write: (line: string) => lines.push(line) }), {
+      retentionMs: -HOUR,
+      firstAfterMs: 0,
+      onDeleted,
+    });
+    await waitUntil(
+      () => lines.length > 0,
+      5_000,
+      () => "no gc log line",
+    );
     await gc.stop();
     expect(deletions, "the history cache is told when blobs go").to.equal(1);
-    expect(JSON.parse(lines[0]!)).to.include({ msg: "unreachable blobs collected", blobs: 1, bytes: orphan.data.byteLength });
+    expect(JSON.parse(lines[0]!)).to.include({
+      msg: "unreachable blobs collected",
+      blobs: 1,
+      bytes: orphan.data.byteLength,
+    });
     expect(await t.store.getBlob(orphan.id)).to.equal(undefined);
   });
 
@@ -105,11 +122,19 @@ describe("store: blob garbage collection (003 §13.5)", () => {
       retryMs: 5,
       idle: () => (checks++, !live),
     });
-    await waitUntil(() => checks >= 3, 5_000, () => "the schedule never asked again");
+    await waitUntil(
+      () => checks >= 3,
+      5_000,
+      () => "the schedule never asked again",
+    );
     expect(await t.store.getBlob(orphan.id), "nothing swept while a run is live").to.not.equal(undefined);
     const asked = checks;
     live = false;
-    await waitUntil(() => checks > asked, 5_000, () => "no retry after the runs ended");
+    await waitUntil(
+      () => checks > asked,
+      5_000,
+      () => "no retry after the runs ended",
+    );
     await gc.stop();
     expect(await t.store.getBlob(orphan.id)).to.equal(undefined);
   });

@@ -64,8 +64,9 @@ describe("store: runs", () => {
 
   it("a failed run keeps its error and only the usage the provider reported", async () => {
     await t.store.createRun(run);
-    expect(await t.store.finishRun("req-1", { status: "failed", error: "upstream 500", usage: { inputTokens: 7 } }))
-      .to.equal(true);
+    expect(
+      await t.store.finishRun("req-1", { status: "failed", error: "upstream 500", usage: { inputTokens: 7 } }),
+    ).to.equal(true);
     const r = await t.store.getRun("req-1");
     expect(r).to.include({ status: "failed", error: "upstream 500" });
     expect(r!.usage).to.deep.equal({ inputTokens: 7 });

@@ -7,11 +7,21 @@ import {
   UserMessageSchema,
   WriteResultSchema,
 } from "../../proto/gen/agent/v1/agent_pb.js";
-import { CustomErrorDetailsSchema, ErrorDetails_Error, ErrorDetailsSchema } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
+import {
+  CustomErrorDetailsSchema,
+  ErrorDetails_Error,
+  ErrorDetailsSchema,
+} from "../../proto/gen/aiserver/v1/aiserver_pb.js";
 import { createWorkspace } from "../support/client-workspace.js";
 import { CursorClient } from "../support/cursor-client.js";
 import { assertEndStreamInvariants } from "../support/observed-frames.js";
-import { appendKinds, type ReceivedAppend, type ScriptedGateway, type ServerMessageInit, startScriptedGateway } from "./scripted-gateway.js";
+import {
+  appendKinds,
+  type ReceivedAppend,
+  type ScriptedGateway,
+  type ServerMessageInit,
+  startScriptedGateway,
+} from "./scripted-gateway.js";
 
 const sha = (data: Uint8Array): Uint8Array => new Uint8Array(createHash("sha256").update(data).digest());
 const utf8 = (text: string): Uint8Array => new TextEncoder().encode(text);
@@ -32,8 +42,14 @@ const checkpoint = (roots: Uint8Array[], turns: Uint8Array[] = []): ServerMessag
   case: "conversationCheckpointUpdate",
   value: { rootPromptMessagesJson: roots, turns },
 });
-const turnEnded: ServerMessageInit = { case: "interactionUpdate", value: { message: { case: "turnEnded", value: { inputTokens: 5n } } } };
-const textDelta = (text: string): ServerMessageInit => ({ case: "interactionUpdate", value: { message: { case: "textDelta", value: { text } } } });
+const turnEnded: ServerMessageInit = {
+  case: "interactionUpdate",
+  value: { message: { case: "turnEnded", value: { inputTokens: 5n } } },
+};
+const textDelta = (text: string): ServerMessageInit => ({
+  case: "interactionUpdate",
+  value: { message: { case: "textDelta", value: { text } } },
+});
 
 const isRunRequest = (a: ReceivedAppend): boolean => a.message.message.case === "runRequest";
 const isStreamClose = (a: ReceivedAppend): boolean =>
@@ -58,16 +74,34 @@ describe("scripted Cursor client against a hand-played gateway", () => {
       s.end();
     });
     const client = new CursorClient(gw.url, { workspace: createWorkspace({ "src/a.ts": "export const a = 1;\n" }) });
-    const run = client.startRun({ conversationId: "conv-1", modelId: "byok-gpt", text: "read a.ts", credentials: { apiKey: "sk-x" } });
+    const run = client.startRun({
+      conversationId: "conv-1",
+      modelId: "byok-gpt",
+      text: "read a.ts",
+      credentials: { apiKey: "sk-x" },
+    });
 
     expect(await run.done).to.deep.equal({ ok: true });
     expect(run.kinds()).to.deep.equal([
-      "kv_set", "exec:read_args", "exec:read_args", "checkpoint", "turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok",
+      "kv_set",
+      "exec:read_args",
+      "exec:read_args",
+      "checkpoint",
+      "turn_ended",
+      "checkpoint",
+      "checkpoint",
+      "checkpoint",
+      "end:ok",
     ]);
     assertEndStreamInvariants(run.frames);
     await run.appendsSettled();
     expect(appendKinds(gw.appends)).to.deep.equal([
-      "runRequest", "kv:setBlobResult", "exec:readResult", "control:streamClose", "exec:readResult", "control:streamClose",
+      "runRequest",
+      "kv:setBlobResult",
+      "exec:readResult",
+      "control:streamClose",
+      "exec:readResult",
+      "control:streamClose",
     ]);
     expect(gw.appends.map((a) => a.seqno)).to.deep.equal([1n, 2n, 3n, 4n, 5n, 6n]);
     expect(gw.appends.every((a) => a.requestId === run.requestId)).to.equal(true);
@@ -81,10 +115,15 @@ describe("scripted Cursor client against a hand-played gateway", () => {
     const [setResult, found, , missing] = gw.appends.slice(1).map((a) => a.message.message.value);
     expect(setResult).to.deep.include({ id: 0 });
     expect(JSON.stringify(found, (_, v) => (typeof v === "bigint" ? Number(v) : v))).to.include("export const a = 1;");
-    expect((missing as { message: { value: { result: { case: string } } } }).message.value.result.case).to.equal("fileNotFound");
+    expect((missing as { message: { value: { result: { case: string } } } }).message.value.result.case).to.equal(
+      "fileNotFound",
+    );
 
     expect(client.blobs.get(Buffer.from(sha(root)).toString("hex"))).to.deep.equal(root);
-    expect(run.execLog.map((e) => [e.id, e.case])).to.deep.equal([[1, "readArgs"], [2, "readArgs"]]);
+    expect(run.execLog.map((e) => [e.id, e.case])).to.deep.equal([
+      [1, "readArgs"],
+      [2, "readArgs"],
+    ]);
     expect(run.checkpoints).to.have.length(4);
     expect(client.violations()).to.deep.equal([]);
   });
@@ -102,18 +141,25 @@ describe("scripted Cursor client against a hand-played gateway", () => {
     await run.appendsSettled();
     expect(client.violations().map((v) => v.kind)).to.deep.equal(["blob_id_mismatch", "checkpoint_before_ack"]);
     const result = gw.appends[1]!.message.message;
-    expect(result.case === "kvClientMessage" && result.value.message.case === "setBlobResult" && result.value.message.value.error?.message).to.match(
-      /SHA-256/,
-    );
+    expect(
+      result.case === "kvClientMessage" &&
+        result.value.message.case === "setBlobResult" &&
+        result.value.message.value.error?.message,
+    ).to.match(/SHA-256/);
     expect(client.blobs.size).to.equal(0);
   });
 
   it("follows turns, user messages and steps when computing a checkpoint's blob closure", async () => {
-    const step = toBinary(ConversationStepSchema, create(ConversationStepSchema, { message: { case: "assistantMessage", value: { text: "hi" } } }));
+    const step = toBinary(
+      ConversationStepSchema,
+      create(ConversationStepSchema, { message: { case: "assistantMessage", value: { text: "hi" } } }),
+    );
     const user = toBinary(UserMessageSchema, create(UserMessageSchema, { text: "hello" }));
     const turn = toBinary(
       ConversationTurnStructureSchema,
-      create(ConversationTurnStructureSchema, { turn: { case: "agentConversationTurn", value: { userMessage: sha(user), steps: [sha(step)] } } }),
+      create(ConversationTurnStructureSchema, {
+        turn: { case: "agentConversationTurn", value: { userMessage: sha(user), steps: [sha(step)] } },
+      }),
     );
     gw.onRunSse(async (s) => {
       await gw.waitForAppends(isRunRequest);
@@ -151,7 +197,12 @@ describe("scripted Cursor client against a hand-played gateway", () => {
     await run.done;
     await run.appendsSettled();
     expect(appendKinds(gw.appends.slice(1))).to.deep.equal([
-      "shell:start", "shell:stdout", "shell:exit", "control:streamClose", "exec:readResult", "control:streamClose",
+      "shell:start",
+      "shell:stdout",
+      "shell:exit",
+      "control:streamClose",
+      "exec:readResult",
+      "control:streamClose",
     ]);
   });
 
@@ -166,14 +217,29 @@ describe("scripted Cursor client against a hand-played gateway", () => {
     });
     const client = new CursorClient(gw.url, { workspace: createWorkspace({ "a.txt": "A" }) });
     const plans = [
-      { result: { case: "writeResult" as const, value: create(WriteResultSchema, { result: { case: "success", value: { path: "a.txt" } } }) } },
+      {
+        result: {
+          case: "writeResult" as const,
+          value: create(WriteResultSchema, { result: { case: "success", value: { path: "a.txt" } } }),
+        },
+      },
       { throw: "disk on fire" },
       { closeInsteadOfResult: true },
     ];
-    const run = client.startRun({ conversationId: "c", modelId: "m", text: "x", hooks: { onExec: (_, { index }) => plans[index] } });
+    const run = client.startRun({
+      conversationId: "c",
+      modelId: "m",
+      text: "x",
+      hooks: { onExec: (_, { index }) => plans[index] },
+    });
     await run.done;
     await run.appendsSettled();
-    expect(appendKinds(gw.appends.slice(1))).to.deep.equal(["exec:writeResult", "control:streamClose", "control:throw", "control:streamClose"]);
+    expect(appendKinds(gw.appends.slice(1))).to.deep.equal([
+      "exec:writeResult",
+      "control:streamClose",
+      "control:throw",
+      "control:streamClose",
+    ]);
   });
 
   it("decodes gzip frames and an error end-stream with aiserver.v1.ErrorDetails", async () => {
@@ -185,7 +251,15 @@ describe("scripted Cursor client against a hand-played gateway", () => {
     gw.onRunSse(async (s) => {
       await gw.waitForAppends(isRunRequest);
       s.send(textDelta("x".repeat(2000)), { gzip: true });
-      s.end(JSON.stringify({ error: { code: "unavailable", message: "provider error", details: [{ type: "aiserver.v1.ErrorDetails", value }] } }));
+      s.end(
+        JSON.stringify({
+          error: {
+            code: "unavailable",
+            message: "provider error",
+            details: [{ type: "aiserver.v1.ErrorDetails", value }],
+          },
+        }),
+      );
     });
     const run = new CursorClient(gw.url).startRun({ conversationId: "c", modelId: "m", text: "x" });
     const end = await run.done;
@@ -267,8 +341,16 @@ describe("scripted Cursor client against a hand-played gateway", () => {
       s.send({ case: "execServerControlMessage", value: { message: { case: "abort", value: { id: 8 } } } });
       setTimeout(() => s.end(JSON.stringify({ error: { code: "canceled", message: "canceled" } })), 150);
     });
-    const client = new CursorClient(gw.url, { workspace: createWorkspace({ "a.txt": "A" }), shell: () => [{ stdout: "z", never: true }] });
-    const run = client.startRun({ conversationId: "c", modelId: "m", text: "x", hooks: { onExec: (e) => (e.id === 8 ? { delayMs: 50 } : undefined) } });
+    const client = new CursorClient(gw.url, {
+      workspace: createWorkspace({ "a.txt": "A" }),
+      shell: () => [{ stdout: "z", never: true }],
+    });
+    const run = client.startRun({
+      conversationId: "c",
+      modelId: "m",
+      text: "x",
+      hooks: { onExec: (e) => (e.id === 8 ? { delayMs: 50 } : undefined) },
+    });
     await run.cancel("stop");
     expect(await run.done).to.deep.include({ ok: false, code: "canceled" });
     await run.appendsSettled();

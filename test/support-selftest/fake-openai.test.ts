@@ -8,7 +8,11 @@ const fixture = sharedFixture("providers/openai-chat/text-then-tool-call.sse");
 
 interface ChunkRecord {
   choices: Array<{
-    delta: { content?: string; reasoning_content?: string; tool_calls?: Array<{ index: number; id?: string; function?: { name?: string; arguments?: string } }> };
+    delta: {
+      content?: string;
+      reasoning_content?: string;
+      tool_calls?: Array<{ index: number; id?: string; function?: { name?: string; arguments?: string } }>;
+    };
     finish_reason: string | null;
   }>;
   usage?: unknown;
@@ -26,7 +30,15 @@ interface Reassembled {
 
 /** A minimal Chat Completions stream consumer, built on eventsource-parser like a provider adapter would be. */
 function reassemble(sse: string): Reassembled {
-  const out: Reassembled = { reasoning: "", text: "", toolCalls: [], finish: null, usage: undefined, sawDone: false, records: [] };
+  const out: Reassembled = {
+    reasoning: "",
+    text: "",
+    toolCalls: [],
+    finish: null,
+    usage: undefined,
+    sawDone: false,
+    records: [],
+  };
   const parser = createParser({
     onEvent(event) {
       if (event.data === "[DONE]") return void (out.sawDone = true);
@@ -52,7 +64,10 @@ function reassemble(sse: string): Reassembled {
   return out;
 }
 
-async function chat(fake: FakeOpenAI, body: object = { model: "m", stream: true, stream_options: { include_usage: true } }) {
+async function chat(
+  fake: FakeOpenAI,
+  body: object = { model: "m", stream: true, stream_options: { include_usage: true } },
+) {
   return fetch(`${fake.baseUrl}/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: "Bearer sk-test" },
@@ -71,7 +86,7 @@ describe("fake OpenAI Chat Completions server", () => {
       text: "héllo wörld 👋",
       toolCalls: [
         { id: "call_1", name: "Read", args: { path: "a.ts" } },
-        { id: "call_2", name: "Grep", args: "{\"pattern\":" },
+        { id: "call_2", name: "Grep", args: '{"pattern":' },
       ],
       usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 },
       chunkSize: 3,
@@ -83,8 +98,8 @@ describe("fake OpenAI Chat Completions server", () => {
     expect(got.reasoning).to.equal("think first");
     expect(got.text).to.equal("héllo wörld 👋");
     expect(got.toolCalls).to.deep.equal([
-      { id: "call_1", name: "Read", args: "{\"path\":\"a.ts\"}" },
-      { id: "call_2", name: "Grep", args: "{\"pattern\":" },
+      { id: "call_1", name: "Read", args: '{"path":"a.ts"}' },
+      { id: "call_2", name: "Grep", args: '{"pattern":' },
     ]);
     expect(got.finish).to.equal("tool_calls");
     expect(got.usage).to.deep.equal({ prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 });
@@ -133,10 +148,10 @@ describe("fake OpenAI Chat Completions server", () => {
   });
 
   it("answers an HTTP error turn with its status and body", async () => {
-    fake.enqueue({ status: 429, body: "{\"error\":{\"message\":\"slow down\"}}" });
+    fake.enqueue({ status: 429, body: '{"error":{"message":"slow down"}}' });
     const res = await chat(fake);
     expect(res.status).to.equal(429);
-    expect(await res.text()).to.equal("{\"error\":{\"message\":\"slow down\"}}");
+    expect(await res.text()).to.equal('{"error":{"message":"slow down"}}');
   });
 
   it("ends a bareEof turn without finish_reason or [DONE]", async () => {
@@ -162,7 +177,11 @@ describe("fake OpenAI Chat Completions server", () => {
     await fake.close();
     // Another read may first drain buffered chunks; the stream must then end in an error, never a clean finish.
     let outcome = await pending;
-    while (outcome === "more") outcome = await reader.read().then((r) => (r.done ? "ended" : "more"), () => "errored");
+    while (outcome === "more")
+      outcome = await reader.read().then(
+        (r) => (r.done ? "ended" : "more"),
+        () => "errored",
+      );
     expect(outcome).to.equal("errored");
   });
 });

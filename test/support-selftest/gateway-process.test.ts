@@ -31,15 +31,25 @@ describe("gateway child process harness", () => {
   });
 
   it("reports an early exit with the child's stderr", async () => {
-    const started = startGatewayProcess({ entry: "test/support-selftest/fixtures/failing-server.ts", dataDir, config: "models: [" });
-    const err = await started.then(() => undefined, (e: Error) => e);
+    const started = startGatewayProcess({
+      entry: "test/support-selftest/fixtures/failing-server.ts",
+      dataDir,
+      config: "models: [",
+    });
+    const err = await started.then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(err?.message).to.match(/exited early with code 3/);
     expect(err?.message).to.include("config invalid: models[0].baseUrl is required");
   });
 
   it("SIGKILLs and throws when the child ignores the stop signal", async () => {
     const gw = await startGatewayProcess({ entry: announcing, dataDir, config: {}, env: { IGNORE_SIGTERM: "1" } });
-    const err = await gw.stop("SIGTERM", 300).then(() => undefined, (e: Error) => e);
+    const err = await gw.stop("SIGTERM", 300).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(err?.message).to.match(/did not exit within 300 ms of SIGTERM/);
     expect(() => process.kill(gw.pid, 0)).to.throw(); // gone
   });

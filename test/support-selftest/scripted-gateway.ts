@@ -1,9 +1,13 @@
 // For the harness's own tests only: a bare HTTP server that plays the gateway's wire side by hand, so the Cursor
 // client can be checked without the real gateway. Each test scripts what RunSSE sends and reads what was appended.
 import { create, fromBinary, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
-import { type ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import { gzipSync } from "node:zlib";
-import { type AgentClientMessage, AgentClientMessageSchema, AgentServerMessageSchema } from "../../proto/gen/agent/v1/agent_pb.js";
+import {
+  type AgentClientMessage,
+  AgentClientMessageSchema,
+  AgentServerMessageSchema,
+} from "../../proto/gen/agent/v1/agent_pb.js";
 import { BidiAppendRequestSchema, BidiRequestIdSchema } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
 import { encodeEnvelope, EnvelopeFlags, EnvelopeReader } from "../../transport/connect/envelope.js";
 import { listenOnLoopback, readBody, waitUntil } from "../support/util.js";
@@ -56,7 +60,10 @@ export async function startScriptedGateway(): Promise<ScriptedGateway> {
     if (req.url === "/agent.v1.AgentService/RunSSE") {
       const [envelope] = new EnvelopeReader().push(body);
       const gzip = req.headers["connect-accept-encoding"] === "gzip";
-      res.writeHead(200, { "content-type": "text/event-stream", ...(gzip ? { "connect-content-encoding": "gzip" } : {}) });
+      res.writeHead(200, {
+        "content-type": "text/event-stream",
+        ...(gzip ? { "connect-content-encoding": "gzip" } : {}),
+      });
       res.flushHeaders();
       return runSse(scriptedStream(res, fromBinary(BidiRequestIdSchema, envelope!.payload).requestId));
     }
@@ -68,7 +75,11 @@ export async function startScriptedGateway(): Promise<ScriptedGateway> {
     appends,
     onRunSse: (handler) => void (runSse = handler),
     waitForAppends: async (pred, count = 1) => {
-      await waitUntil(() => appends.filter(pred).length >= count, 5_000, () => `expected ${count} matching appends, have ${appends.length} appends`);
+      await waitUntil(
+        () => appends.filter(pred).length >= count,
+        5_000,
+        () => `expected ${count} matching appends, have ${appends.length} appends`,
+      );
       return appends.filter(pred);
     },
     close: () => server.close(),
@@ -97,7 +108,9 @@ export function appendKinds(appends: readonly ReceivedAppend[]): string[] {
       case "kvClientMessage":
         return `kv:${m.value.message.case}`;
       case "execClientMessage":
-        return m.value.message.case === "shellStream" ? `shell:${m.value.message.value.event.case}` : `exec:${m.value.message.case}`;
+        return m.value.message.case === "shellStream"
+          ? `shell:${m.value.message.value.event.case}`
+          : `exec:${m.value.message.case}`;
       case "execClientControlMessage":
         return `control:${m.value.message.case}`;
       default:

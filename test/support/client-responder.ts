@@ -45,10 +45,10 @@ export interface KvPlan {
 }
 
 export interface RunHooks {
-  onExec?(exec: ExecServerMessage, ctx: { index: number; run: RunHandle }): ExecPlan | void;
-  onKv?(kv: KvServerMessage, ctx: { run: RunHandle }): KvPlan | void;
+  onExec?(exec: ExecServerMessage, ctx: { index: number; run: RunHandle }): ExecPlan | undefined;
+  onKv?(kv: KvServerMessage, ctx: { run: RunHandle }): KvPlan | undefined;
   /** Interaction queries get no automatic answer; return a result branch to answer one. */
-  onInteraction?(query: InteractionQuery, ctx: { run: RunHandle }): InteractionResponse["result"] | void;
+  onInteraction?(query: InteractionQuery, ctx: { run: RunHandle }): InteractionResponse["result"] | undefined;
 }
 
 export interface Violation {
@@ -113,7 +113,9 @@ export async function answerExecRequest(ctx: ResponderContext, exec: ExecServerM
   if (plan.closeInsteadOfResult) return void (await close());
   if (plan.closeBeforeResult) void close();
 
-  const answer = plan.result ? { messages: [{ message: plan.result }], terminal: true } : answerExec(exec, ctx.store.workspace, ctx.store.shell);
+  const answer = plan.result
+    ? { messages: [{ message: plan.result }], terminal: true }
+    : answerExec(exec, ctx.store.workspace, ctx.store.shell);
   if (answer === undefined) {
     ctx.report({ kind: "unsupported_exec", detail: `the fake client cannot answer ${exec.message.case}` });
     return void (await throwError(`fake client: ${exec.message.case} is not supported`));

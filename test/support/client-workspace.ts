@@ -54,7 +54,9 @@ export interface ShellStep {
 export type ShellScript = (command: string, args: ShellArgs) => ShellStep[];
 
 /** Commands nobody scripted fail like an unknown command would, so a test notices. */
-export const unscriptedShell: ShellScript = (command) => [{ stderr: `fake shell: no script for: ${command}\n`, exit: 127 }];
+export const unscriptedShell: ShellScript = (command) => [
+  { stderr: `fake shell: no script for: ${command}\n`, exit: 127 },
+];
 
 export type ExecResultMessage = ExecClientMessage["message"];
 
@@ -114,7 +116,10 @@ function read(workspace: Workspace, path: string, offset?: number, limit?: numbe
 }
 
 function write(workspace: Workspace, args: WriteArgs): WriteResult {
-  const text = args.fileText !== "" || args.fileBytes.byteLength === 0 ? args.fileText : Buffer.from(args.fileBytes).toString("utf8");
+  const text =
+    args.fileText !== "" || args.fileBytes.byteLength === 0
+      ? args.fileText
+      : Buffer.from(args.fileBytes).toString("utf8");
   workspace.files.set(resolvePath(workspace, args.path), text);
   return create(WriteResultSchema, {
     result: {
@@ -135,7 +140,10 @@ function remove(workspace: Workspace, path: string): DeleteResult {
   if (text === undefined) return create(DeleteResultSchema, { result: { case: "fileNotFound", value: { path } } });
   workspace.files.delete(key);
   return create(DeleteResultSchema, {
-    result: { case: "success", value: { path, deletedFile: key, fileSize: BigInt(Buffer.byteLength(text)), prevContent: text } },
+    result: {
+      case: "success",
+      value: { path, deletedFile: key, fileSize: BigInt(Buffer.byteLength(text)), prevContent: text },
+    },
   });
 }
 
@@ -145,7 +153,11 @@ function grep(workspace: Workspace, args: GrepArgs): GrepResult {
   const globRe = args.glob ? globToRegExp(args.glob) : undefined;
   const files = [...workspace.files.keys()]
     .filter((file) => file === scope || file.startsWith(scope.endsWith("/") ? scope : `${scope}/`))
-    .filter((file) => globRe === undefined || globRe.test(args.glob!.includes("/") ? posix.relative(scope, file) : posix.basename(file)))
+    .filter(
+      (file) =>
+        globRe === undefined ||
+        globRe.test(args.glob!.includes("/") ? posix.relative(scope, file) : posix.basename(file)),
+    )
     .sort();
   const matched = files
     .map((file) => ({
@@ -161,25 +173,41 @@ function grep(workspace: Workspace, args: GrepArgs): GrepResult {
   return create(GrepResultSchema, {
     result: {
       case: "success",
-      value: { pattern: args.pattern, path: args.path ?? "", outputMode: mode, workspaceResults: { [workspace.root]: grepUnion(mode, matched) } },
+      value: {
+        pattern: args.pattern,
+        path: args.path ?? "",
+        outputMode: mode,
+        workspaceResults: { [workspace.root]: grepUnion(mode, matched) },
+      },
     },
   });
 }
 
-function grepUnion(mode: string, matched: Array<{ file: string; lines: Array<{ lineNumber: number; content: string }> }>): GrepUnionResult {
+function grepUnion(
+  mode: string,
+  matched: Array<{ file: string; lines: Array<{ lineNumber: number; content: string }> }>,
+): GrepUnionResult {
   if (mode === "files_with_matches") {
-    return create(GrepUnionResultSchema, { result: { case: "files", value: { files: matched.map((f) => f.file), totalFiles: matched.length } } });
+    return create(GrepUnionResultSchema, {
+      result: { case: "files", value: { files: matched.map((f) => f.file), totalFiles: matched.length } },
+    });
   }
   if (mode === "count") {
     const counts = matched.map((f) => ({ file: f.file, count: f.lines.length }));
     const totalMatches = counts.reduce((n, c) => n + c.count, 0);
-    return create(GrepUnionResultSchema, { result: { case: "count", value: { counts, totalFiles: matched.length, totalMatches } } });
+    return create(GrepUnionResultSchema, {
+      result: { case: "count", value: { counts, totalFiles: matched.length, totalMatches } },
+    });
   }
   const totalMatchedLines = matched.reduce((n, f) => n + f.lines.length, 0);
   return create(GrepUnionResultSchema, {
     result: {
       case: "content",
-      value: { matches: matched.map((f) => ({ file: f.file, matches: f.lines })), totalLines: totalMatchedLines, totalMatchedLines },
+      value: {
+        matches: matched.map((f) => ({ file: f.file, matches: f.lines })),
+        totalLines: totalMatchedLines,
+        totalMatchedLines,
+      },
     },
   });
 }
@@ -187,8 +215,11 @@ function grepUnion(mode: string, matched: Array<{ file: string; lines: Array<{ l
 function ls(workspace: Workspace, path: string): LsResult {
   const dir = resolvePath(workspace, path);
   const prefix = dir.endsWith("/") ? dir : `${dir}/`;
-  const inside = [...workspace.files.keys()].filter((file) => file.startsWith(prefix)).map((file) => file.slice(prefix.length));
-  if (inside.length === 0) return create(LsResultSchema, { result: { case: "error", value: { path, error: `no such directory: ${path}` } } });
+  const inside = [...workspace.files.keys()]
+    .filter((file) => file.startsWith(prefix))
+    .map((file) => file.slice(prefix.length));
+  if (inside.length === 0)
+    return create(LsResultSchema, { result: { case: "error", value: { path, error: `no such directory: ${path}` } } });
   return create(LsResultSchema, { result: { case: "success", value: { directoryTreeRoot: treeNode(dir, inside) } } });
 }
 
@@ -221,7 +252,10 @@ function runShell(args: ShellArgs, shell: ShellScript): ExecAnswer {
     if (step.stderr !== undefined) push({ case: "stderr", value: { data: step.stderr } });
     if (step.never) return { messages, terminal: false };
     if (step.backgrounded) {
-      push({ case: "backgrounded", value: { shellId: 1, command: args.command, workingDirectory: args.workingDirectory, pid: 4242 } });
+      push({
+        case: "backgrounded",
+        value: { shellId: 1, command: args.command, workingDirectory: args.workingDirectory, pid: 4242 },
+      });
       return { messages, terminal: true };
     }
     if (step.exit !== undefined) {
@@ -229,7 +263,9 @@ function runShell(args: ShellArgs, shell: ShellScript): ExecAnswer {
       return { messages, terminal: true };
     }
   }
-  messages.push({ message: shellEvent({ case: "exit", value: { code: 0, cwd: args.workingDirectory, aborted: false } }) });
+  messages.push({
+    message: shellEvent({ case: "exit", value: { code: 0, cwd: args.workingDirectory, aborted: false } }),
+  });
   return { messages, terminal: true };
 }
 
@@ -261,8 +297,8 @@ function globToRegExp(glob: string): RegExp {
       i += glob[i + 2] === "/" ? 2 : 1;
     } else if (c === "*") re += "[^/]*";
     else if (c === "?") re += "[^/]";
-    else if (c === "{") (braces++, (re += "(?:"));
-    else if (c === "}" && braces > 0) (braces--, (re += ")"));
+    else if (c === "{") braces++, (re += "(?:");
+    else if (c === "}" && braces > 0) braces--, (re += ")");
     else if (c === "," && braces > 0) re += "|";
     else re += c.replace(/[.+^$()|[\]\\]/g, "\\$&");
   }

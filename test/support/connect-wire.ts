@@ -10,7 +10,11 @@ import {
   AgentClientMessageSchema,
   type AgentServerMessage,
 } from "../../proto/gen/agent/v1/agent_pb.js";
-import { BidiAppendRequestSchema, BidiRequestIdSchema, ErrorDetailsSchema } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
+import {
+  BidiAppendRequestSchema,
+  BidiRequestIdSchema,
+  ErrorDetailsSchema,
+} from "../../proto/gen/aiserver/v1/aiserver_pb.js";
 import { decodePayload, encodeEnvelope, EnvelopeFlags, EnvelopeReader } from "../../transport/connect/envelope.js";
 import { parseEndStream } from "../../transport/connect/end-stream.js";
 import type { RunEnd } from "./observed-frames.js";
@@ -125,9 +129,15 @@ async function readStream(
           ended = true;
           const end = decode(() => toRunEnd(parseEndStream(payload)));
           finish(() => on.end(end));
-          lingering = setTimeout(() => on.violation(`RunSSE body stayed open ${bodyCloseGraceMs} ms after the end-stream`), bodyCloseGraceMs);
+          lingering = setTimeout(
+            () => on.violation(`RunSSE body stayed open ${bodyCloseGraceMs} ms after the end-stream`),
+            bodyCloseGraceMs,
+          );
         } else {
-          on.message(decode(() => fromBinary(AgentServerMessageSchema, payload)), (env.flags & EnvelopeFlags.compressed) !== 0);
+          on.message(
+            decode(() => fromBinary(AgentServerMessageSchema, payload)),
+            (env.flags & EnvelopeFlags.compressed) !== 0,
+          );
         }
       }
     }

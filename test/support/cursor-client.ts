@@ -27,7 +27,15 @@ import {
 } from "./client-responder.js";
 import { createWorkspace, type ShellScript, unscriptedShell, type Workspace } from "./client-workspace.js";
 import { type AppendResponse, openRunSse, postBidiAppend, type RunSseConnection } from "./connect-wire.js";
-import { blobClosure, blobHex, frameKind, frameKinds, type FrameKindOptions, type ObservedFrame, type RunEnd } from "./observed-frames.js";
+import {
+  blobClosure,
+  blobHex,
+  frameKind,
+  frameKinds,
+  type FrameKindOptions,
+  type ObservedFrame,
+  type RunEnd,
+} from "./observed-frames.js";
 import { sleep, waitUntil } from "./util.js";
 
 export type { ExecPlan, KvPlan, RunHooks, Violation } from "./client-responder.js";
@@ -90,7 +98,10 @@ export class CursorClient {
   }
 
   startRun(start: RunStart): RunHandle {
-    const run = new RunHandle(this, start, { acceptGzip: this.opts.acceptGzip ?? true, hooks: { ...this.opts.hooks, ...start.hooks } });
+    const run = new RunHandle(this, start, {
+      acceptGzip: this.opts.acceptGzip ?? true,
+      hooks: { ...this.opts.hooks, ...start.hooks },
+    });
     this.runs.push(run);
     return run;
   }
@@ -178,7 +189,9 @@ export class RunHandle {
   }
 
   cancel(reason = "user canceled"): Promise<AppendResponse> {
-    return this.enqueue(clientMessage({ case: "conversationAction", value: { action: { case: "cancelAction", value: { reason } } } }));
+    return this.enqueue(
+      clientMessage({ case: "conversationAction", value: { action: { case: "cancelAction", value: { reason } } } }),
+    );
   }
 
   /** Drops the RunSSE response, as a client losing its connection would. */
@@ -196,7 +209,11 @@ export class RunHandle {
   /** Resolves with the first frame (already seen or still to come) of that kind, e.g. "tool_call_started". */
   async waitForFrame(match: string | ((frame: ObservedFrame) => boolean), timeoutMs = 10_000): Promise<ObservedFrame> {
     const test = typeof match === "string" ? (f: ObservedFrame) => frameKind(f) === match : match;
-    await waitUntil(() => this.frames.some(test), timeoutMs, () => `no frame ${String(match)} within ${timeoutMs} ms; saw ${JSON.stringify(this.kinds({ heartbeats: true }))}`);
+    await waitUntil(
+      () => this.frames.some(test),
+      timeoutMs,
+      () => `no frame ${String(match)} within ${timeoutMs} ms; saw ${JSON.stringify(this.kinds({ heartbeats: true }))}`,
+    );
     return this.frames.find(test)!;
   }
 
@@ -228,21 +245,26 @@ export class RunHandle {
     const frame = (f: FrameBody): void => {
       this.frames.push({ ...f, connection, at: this.tick() } as ObservedFrame);
     };
-    this.current = openRunSse(this.client.baseUrl, this.requestId, { acceptGzip: this.opts.acceptGzip }, {
-      message: (message, compressed) => {
-        frame({ kind: "message", message, compressed });
-        this.react(message, connection);
+    this.current = openRunSse(
+      this.client.baseUrl,
+      this.requestId,
+      { acceptGzip: this.opts.acceptGzip },
+      {
+        message: (message, compressed) => {
+          frame({ kind: "message", message, compressed });
+          this.react(message, connection);
+        },
+        end: (end) => {
+          frame({ kind: "end", end });
+          this.resolveDone(end);
+        },
+        broken: (end) => {
+          frame({ kind: "eof", reason: `${end.code}: ${end.message}` });
+          this.resolveDone(end);
+        },
+        violation: (detail) => this.violations.push({ kind: "wire", detail }),
       },
-      end: (end) => {
-        frame({ kind: "end", end });
-        this.resolveDone(end);
-      },
-      broken: (end) => {
-        frame({ kind: "eof", reason: `${end.code}: ${end.message}` });
-        this.resolveDone(end);
-      },
-      violation: (detail) => this.violations.push({ kind: "wire", detail }),
-    });
+    );
     // Headers normally come at once; a server that holds them until its first frame must not deadlock the run.
     await Promise.race([this.current.headers, sleep(1_000)]);
   }
@@ -252,12 +274,18 @@ export class RunHandle {
     switch (m.case) {
       case "kvServerMessage":
         if (!this.firstSighting(`kv:${m.value.id}`, connection)) return;
-        if (m.value.message.case) this.kvLog.push({ id: m.value.id, case: m.value.message.case, blobId: blobHex(m.value.message.value.blobId) });
+        if (m.value.message.case)
+          this.kvLog.push({
+            id: m.value.id,
+            case: m.value.message.case,
+            blobId: blobHex(m.value.message.value.blobId),
+          });
         void answerKv(this.responder, m.value);
         return;
       case "execServerMessage": {
         if (!this.firstSighting(`exec:${m.value.id}`, connection)) return;
-        const index = this.execLog.push({ id: m.value.id, case: m.value.message.case ?? "none", value: m.value.message.value }) - 1;
+        const index =
+          this.execLog.push({ id: m.value.id, case: m.value.message.case ?? "none", value: m.value.message.value }) - 1;
         void answerExecRequest(this.responder, m.value, index).then(() => this.answeredSlot(index).resolve());
         return;
       }
@@ -283,7 +311,8 @@ export class RunHandle {
       this.seenIds.set(key, connection);
       return true;
     }
-    if (seenOn === connection) this.violations.push({ kind: "duplicate_id", detail: `${key} sent twice on connection ${connection}` });
+    if (seenOn === connection)
+      this.violations.push({ kind: "duplicate_id", detail: `${key} sent twice on connection ${connection}` });
     return false;
   }
 
@@ -292,7 +321,10 @@ export class RunHandle {
     const { referenced } = blobClosure(checkpoint, this.client.blobs);
     const unacknowledged = referenced.filter((hex) => !this.client.acknowledged.has(hex));
     if (unacknowledged.length > 0) {
-      this.violations.push({ kind: "checkpoint_before_ack", detail: `checkpoint #${this.checkpoints.length} references ${unacknowledged.join(", ")}` });
+      this.violations.push({
+        kind: "checkpoint_before_ack",
+        detail: `checkpoint #${this.checkpoints.length} references ${unacknowledged.join(", ")}`,
+      });
     }
   }
 
@@ -340,21 +372,37 @@ interface CapturedAppend {
   onSent?: () => void;
 }
 
-type FrameBody = ObservedFrame extends infer F ? (F extends ObservedFrame ? Omit<F, "connection" | "at"> : never) : never;
+type FrameBody = ObservedFrame extends infer F
+  ? F extends ObservedFrame
+    ? Omit<F, "connection" | "at">
+    : never
+  : never;
 
 function buildRunRequest(start: RunStart, workspace: Workspace): AgentRunRequest {
   const credentials = start.credentials
-    ? { case: "apiKeyCredentials" as const, value: { apiKey: start.credentials.apiKey, baseUrl: start.credentials.baseUrl } }
+    ? {
+        case: "apiKeyCredentials" as const,
+        value: { apiKey: start.credentials.apiKey, baseUrl: start.credentials.baseUrl },
+      }
     : undefined;
   const requestContext = start.requestContext ?? {
-    env: { osVersion: "linux 6.1.0", workspacePaths: [workspace.root], shell: "/bin/bash", timeZone: "UTC", projectFolder: workspace.root, terminalsFolder: `${workspace.root}/.terminals` },
+    env: {
+      osVersion: "linux 6.1.0",
+      workspacePaths: [workspace.root],
+      shell: "/bin/bash",
+      timeZone: "UTC",
+      projectFolder: workspace.root,
+      terminalsFolder: `${workspace.root}/.terminals`,
+    },
   };
   const userMessage = { text: start.text ?? "", messageId: randomUUID(), mode: start.mode ?? AgentMode.AGENT };
   return create(AgentRunRequestSchema, {
     conversationId: start.conversationId,
     conversationState: start.checkpoint ?? create(ConversationStateStructureSchema),
     action: {
-      action: start.resume ? { case: "resumeAction", value: { requestContext } } : { case: "userMessageAction", value: { userMessage, requestContext } },
+      action: start.resume
+        ? { case: "resumeAction", value: { requestContext } }
+        : { case: "userMessageAction", value: { userMessage, requestContext } },
     },
     modelDetails: { modelId: start.modelId },
     requestedModel: { modelId: start.modelId, credentials },

@@ -126,19 +126,38 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
       return sendJson(res, 200, { input_tokens: Math.max(1, Math.ceil(raw.byteLength / 4)) });
     }
     if (req.method === "POST" && path === "/v1/messages" && !scripted) {
-      const reply = unstreamed.shift() ?? { blocks: [{ type: "text", text: "ok" }], usage: { input_tokens: 1, output_tokens: 1 } };
+      const reply = unstreamed.shift() ?? {
+        blocks: [{ type: "text", text: "ok" }],
+        usage: { input_tokens: 1, output_tokens: 1 },
+      };
       if ("status" in reply) return sendReplyError(res, reply);
-      return sendJson(res, 200, wholeMessage(reply, `msg_fake_${++messageSeq}`, String(body?.model ?? ""), () => `toolu_fake_${++toolSeq}`));
+      return sendJson(
+        res,
+        200,
+        wholeMessage(reply, `msg_fake_${++messageSeq}`, String(body?.model ?? ""), () => `toolu_fake_${++toolSeq}`),
+      );
     }
     if (!scripted) return sendError(res, 404, "not_found_error", `fake-anthropic: no route ${req.method} ${path}`);
 
     const reply = queue.shift();
     // 400 rather than 5xx: the CLI does not retry it, so a missing script fails fast and says why.
     if (reply === undefined) {
-      return sendError(res, 400, "invalid_request_error", `fake-anthropic: no scripted reply left for request #${requests.length}`);
+      return sendError(
+        res,
+        400,
+        "invalid_request_error",
+        `fake-anthropic: no scripted reply left for request #${requests.length}`,
+      );
     }
     if ("status" in reply) return sendReplyError(res, reply);
-    await streamReply(req, res, reply, `msg_fake_${++messageSeq}`, String(body?.model ?? ""), () => `toolu_fake_${++toolSeq}`);
+    await streamReply(
+      req,
+      res,
+      reply,
+      `msg_fake_${++messageSeq}`,
+      String(body?.model ?? ""),
+      () => `toolu_fake_${++toolSeq}`,
+    );
   }
 
   const { port } = server;
@@ -282,7 +301,14 @@ function wholeMessage(reply: StreamedReply, id: string, model: string, nextToolI
       case "redacted_thinking":
         return block;
       case "tool_use":
-        return { type: "tool_use", id: block.id ?? nextToolId(), name: block.name, input: typeof block.input === "string" ? JSON.parse(block.input) : block.input };
+        return {
+          type: "tool_use",
+          id: block.id ?? nextToolId(),
+          name: block.name,
+          input: typeof block.input === "string" ? JSON.parse(block.input) : block.input,
+        };
+      default:
+        throw new Error(`unknown block ${(block as { type: string }).type}`);
     }
   });
   return {
@@ -314,7 +340,8 @@ class SseWriter {
   }
 
   event(name: string, data: object): void {
-    if (!this.res.destroyed && !this.res.writableEnded) this.res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+    if (!this.res.destroyed && !this.res.writableEnded)
+      this.res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
   }
 }
 

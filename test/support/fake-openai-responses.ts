@@ -109,17 +109,20 @@ export async function startFakeOpenAIResponses(): Promise<FakeOpenAIResponses> {
 /** The checks the real API makes on a stateless request, with its messages; undefined when the input is fine. */
 function inputProblem(body: any, capsules: ReadonlyMap<string, string>): string | undefined {
   if (body.stream !== true) return "this fake streams only: the request must set stream: true";
-  if (body.store !== false || body.previous_response_id !== undefined) return "this fake is stateless: store must be false, without previous_response_id";
+  if (body.store !== false || body.previous_response_id !== undefined)
+    return "this fake is stateless: store must be false, without previous_response_id";
   const input: Array<Record<string, unknown>> = Array.isArray(body.input) ? body.input : [];
   for (const item of input) {
     if (item.type !== "reasoning") continue;
     const issued = capsules.get(String(item.id));
-    if (issued === undefined || item.encrypted_content !== issued) return `The encrypted content for item ${String(item.id)} could not be verified.`;
+    if (issued === undefined || item.encrypted_content !== issued)
+      return `The encrypted content for item ${String(item.id)} could not be verified.`;
   }
   const answered = new Set(input.filter((item) => item.type === "function_call_output").map((item) => item.call_id));
   const dangling = input.find((item) => item.type === "function_call" && !answered.has(item.call_id));
   if (dangling) return `No tool output found for function call ${String(dangling.call_id)}.`;
-  if (input.some((item) => item.type === "function_call_output" && typeof item.output !== "string")) return "function_call_output.output must be a string";
+  if (input.some((item) => item.type === "function_call_output" && typeof item.output !== "string"))
+    return "function_call_output.output must be a string";
   return undefined;
 }
 
@@ -131,37 +134,82 @@ function streamTurn(writer: EventWriter, turn: StreamedTurn): Array<Record<strin
     const { id, summary, encryptedContent } = turn.reasoning;
     const at = output.length;
     // The real service sends a different capsule while the item is open; only the finished one is valid.
-    writer.event("response.output_item.added", { output_index: at, item: { id, type: "reasoning", encrypted_content: `${encryptedContent}~open`, summary: [] } });
+    writer.event("response.output_item.added", {
+      output_index: at,
+      item: { id, type: "reasoning", encrypted_content: `${encryptedContent}~open`, summary: [] },
+    });
     summary.forEach((text, summary_index) => {
       const part = { item_id: id, output_index: at, summary_index };
       writer.event("response.reasoning_summary_part.added", { ...part, part: { type: "summary_text", text: "" } });
-      for (const delta of split(text, size)) writer.event("response.reasoning_summary_text.delta", { ...part, delta, obfuscation: "x" });
+      for (const delta of split(text, size))
+        writer.event("response.reasoning_summary_text.delta", { ...part, delta, obfuscation: "x" });
       writer.event("response.reasoning_summary_text.done", { ...part, text });
       writer.event("response.reasoning_summary_part.done", { ...part, part: { type: "summary_text", text } });
     });
-    output.push(writer.itemDone(at, { id, type: "reasoning", encrypted_content: encryptedContent, summary: summary.map((text) => ({ type: "summary_text", text })) }));
+    output.push(
+      writer.itemDone(at, {
+        id,
+        type: "reasoning",
+        encrypted_content: encryptedContent,
+        summary: summary.map((text) => ({ type: "summary_text", text })),
+      }),
+    );
   }
   if (turn.text !== undefined) {
     const at = output.length;
     const id = `msg_fake_${at}`;
     const phase = turn.phase ? { phase: turn.phase } : {};
-    writer.event("response.output_item.added", { output_index: at, item: { id, type: "message", status: "in_progress", content: [], ...phase, role: "assistant" } });
+    writer.event("response.output_item.added", {
+      output_index: at,
+      item: { id, type: "message", status: "in_progress", content: [], ...phase, role: "assistant" },
+    });
     const part = { item_id: id, output_index: at, content_index: 0 };
-    writer.event("response.content_part.added", { ...part, part: { type: "output_text", annotations: [], logprobs: [], text: "" } });
-    for (const delta of split(turn.text, size)) writer.event("response.output_text.delta", { ...part, delta, logprobs: [], obfuscation: "x" });
+    writer.event("response.content_part.added", {
+      ...part,
+      part: { type: "output_text", annotations: [], logprobs: [], text: "" },
+    });
+    for (const delta of split(turn.text, size))
+      writer.event("response.output_text.delta", { ...part, delta, logprobs: [], obfuscation: "x" });
     writer.event("response.output_text.done", { ...part, text: turn.text, logprobs: [] });
     const content = { type: "output_text", annotations: [], logprobs: [], text: turn.text };
     writer.event("response.content_part.done", { ...part, part: content });
-    output.push(writer.itemDone(at, { id, type: "message", status: "completed", content: [content], ...phase, role: "assistant" }));
+    output.push(
+      writer.itemDone(at, {
+        id,
+        type: "message",
+        status: "completed",
+        content: [content],
+        ...phase,
+        role: "assistant",
+      }),
+    );
   }
   for (const call of turn.toolCalls ?? []) {
     const at = output.length;
     const id = `fc_fake_${call.callId}`;
     const args = JSON.stringify(call.args);
-    writer.event("response.output_item.added", { output_index: at, item: { id, type: "function_call", status: "in_progress", arguments: "", call_id: call.callId, name: call.name } });
-    for (const delta of split(args, size)) writer.event("response.function_call_arguments.delta", { item_id: id, output_index: at, delta, obfuscation: "x" });
+    writer.event("response.output_item.added", {
+      output_index: at,
+      item: { id, type: "function_call", status: "in_progress", arguments: "", call_id: call.callId, name: call.name },
+    });
+    for (const delta of split(args, size))
+      writer.event("response.function_call_arguments.delta", {
+        item_id: id,
+        output_index: at,
+        delta,
+        obfuscation: "x",
+      });
     writer.event("response.function_call_arguments.done", { item_id: id, output_index: at, arguments: args });
-    output.push(writer.itemDone(at, { id, type: "function_call", status: "completed", arguments: args, call_id: call.callId, name: call.name }));
+    output.push(
+      writer.itemDone(at, {
+        id,
+        type: "function_call",
+        status: "completed",
+        arguments: args,
+        call_id: call.callId,
+        name: call.name,
+      }),
+    );
   }
   return output;
 }
@@ -176,7 +224,11 @@ class EventWriter {
     private readonly id: string,
     private readonly model: string,
   ) {
-    res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
+    res.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+    });
     res.flushHeaders();
     this.event("response.created", { response: this.response("in_progress", [], null) });
     this.event("response.in_progress", { response: this.response("in_progress", [], null) });
@@ -194,12 +246,30 @@ class EventWriter {
 
   /** The final response lists the output again; its reasoning capsules differ from `.done`'s, as recorded. */
   completed(output: Array<Record<string, unknown>>, usage: ResponsesUsage): void {
-    const listed = output.map((item) => (item.type === "reasoning" ? { ...item, encrypted_content: `${String(item.encrypted_content)}~final` } : item));
-    this.event("response.completed", { response: this.response("completed", listed, { ...usage, total_tokens: usage.input_tokens + usage.output_tokens }) });
+    const listed = output.map((item) =>
+      item.type === "reasoning" ? { ...item, encrypted_content: `${String(item.encrypted_content)}~final` } : item,
+    );
+    this.event("response.completed", {
+      response: this.response("completed", listed, {
+        ...usage,
+        total_tokens: usage.input_tokens + usage.output_tokens,
+      }),
+    });
   }
 
   private response(status: string, output: unknown[], usage: object | null): object {
-    return { id: this.id, object: "response", created_at: this.createdAt, status, error: null, incomplete_details: null, model: this.model, output, store: false, usage };
+    return {
+      id: this.id,
+      object: "response",
+      created_at: this.createdAt,
+      status,
+      error: null,
+      incomplete_details: null,
+      model: this.model,
+      output,
+      store: false,
+      usage,
+    };
   }
 }
 

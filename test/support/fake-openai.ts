@@ -127,9 +127,11 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     enqueue: (...turns) => void queue.push(...turns),
     pending: () => queue.length,
     waitForRequests: (count, timeoutMs = 10_000) =>
-      waitUntil(() => requests.length >= count, timeoutMs, () => `fake-openai: expected ${count} requests, got ${requests.length}`).then(
-        () => requests.slice(0, count),
-      ),
+      waitUntil(
+        () => requests.length >= count,
+        timeoutMs,
+        () => `fake-openai: expected ${count} requests, got ${requests.length}`,
+      ).then(() => requests.slice(0, count)),
     close: () => server.close(),
   };
 }
@@ -140,7 +142,9 @@ function streamTurn(chunks: ChunkWriter, turn: StreamedTurn, includeUsage: boole
   for (const piece of split(turn.reasoning, size)) chunks.delta({ reasoning_content: piece });
   for (const piece of split(turn.text, size)) chunks.delta({ content: piece });
   (turn.toolCalls ?? []).forEach((call, index) => {
-    chunks.delta({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] });
+    chunks.delta({
+      tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }],
+    });
     const args = typeof call.args === "string" ? call.args : JSON.stringify(call.args);
     for (const piece of split(args, size)) chunks.delta({ tool_calls: [{ index, function: { arguments: piece } }] });
   });

@@ -69,9 +69,11 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       fallback = typeof response === "function" ? response : () => response;
     },
     waitForRequests: (count, timeoutMs = 10_000) =>
-      waitUntil(() => requests.length >= count, timeoutMs, () => `fake-upstream: expected ${count} requests, got ${requests.length}`).then(
-        () => requests.slice(0, count),
-      ),
+      waitUntil(
+        () => requests.length >= count,
+        timeoutMs,
+        () => `fake-upstream: expected ${count} requests, got ${requests.length}`,
+      ).then(() => requests.slice(0, count)),
     close: () => server.close(),
   };
 }

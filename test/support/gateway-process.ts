@@ -155,7 +155,11 @@ function waitForReady(
     const fail = (why: string): void => {
       finish();
       child.kill("SIGKILL");
-      reject(new Error(`gateway did not start: ${why}\n--- stdout ---\n${tail(stdout.lines)}\n--- stderr ---\n${tail(stderr.lines)}`));
+      reject(
+        new Error(
+          `gateway did not start: ${why}\n--- stdout ---\n${tail(stdout.lines)}\n--- stderr ---\n${tail(stderr.lines)}`,
+        ),
+      );
     };
     const onLine = (line: string): void => {
       const match = readyLine.exec(line.trim());

@@ -68,7 +68,11 @@ function messageKind(message: AgentServerMessage): string {
     case "conversationCheckpointUpdate":
       return "checkpoint";
     case "kvServerMessage":
-      return m.value.message.case === "setBlobArgs" ? "kv_set" : m.value.message.case === "getBlobArgs" ? "kv_get" : "kv:empty";
+      return m.value.message.case === "setBlobArgs"
+        ? "kv_set"
+        : m.value.message.case === "getBlobArgs"
+          ? "kv_get"
+          : "kv:empty";
     case "interactionQuery":
       return `query:${snake(m.value.query.case ?? "empty")}`;
     case undefined:
@@ -101,7 +105,10 @@ function assertConnectionEnd(frames: readonly ObservedFrame[]): void {
   const end = ends[0]!;
   if (frames[frames.length - 1] !== end) fail("the end-stream must be the last frame");
 
-  const body = frames.filter((f) => f.kind === "message").map(frameKind).filter((k) => k !== "heartbeat");
+  const body = frames
+    .filter((f) => f.kind === "message")
+    .map(frameKind)
+    .filter((k) => k !== "heartbeat");
   const turnEnded = body.filter((k) => k === "turn_ended").length;
   if (end.end.ok) {
     if (turnEnded !== 1) fail(`success needs exactly one turn_ended, saw ${turnEnded}`);
@@ -109,13 +116,17 @@ function assertConnectionEnd(frames: readonly ObservedFrame[]): void {
     if (tail.length < 3 || tail.some((k) => k !== "checkpoint")) {
       fail("success must end turn_ended → staged checkpoint → settled checkpoint → same settled checkpoint → end:ok");
     }
-    const [settled, repeated] = frames.filter(isCheckpoint).slice(-2).map((f) => f.message);
+    const [settled, repeated] = frames
+      .filter(isCheckpoint)
+      .slice(-2)
+      .map((f) => f.message);
     if (!sameCheckpoint(settled!, repeated!)) fail("the repeated final checkpoint must equal the settled one");
     return;
   }
   if (turnEnded !== 0) fail(`a failed or canceled run must not send turn_ended (end: ${end.end.code})`);
   const errorText = end.end.message;
-  if (errorText && textDeltas(frames).some((t) => t.includes(errorText))) fail(`the error message leaked into a text_delta: ${errorText}`);
+  if (errorText && textDeltas(frames).some((t) => t.includes(errorText)))
+    fail(`the error message leaked into a text_delta: ${errorText}`);
 }
 
 function isCheckpoint(f: ObservedFrame): f is Extract<ObservedFrame, { kind: "message" }> {
@@ -126,12 +137,15 @@ function sameCheckpoint(a: AgentServerMessage, b: AgentServerMessage): boolean {
   return JSON.stringify(a.message.value, bigintSafe) === JSON.stringify(b.message.value, bigintSafe);
 }
 
-const bigintSafe = (_: string, v: unknown): unknown => (typeof v === "bigint" ? v.toString() : v instanceof Uint8Array ? Buffer.from(v).toString("hex") : v);
+const bigintSafe = (_: string, v: unknown): unknown =>
+  typeof v === "bigint" ? v.toString() : v instanceof Uint8Array ? Buffer.from(v).toString("hex") : v;
 
 /** All text_delta texts, in order. */
 export function textDeltas(frames: readonly ObservedFrame[]): string[] {
   return frames.flatMap((f) =>
-    f.kind === "message" && f.message.message.case === "interactionUpdate" && f.message.message.value.message.case === "textDelta"
+    f.kind === "message" &&
+    f.message.message.case === "interactionUpdate" &&
+    f.message.message.value.message.case === "textDelta"
       ? [f.message.message.value.message.value.text]
       : [],
   );
@@ -150,7 +164,10 @@ export interface BlobClosure {
  * The blobs a checkpoint depends on: root_prompt_messages_json entries, turns → ConversationTurnStructure →
  * user_message (→ UserMessage.conversation_state_blob_id → that state's own closure) and steps (seed 003 §5, §7.1).
  */
-export function blobClosure(checkpoint: ConversationStateStructure, blobs: ReadonlyMap<string, Uint8Array>): BlobClosure {
+export function blobClosure(
+  checkpoint: ConversationStateStructure,
+  blobs: ReadonlyMap<string, Uint8Array>,
+): BlobClosure {
   const referenced: string[] = [];
   const missing: string[] = [];
   const seen = new Set<string>();

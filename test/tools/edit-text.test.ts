@@ -16,11 +16,17 @@ describe("edit text rules", () => {
   it("streaming equals whole-text normalisation for any chunking", () => {
     const piece = fc.constantFrom("\r", "\n", "\r\n", "x", "é", "");
     fc.assert(
-      fc.property(fc.array(fc.array(piece, { maxLength: 5 }).map((p) => p.join("")), { maxLength: 8 }), (chunks) => {
-        const lf = new LfStream();
-        const streamed = chunks.map((c) => lf.push(c)).join("") + lf.end();
-        expect(streamed).to.equal(normalizeLf(chunks.join("")));
-      }),
+      fc.property(
+        fc.array(
+          fc.array(piece, { maxLength: 5 }).map((p) => p.join("")),
+          { maxLength: 8 },
+        ),
+        (chunks) => {
+          const lf = new LfStream();
+          const streamed = chunks.map((c) => lf.push(c)).join("") + lf.end();
+          expect(streamed).to.equal(normalizeLf(chunks.join("")));
+        },
+      ),
     );
   });
 

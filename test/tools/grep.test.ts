@@ -100,7 +100,17 @@ describe("Grep driver", () => {
     const done = completionOf(grepDriver.onExecMessage(call, state, message));
     expect(done.isError).to.equal(false);
     expect(done.content).to.equal(
-      ["src/a.ts", "3-// before", "4:// TODO(x)", "--", "9:// TODO(y)", "", "src/b.ts", "1:todo(z)", "[results truncated]"].join("\n"),
+      [
+        "src/a.ts",
+        "3-// before",
+        "4:// TODO(x)",
+        "--",
+        "9:// TODO(y)",
+        "",
+        "src/b.ts",
+        "1:todo(z)",
+        "[results truncated]",
+      ].join("\n"),
     );
     const card = branch(done.toolCall, "grepToolCall");
     expect(card.result?.result.case).to.equal("success");
@@ -111,7 +121,16 @@ describe("Grep driver", () => {
     const { state } = execOf(grepDriver.begin(call, ctx));
     const files = clientMessage({
       case: "grepResult",
-      value: { result: { case: "success", value: { workspaceResults: { "/r": { result: { case: "files", value: { files: ["a.ts", "b.ts"], totalFiles: 2 } } } } } } },
+      value: {
+        result: {
+          case: "success",
+          value: {
+            workspaceResults: {
+              "/r": { result: { case: "files", value: { files: ["a.ts", "b.ts"], totalFiles: 2 } } },
+            },
+          },
+        },
+      },
     });
     expect(completionOf(grepDriver.onExecMessage(call, state, files)).content).to.equal("a.ts\nb.ts");
     const counts = clientMessage({
@@ -119,22 +138,41 @@ describe("Grep driver", () => {
       value: {
         result: {
           case: "success",
-          value: { workspaceResults: { "/r": { result: { case: "count", value: { counts: [{ file: "a.ts", count: 3 }], totalFiles: 1, totalMatches: 3 } } } } },
+          value: {
+            workspaceResults: {
+              "/r": {
+                result: {
+                  case: "count",
+                  value: { counts: [{ file: "a.ts", count: 3 }], totalFiles: 1, totalMatches: 3 },
+                },
+              },
+            },
+          },
         },
       },
     });
-    expect(completionOf(grepDriver.onExecMessage(call, state, counts)).content).to.equal("a.ts:3\n3 matches in 1 files");
+    expect(completionOf(grepDriver.onExecMessage(call, state, counts)).content).to.equal(
+      "a.ts:3\n3 matches in 1 files",
+    );
     const none = clientMessage({ case: "grepResult", value: { result: { case: "success", value: {} } } });
     expect(completionOf(grepDriver.onExecMessage(call, state, none)).content).to.equal("No matches found.");
   });
 
   it("grep error completes as an error; a read_result is a protocol error", () => {
     const { state } = execOf(grepDriver.begin(call, ctx));
-    const error = clientMessage({ case: "grepResult", value: { result: { case: "error", value: { error: "regex parse error" } } } });
+    const error = clientMessage({
+      case: "grepResult",
+      value: { result: { case: "error", value: { error: "regex parse error" } } },
+    });
     const done = completionOf(grepDriver.onExecMessage(call, state, error));
     expect(done).to.include({ isError: true, content: "Grep failed: regex parse error" });
-    const wrong = clientMessage({ case: "readResult", value: { result: { case: "fileNotFound", value: { path: "x" } } } });
-    expect(protocolErrorOf(grepDriver.onExecMessage(call, state, wrong))).to.equal("Grep: expected grep_result but the client sent read_result");
+    const wrong = clientMessage({
+      case: "readResult",
+      value: { result: { case: "fileNotFound", value: { path: "x" } } },
+    });
+    expect(protocolErrorOf(grepDriver.onExecMessage(call, state, wrong))).to.equal(
+      "Grep: expected grep_result but the client sent read_result",
+    );
   });
 });
 
@@ -167,7 +205,12 @@ describe("Glob driver", () => {
             path: "/repo/test",
             outputMode: "files_with_matches",
             workspaceResults: {
-              "/repo": { result: { case: "files", value: { files: ["test/a.test.ts", "test/b.test.ts"], totalFiles: 5, clientTruncated: true } } },
+              "/repo": {
+                result: {
+                  case: "files",
+                  value: { files: ["test/a.test.ts", "test/b.test.ts"], totalFiles: 5, clientTruncated: true },
+                },
+              },
             },
           },
         },
@@ -191,17 +234,26 @@ describe("Glob driver", () => {
   it("an empty match list says no files matched; grep error becomes GlobToolError", () => {
     const { state } = execOf(globDriver.begin(call, ctx));
     const empty = clientMessage({ case: "grepResult", value: { result: { case: "success", value: {} } } });
-    expect(completionOf(globDriver.onExecMessage(call, state, empty)).content).to.equal("No files found matching **/*.test.ts.");
-    const error = clientMessage({ case: "grepResult", value: { result: { case: "error", value: { error: "no such dir" } } } });
+    expect(completionOf(globDriver.onExecMessage(call, state, empty)).content).to.equal(
+      "No files found matching **/*.test.ts.",
+    );
+    const error = clientMessage({
+      case: "grepResult",
+      value: { result: { case: "error", value: { error: "no such dir" } } },
+    });
     const done = completionOf(globDriver.onExecMessage(call, state, error));
     expect(done.isError).to.equal(true);
     expect(branch(done.toolCall, "globToolCall").result?.result).to.deep.include({ case: "error" });
   });
 
   it("requires glob_pattern and answers an ls_result with a protocol error", () => {
-    expect(globDriver.started(invocation("Glob", { target_directory: "x" }), ctx)).to.have.property("invalid").that.contains("glob_pattern");
+    expect(globDriver.started(invocation("Glob", { target_directory: "x" }), ctx))
+      .to.have.property("invalid")
+      .that.contains("glob_pattern");
     const { state } = execOf(globDriver.begin(call, ctx));
     const wrong = clientMessage({ case: "lsResult", value: {} });
-    expect(protocolErrorOf(globDriver.onExecMessage(call, state, wrong))).to.contain("expected grep_result but the client sent ls_result");
+    expect(protocolErrorOf(globDriver.onExecMessage(call, state, wrong))).to.contain(
+      "expected grep_result but the client sent ls_result",
+    );
   });
 });

@@ -3,11 +3,7 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { expect } from "chai";
-import {
-  ExecClientMessageSchema,
-  ExecServerMessageSchema,
-  ToolCallSchema,
-} from "../../proto/gen/agent/v1/agent_pb.js";
+import { ExecClientMessageSchema, ExecServerMessageSchema, ToolCallSchema } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { ExecClientMessage, ToolCall } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { DriverStep, ExecRequest, ToolCompletion, ToolContext, ToolInvocation } from "../../cursor/tools/types.js";
 
@@ -22,7 +18,9 @@ export function invocation(name: string, args: Record<string, unknown>, callId =
 }
 
 /** A client Exec message as decoded from the wire. */
-export function clientMessage(message: MessageInitShape<typeof ExecClientMessageSchema>["message"]): ExecClientMessage["message"] {
+export function clientMessage(
+  message: MessageInitShape<typeof ExecClientMessageSchema>["message"],
+): ExecClientMessage["message"] {
   const bytes = toBinary(ExecClientMessageSchema, create(ExecClientMessageSchema, { id: 3, message }));
   return fromBinary(ExecClientMessageSchema, bytes).message;
 }

@@ -26,7 +26,7 @@ const raw = JSON.stringify({
 const escaped = raw.replace("é 😀", "\\u00e9 \\ud83d\\ude00");
 
 describe("JsonStringPropertyStream", () => {
-  it("decodes \\n, \\\", \\u00e9 and a \\u surrogate pair of one top-level property", () => {
+  it('decodes \\n, \\", \\u00e9 and a \\u surrogate pair of one top-level property', () => {
     const out = feed([escaped]);
     expect(out.text).to.equal(contents);
     expect(out.properties).to.deep.equal([["path", "src/aé.ts"]]);
@@ -61,14 +61,19 @@ describe("JsonStringPropertyStream", () => {
 
   it("matches JSON.parse for arbitrary strings and arbitrary chunkings", () => {
     fc.assert(
-      fc.property(fc.string({ unit: "grapheme" }), fc.string(), fc.array(fc.nat(), { maxLength: 6 }), (body, path, cuts) => {
-        const text = JSON.stringify({ other: [1, { contents: "x" }], path, contents: body, tail: true });
-        const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
-        const chunks = [0, ...points].map((p, k, all) => text.slice(p, all[k + 1] ?? text.length));
-        const out = feed(chunks);
-        expect(out.text).to.equal(body);
-        expect(out.properties).to.deep.equal([["path", path]]);
-      }),
+      fc.property(
+        fc.string({ unit: "grapheme" }),
+        fc.string(),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        (body, path, cuts) => {
+          const text = JSON.stringify({ other: [1, { contents: "x" }], path, contents: body, tail: true });
+          const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
+          const chunks = [0, ...points].map((p, k, all) => text.slice(p, all[k + 1] ?? text.length));
+          const out = feed(chunks);
+          expect(out.text).to.equal(body);
+          expect(out.properties).to.deep.equal([["path", path]]);
+        },
+      ),
       { numRuns: 300 },
     );
   });

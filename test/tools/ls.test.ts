@@ -1,6 +1,16 @@
 import { expect } from "chai";
 import { lsDriver } from "../../cursor/tools/ls.js";
-import { CALL_ID, branch, clientMessage, completionOf, ctx, execOf, invocation, protocolErrorOf, startedCall } from "./helpers.js";
+import {
+  CALL_ID,
+  branch,
+  clientMessage,
+  completionOf,
+  ctx,
+  execOf,
+  invocation,
+  protocolErrorOf,
+  startedCall,
+} from "./helpers.js";
 
 const tree = {
   absPath: "/repo",
@@ -40,24 +50,50 @@ describe("Ls driver", () => {
 
   it("success renders an indented tree, summarising directories the client did not expand", () => {
     const { state } = execOf(lsDriver.begin(call, ctx));
-    const message = clientMessage({ case: "lsResult", value: { result: { case: "success", value: { directoryTreeRoot: tree } } } });
+    const message = clientMessage({
+      case: "lsResult",
+      value: { result: { case: "success", value: { directoryTreeRoot: tree } } },
+    });
     const done = completionOf(lsDriver.onExecMessage(call, state, message));
     expect(done.isError).to.equal(false);
     expect(done.content).to.equal(
-      ["/repo/", "  src/", "    index.ts", "  node_modules/ [120 files: 100 .js, 20 .json; not expanded]", "  package.json", "  README.md"].join("\n"),
+      [
+        "/repo/",
+        "  src/",
+        "    index.ts",
+        "  node_modules/ [120 files: 100 .js, 20 .json; not expanded]",
+        "  package.json",
+        "  README.md",
+      ].join("\n"),
     );
     expect(branch(done.toolCall, "lsToolCall").result?.result.case).to.equal("success");
   });
 
   it("error, rejected and timeout are error completions; timeout keeps the partial tree", () => {
     const { state } = execOf(lsDriver.begin(call, ctx));
-    const error = clientMessage({ case: "lsResult", value: { result: { case: "error", value: { path: "/repo", error: "ENOENT" } } } });
-    expect(completionOf(lsDriver.onExecMessage(call, state, error))).to.include({ isError: true, content: "Error listing /repo: ENOENT" });
-    const rejected = clientMessage({ case: "lsResult", value: { result: { case: "rejected", value: { path: "/repo", reason: "ignored" } } } });
+    const error = clientMessage({
+      case: "lsResult",
+      value: { result: { case: "error", value: { path: "/repo", error: "ENOENT" } } },
+    });
+    expect(completionOf(lsDriver.onExecMessage(call, state, error))).to.include({
+      isError: true,
+      content: "Error listing /repo: ENOENT",
+    });
+    const rejected = clientMessage({
+      case: "lsResult",
+      value: { result: { case: "rejected", value: { path: "/repo", reason: "ignored" } } },
+    });
     expect(completionOf(lsDriver.onExecMessage(call, state, rejected)).isError).to.equal(true);
     const timeout = clientMessage({
       case: "lsResult",
-      value: { result: { case: "timeout", value: { directoryTreeRoot: { absPath: "/repo", childrenWereProcessed: true, childrenFiles: [{ name: "a" }] } } } },
+      value: {
+        result: {
+          case: "timeout",
+          value: {
+            directoryTreeRoot: { absPath: "/repo", childrenWereProcessed: true, childrenFiles: [{ name: "a" }] },
+          },
+        },
+      },
     });
     const done = completionOf(lsDriver.onExecMessage(call, state, timeout));
     expect(done.isError).to.equal(true);
@@ -67,6 +103,8 @@ describe("Ls driver", () => {
   it("a grep_result is a protocol error", () => {
     const { state } = execOf(lsDriver.begin(call, ctx));
     const wrong = clientMessage({ case: "grepResult", value: {} });
-    expect(protocolErrorOf(lsDriver.onExecMessage(call, state, wrong))).to.equal("Ls: expected ls_result but the client sent grep_result");
+    expect(protocolErrorOf(lsDriver.onExecMessage(call, state, wrong))).to.equal(
+      "Ls: expected ls_result but the client sent grep_result",
+    );
   });
 });

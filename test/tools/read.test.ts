@@ -44,7 +44,17 @@ describe("Read driver", () => {
     const { state } = execOf(readDriver.begin(call, ctx));
     const message = clientMessage({
       case: "readResult",
-      value: { result: { case: "success", value: { path: "src/app.ts", totalLines: 120, fileSize: 4096n, output: { case: "content", value: "line 10\nline 11\n" } } } },
+      value: {
+        result: {
+          case: "success",
+          value: {
+            path: "src/app.ts",
+            totalLines: 120,
+            fileSize: 4096n,
+            output: { case: "content", value: "line 10\nline 11\n" },
+          },
+        },
+      },
     });
     const done = completionOf(readDriver.onExecMessage(call, state, message));
     expect(done.isError).to.equal(false);
@@ -62,14 +72,20 @@ describe("Read driver", () => {
     const { state } = execOf(readDriver.begin(call, ctx));
     const message = clientMessage({
       case: "readResult",
-      value: { result: { case: "success", value: { path: "e.log", output: { case: "content", value: "Error: failure!" } } } },
+      value: {
+        result: { case: "success", value: { path: "e.log", output: { case: "content", value: "Error: failure!" } } },
+      },
     });
     expect(completionOf(readDriver.onExecMessage(call, state, message)).isError).to.equal(false);
   });
 
   const failures = [
     { name: "error", value: { path: "a", error: "EIO" }, text: "Error reading a: EIO" },
-    { name: "rejected", value: { path: "a", reason: "outside workspace" }, text: "Reading a was rejected: outside workspace" },
+    {
+      name: "rejected",
+      value: { path: "a", reason: "outside workspace" },
+      text: "Reading a was rejected: outside workspace",
+    },
     { name: "fileNotFound", value: { path: "a" }, text: "File not found: a" },
     { name: "permissionDenied", value: { path: "a" }, text: "Permission denied reading a" },
     { name: "invalidFile", value: { path: "a", reason: "is a directory" }, text: "Cannot read a: is a directory" },
@@ -77,7 +93,10 @@ describe("Read driver", () => {
   for (const f of failures) {
     it(`${f.name} completes as an error with a clear text and ReadToolError`, () => {
       const { state } = execOf(readDriver.begin(call, ctx));
-      const message = clientMessage({ case: "readResult", value: { result: { case: f.name, value: f.value } } as never });
+      const message = clientMessage({
+        case: "readResult",
+        value: { result: { case: f.name, value: f.value } } as never,
+      });
       const done = completionOf(readDriver.onExecMessage(call, state, message));
       expect(done.isError).to.equal(true);
       expect(done.content).to.equal(f.text);
@@ -89,7 +108,10 @@ describe("Read driver", () => {
 
   it("a write_result for a Read is a protocol error naming expected and actual", () => {
     const { state } = execOf(readDriver.begin(call, ctx));
-    const message = clientMessage({ case: "writeResult", value: { result: { case: "success", value: { path: "a" } } } });
+    const message = clientMessage({
+      case: "writeResult",
+      value: { result: { case: "success", value: { path: "a" } } },
+    });
     expect(protocolErrorOf(readDriver.onExecMessage(call, state, message))).to.equal(
       "Read: expected read_result but the client sent write_result",
     );

@@ -1,10 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { expect } from "chai";
-import {
-  ShellAbortReason,
-  ShellBackgroundReason,
-  TimeoutBehavior,
-} from "../../proto/gen/agent/v1/agent_pb.js";
+import { ShellAbortReason, ShellBackgroundReason, TimeoutBehavior } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { ShellStreamSchema, ToolCallDelta } from "../../proto/gen/agent/v1/agent_pb.js";
 import { isBackgroundedShell, shellDriver } from "../../cursor/tools/shell.js";
 import type { ShellState } from "../../cursor/tools/shell.js";
@@ -13,7 +9,12 @@ import { CALL_ID, branch, clientMessage, completionOf, ctx, execOf, invocation, 
 
 type StreamEvent = MessageInitShape<typeof ShellStreamSchema>["event"];
 
-const call = invocation("Shell", { command: "npm test", working_directory: "/repo", block_until_ms: 5000, description: "Run tests" });
+const call = invocation("Shell", {
+  command: "npm test",
+  working_directory: "/repo",
+  block_until_ms: 5000,
+  description: "Run tests",
+});
 
 function stream(event: StreamEvent) {
   return clientMessage({ case: "shellStream", value: { event } });
@@ -64,18 +65,28 @@ describe("Shell driver", () => {
   });
 
   it("defaults block_until_ms to 30000 and keeps 0 as background-at-once", () => {
-    const byDefault = execOf(shellDriver.begin(invocation("Shell", { command: "ls" }), ctx)).request.value as { timeout: number };
+    const byDefault = execOf(shellDriver.begin(invocation("Shell", { command: "ls" }), ctx)).request.value as {
+      timeout: number;
+    };
     expect(byDefault.timeout).to.equal(30_000);
-    const now = execOf(shellDriver.begin(invocation("Shell", { command: "srv", block_until_ms: 0 }), ctx)).request.value as { timeout: number };
+    const now = execOf(shellDriver.begin(invocation("Shell", { command: "srv", block_until_ms: 0 }), ctx)).request
+      .value as { timeout: number };
     expect(now.timeout).to.equal(0);
   });
 
   it("rejects a missing command, a negative block_until_ms and an unknown permission", () => {
-    expect(shellDriver.started(invocation("Shell", {}), ctx)).to.have.property("invalid").that.contains('"command" is required');
-    expect(shellDriver.started(invocation("Shell", { command: "x", block_until_ms: -5 }), ctx)).to.have.property("invalid");
+    expect(shellDriver.started(invocation("Shell", {}), ctx))
+      .to.have.property("invalid")
+      .that.contains('"command" is required');
+    expect(shellDriver.started(invocation("Shell", { command: "x", block_until_ms: -5 }), ctx)).to.have.property(
+      "invalid",
+    );
     const perm = shellDriver.started(invocation("Shell", { command: "x", required_permissions: ["root"] }), ctx);
     expect(perm).to.have.property("invalid").that.contains("required_permissions[0]");
-    const notify = shellDriver.started(invocation("Shell", { command: "x", notify_on_output: { pattern: "ready" } }), ctx);
+    const notify = shellDriver.started(
+      invocation("Shell", { command: "x", notify_on_output: { pattern: "ready" } }),
+      ctx,
+    );
     expect(notify).to.have.property("invalid").that.contains('notify_on_output: "reason" is required');
   });
 
@@ -97,7 +108,12 @@ describe("Shell driver", () => {
     expect(done.content).to.equal("Exit code: 0\n\ncompiling\nwarning: x\ndone\n");
     const result = branch(done.toolCall, "shellToolCall").result?.result;
     expect(result?.case).to.equal("success");
-    expect(result?.value).to.include({ exitCode: 0, stdout: "compiling\ndone\n", stderr: "warning: x\n", command: "npm test" });
+    expect(result?.value).to.include({
+      exitCode: 0,
+      stdout: "compiling\ndone\n",
+      stderr: "warning: x\n",
+      command: "npm test",
+    });
     expect(isBackgroundedShell(done)).to.equal(false);
   });
 
@@ -106,7 +122,9 @@ describe("Shell driver", () => {
     expect(failed.isError).to.equal(true);
     expect(failed.content.startsWith("Exit code: 1\n")).to.equal(true);
     expect(branch(failed.toolCall, "shellToolCall").result?.result).to.deep.include({ case: "failure" });
-    const aborted = completionOf(run([{ case: "exit", value: { code: 0, aborted: true, abortReason: ShellAbortReason.USER_ABORT } }]).last);
+    const aborted = completionOf(
+      run([{ case: "exit", value: { code: 0, aborted: true, abortReason: ShellAbortReason.USER_ABORT } }]).last,
+    );
     expect(aborted.isError).to.equal(true);
     expect(aborted.content).to.equal("Command was aborted.\nExit code: 0\n\n(no output)");
   });
@@ -115,7 +133,16 @@ describe("Shell driver", () => {
     const { last } = run([
       { case: "start", value: {} },
       { case: "stdout", value: { data: "Serving on :8000\n" } },
-      { case: "backgrounded", value: { shellId: 4, pid: 9911, command: "npm test", workingDirectory: "/repo", reason: ShellBackgroundReason.TIMEOUT } },
+      {
+        case: "backgrounded",
+        value: {
+          shellId: 4,
+          pid: 9911,
+          command: "npm test",
+          workingDirectory: "/repo",
+          reason: ShellBackgroundReason.TIMEOUT,
+        },
+      },
     ]);
     const done = completionOf(last);
     expect(done.isError).to.equal(false);
@@ -130,13 +157,17 @@ describe("Shell driver", () => {
   });
 
   it("rejected, permission_denied and sandbox_unsupported end the call as errors", () => {
-    const rejected = completionOf(run([{ case: "rejected", value: { command: "rm -rf /", reason: "user declined" } }]).last);
+    const rejected = completionOf(
+      run([{ case: "rejected", value: { command: "rm -rf /", reason: "user declined" } }]).last,
+    );
     expect(rejected).to.include({ isError: true, content: "Command was rejected: user declined" });
     expect(branch(rejected.toolCall, "shellToolCall").result?.result.case).to.equal("rejected");
     const denied = completionOf(run([{ case: "permissionDenied", value: { error: "read-only" } }]).last);
     expect(denied.isError).to.equal(true);
     expect(branch(denied.toolCall, "shellToolCall").result?.result.case).to.equal("permissionDenied");
-    const sandbox = completionOf(run([{ case: "sandboxUnsupported", value: { sandboxPolicyType: "seatbelt", reason: "not available" } }]).last);
+    const sandbox = completionOf(
+      run([{ case: "sandboxUnsupported", value: { sandboxPolicyType: "seatbelt", reason: "not available" } }]).last,
+    );
     expect(sandbox.isError).to.equal(true);
     expect(sandbox.content).to.contain("seatbelt: not available");
     expect(branch(sandbox.toolCall, "shellToolCall").result?.result.case).to.equal("spawnError");

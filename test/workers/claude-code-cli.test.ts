@@ -37,7 +37,13 @@ describe("claude-code driver with the real CLI", function () {
 
     const events = log.events();
     const deltas = events.filter((e) => e.type === "text.delta");
-    expect(deltas.map((e) => (e.type === "text.delta" ? e.text : ""))).to.deep.equal(["Hello ", "from t", "he fak", "e mode", "l."]);
+    expect(deltas.map((e) => (e.type === "text.delta" ? e.text : ""))).to.deep.equal([
+      "Hello ",
+      "from t",
+      "he fak",
+      "e mode",
+      "l.",
+    ]);
     expect(textOf(events)).to.deep.equal(["Hello from the fake model."]);
     const lifecycle = events.filter((e) => e.type.startsWith("input.") || e.type === "turn.started");
     expect(lifecycle.slice(0, 3)).to.deep.equal([
@@ -45,19 +51,44 @@ describe("claude-code driver with the real CLI", function () {
       { type: "turn.started", inputId: "in-1" },
       { type: "input.started", inputId: "in-1", mode: "turn" },
     ]);
-    expect(rig.fake.messageRequests()[0]?.body.messages[0].content).to.deep.include({ type: "text", text: "Say hello" });
+    expect(rig.fake.messageRequests()[0]?.body.messages[0].content).to.deep.include({
+      type: "text",
+      text: "Say hello",
+    });
     expect(log.all.every((r) => r.generation === worker.generation)).to.equal(true);
 
     await worker.close();
-    expect(await log.next("worker.exited")).to.deep.equal({ type: "worker.exited", code: 0, signal: null, crashed: false });
-    expect(log.events().filter((e) => e.type === "input.completed")).to.deep.equal([{ type: "input.completed", inputId: "in-1" }]);
+    expect(await log.next("worker.exited")).to.deep.equal({
+      type: "worker.exited",
+      code: 0,
+      signal: null,
+      crashed: false,
+    });
+    expect(log.events().filter((e) => e.type === "input.completed")).to.deep.equal([
+      { type: "input.completed", inputId: "in-1" },
+    ]);
   });
 
   it("asks permission for Bash: allow runs the command, deny does not; a question is answered with its answers", async () => {
     const bash = (file: string) => ({
-      blocks: [{ type: "text" as const, text: "Using Bash." }, { type: "tool_use" as const, name: "Bash", input: { command: `touch ${file}`, description: "Create a file" } }],
+      blocks: [
+        { type: "text" as const, text: "Using Bash." },
+        { type: "tool_use" as const, name: "Bash", input: { command: `touch ${file}`, description: "Create a file" } },
+      ],
     });
-    const question = { questions: [{ question: "Which color?", header: "Color", options: [{ label: "Red", description: "warm" }, { label: "Blue", description: "cool" }], multiSelect: false }] };
+    const question = {
+      questions: [
+        {
+          question: "Which color?",
+          header: "Color",
+          options: [
+            { label: "Red", description: "warm" },
+            { label: "Blue", description: "cool" },
+          ],
+          multiSelect: false,
+        },
+      ],
+    };
     rig.fake.enqueue(
       bash("allowed.txt"),
       { blocks: [{ type: "text", text: "Created." }] },
@@ -71,7 +102,10 @@ describe("claude-code driver with the real CLI", function () {
     await worker.send({ inputId: "allow", content: "touch allowed.txt" });
     const allowAsk = await log.next("interaction.requested");
     expect(allowAsk).to.deep.include({ kind: "permission" });
-    expect(allowAsk.payload).to.deep.include({ tool_name: "Bash", input: { command: "touch allowed.txt", description: "Create a file" } });
+    expect(allowAsk.payload).to.deep.include({
+      tool_name: "Bash",
+      input: { command: "touch allowed.txt", description: "Create a file" },
+    });
     expect(allowAsk.payload).to.have.property("tool_use_id").that.is.a("string");
     await worker.answer(allowAsk.id, { kind: "permission", allowed: true });
     expect(await log.next("tool.result")).to.deep.include({ isError: false });
@@ -87,7 +121,11 @@ describe("claude-code driver with the real CLI", function () {
     expect(existsSync(join(rig.workdir, "denied.txt"))).to.equal(false);
     const afterDeny = rig.fake.messageRequests()[3]?.body.messages.at(-1).content;
     const denial = afterDeny.find((block: { type: string }) => block.type === "tool_result");
-    expect(denial).to.deep.include({ tool_use_id: denyAsk.payload.tool_use_id, content: "Not in this folder.", is_error: true });
+    expect(denial).to.deep.include({
+      tool_use_id: denyAsk.payload.tool_use_id,
+      content: "Not in this folder.",
+      is_error: true,
+    });
 
     from = log.mark();
     await worker.send({ inputId: "ask", content: "ask me" });
@@ -106,7 +144,12 @@ describe("claude-code driver with the real CLI", function () {
     rig.fake.enqueue(
       // Streams two deltas, then holds until the CLI aborts the request.
       { blocks: [{ type: "text", text: "one two three four" }], chunkSize: 4, holdAfterDeltas: 2 },
-      { blocks: [{ type: "text", text: "Using Bash." }, { type: "tool_use", name: "Bash", input: { command: "touch never.txt", description: "Create a file" } }] },
+      {
+        blocks: [
+          { type: "text", text: "Using Bash." },
+          { type: "tool_use", name: "Bash", input: { command: "touch never.txt", description: "Create a file" } },
+        ],
+      },
       { blocks: [{ type: "text", text: "Still here." }] },
     );
     const { worker, log } = rig.start({ workerSessionId: randomUUID() });
@@ -146,22 +189,36 @@ describe("claude-code driver with the real CLI", function () {
       ["abcd", true],
       ["Recovered.", false],
     ]);
-    expect(rig.fake.requests.filter((r) => r.path === "/v1/messages").map((r) => r.body.stream === true)).to.deep.equal([true, false]);
+    expect(rig.fake.requests.filter((r) => r.path === "/v1/messages").map((r) => r.body.stream === true)).to.deep.equal(
+      [true, false],
+    );
 
     const from = log.mark();
-    rig.fake.enqueue({ status: 500, error: { message: "injected failure" } }, { status: 500, error: { message: "injected failure" } });
+    rig.fake.enqueue(
+      { status: 500, error: { message: "injected failure" } },
+      { status: 500, error: { message: "injected failure" } },
+    );
     await worker.send({ inputId: "fail", content: "please fail" });
     const done = await log.next("turn.finished", from);
     expect(done).to.deep.include({ outcome: "api_error", errorCode: "api_error" });
     const events = log.events(from);
-    const kinds = events.map((e) => e.type).filter((t) => ["step", "turn.error", "turn.finished", "text.completed"].includes(t));
+    const kinds = events
+      .map((e) => e.type)
+      .filter((t) => ["step", "turn.error", "turn.finished", "text.completed"].includes(t));
     expect(kinds).to.deep.equal(["step", "turn.error", "turn.finished"]);
     expect(events.find((e) => e.type === "step")).to.deep.include({ name: "api_retry" });
-    expect(events.find((e) => e.type === "turn.error")).to.have.property("message").that.contains("500");
+    expect(events.find((e) => e.type === "turn.error"))
+      .to.have.property("message")
+      .that.contains("500");
     expect(rig.fake.pending()).to.equal(0);
 
     await worker.close();
-    expect(await log.next("worker.exited")).to.deep.equal({ type: "worker.exited", code: 1, signal: null, crashed: false });
+    expect(await log.next("worker.exited")).to.deep.equal({
+      type: "worker.exited",
+      code: 1,
+      signal: null,
+      crashed: false,
+    });
   });
 
   it("a kill mid-turn is a crash; the next process resumes the session with its history", async () => {
@@ -179,8 +236,16 @@ describe("claude-code driver with the real CLI", function () {
     await first.worker.send({ inputId: "lost", content: "Now write an essay" });
     await first.log.next("text.delta", from);
     first.worker.kill();
-    expect(await first.log.next("worker.exited")).to.deep.equal({ type: "worker.exited", code: null, signal: "SIGKILL", crashed: true });
-    const late = await first.worker.send({ inputId: "late", content: "too late" }).then(() => "written", (err: Error) => err.message);
+    expect(await first.log.next("worker.exited")).to.deep.equal({
+      type: "worker.exited",
+      code: null,
+      signal: "SIGKILL",
+      crashed: true,
+    });
+    const late = await first.worker.send({ inputId: "late", content: "too late" }).then(
+      () => "written",
+      (err: Error) => err.message,
+    );
     expect(late).to.match(/no longer accepts input/);
 
     rig.fake.enqueue({ blocks: [{ type: "text", text: "Resumed." }] });

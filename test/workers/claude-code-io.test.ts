@@ -66,8 +66,15 @@ describe("claude-code stdin lines", () => {
 
   it("refuse frames the CLI would not accept", () => {
     expect(() => encodeStdinLine(stdinFrames.user("hi", "not-a-uuid"))).to.throw();
-    expect(() => encodeStdinLine({ type: "control_response", response: { subtype: "success", request_id: "" } } as unknown as StdinFrame)).to.throw();
-    expect(() => encodeStdinLine({ type: "user", message: { role: "user", content: "x" }, extra: 1 } as unknown as StdinFrame)).to.throw();
+    expect(() =>
+      encodeStdinLine({
+        type: "control_response",
+        response: { subtype: "success", request_id: "" },
+      } as unknown as StdinFrame),
+    ).to.throw();
+    expect(() =>
+      encodeStdinLine({ type: "user", message: { role: "user", content: "x" }, extra: 1 } as unknown as StdinFrame),
+    ).to.throw();
   });
 
   it("are written in call order by the single writer, and EOF comes after the queued writes", async () => {
@@ -75,7 +82,11 @@ describe("claude-code stdin lines", () => {
     const written: string[] = [];
     stream.on("data", (chunk: Buffer) => written.push(chunk.toString()));
     const writer = new StdinWriter(stream);
-    const frames = [stdinFrames.user("one", uuid), stdinFrames.controlRequest("interrupt_1", "interrupt"), stdinFrames.error("h-1", "no")];
+    const frames = [
+      stdinFrames.user("one", uuid),
+      stdinFrames.controlRequest("interrupt_1", "interrupt"),
+      stdinFrames.error("h-1", "no"),
+    ];
     const writes = frames.map((f) => writer.write(f));
     await writer.end();
     await Promise.all(writes);
@@ -89,25 +100,39 @@ describe("claude-code stdin lines", () => {
   it("reject a write once the stream broke, without an unhandled error", async () => {
     const stream = new Writable({ write: (_chunk, _enc, done) => done(new Error("EPIPE")) });
     const writer = new StdinWriter(stream);
-    const first = await writer.write(stdinFrames.user("one", uuid)).then(() => "ok", (err: Error) => err.message);
-    const second = await writer.write(stdinFrames.user("two", uuid)).then(() => "ok", (err: Error) => err.message);
+    const first = await writer.write(stdinFrames.user("one", uuid)).then(
+      () => "ok",
+      (err: Error) => err.message,
+    );
+    const second = await writer.write(stdinFrames.user("two", uuid)).then(
+      () => "ok",
+      (err: Error) => err.message,
+    );
     expect([first, second]).to.deep.equal(["EPIPE", "EPIPE"]);
   });
 });
 
 describe("claude-code control channel", () => {
-  const success = (requestId: string, response: unknown = {}) => ({ type: "control_response", response: { subtype: "success" as const, request_id: requestId, response } });
+  const success = (requestId: string, response: unknown = {}) => ({
+    type: "control_response",
+    response: { subtype: "success" as const, request_id: requestId, response },
+  });
 
   it("matches a response by request_id, registered before the write", async () => {
     const channel = new ControlChannel(4);
-    const result = channel.request("interrupt_1", 60_000, async () => channel.deliver(success("interrupt_1", { still_queued: [] })));
+    const result = channel.request("interrupt_1", 60_000, async () =>
+      channel.deliver(success("interrupt_1", { still_queued: [] })),
+    );
     expect(await result).to.deep.equal({ ok: true, response: { still_queued: [] } });
   });
 
   it("an error response, a timeout, or a failed write resolve false", async () => {
     const channel = new ControlChannel(4);
     const error = channel.request("a", 60_000, async () =>
-      channel.deliver({ type: "control_response", response: { subtype: "error", request_id: "a", error: "Unsupported" } }),
+      channel.deliver({
+        type: "control_response",
+        response: { subtype: "error", request_id: "a", error: "Unsupported" },
+      }),
     );
     expect(await error).to.deep.equal({ ok: false, error: "Unsupported" });
     expect(await channel.request("b", 1, async () => {})).to.have.property("ok", false);
@@ -129,7 +154,10 @@ describe("claude-code control channel", () => {
     const pending = channel.request("interrupt_1", 60_000, async () => {});
     channel.close("process exited");
     expect(await pending).to.deep.equal({ ok: false, error: "process exited" });
-    expect(await channel.request("interrupt_2", 60_000, async () => {})).to.deep.equal({ ok: false, error: "process exited" });
+    expect(await channel.request("interrupt_2", 60_000, async () => {})).to.deep.equal({
+      ok: false,
+      error: "process exited",
+    });
   });
 });
 
@@ -141,13 +169,34 @@ describe("claude-code launch plan", () => {
   afterEach(() => rmSync(home, { recursive: true, force: true }));
 
   const plan = (env: Record<string, string> = {}) =>
-    planLaunch({ command: "claude", workdir: "/w", home, workerSessionId: uuid, permissionMode: "acceptEdits", extraArgs: ["--model", "m"], env });
+    planLaunch({
+      command: "claude",
+      workdir: "/w",
+      home,
+      workerSessionId: uuid,
+      permissionMode: "acceptEdits",
+      extraArgs: ["--model", "m"],
+      env,
+    });
 
   it("runs stream-json both ways with partial messages and the stdio permission channel, never skipping permissions", () => {
     const { args, cwd } = plan();
     expect(args).to.deep.equal([
-      "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--include-partial-messages",
-      "--permission-prompt-tool", "stdio", "--permission-mode", "acceptEdits", "--session-id", uuid, "--model", "m",
+      "-p",
+      "--input-format",
+      "stream-json",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--include-partial-messages",
+      "--permission-prompt-tool",
+      "stdio",
+      "--permission-mode",
+      "acceptEdits",
+      "--session-id",
+      uuid,
+      "--model",
+      "m",
     ]);
     expect(args).to.not.include("--dangerously-skip-permissions");
     expect(cwd).to.equal("/w");
@@ -168,7 +217,11 @@ describe("claude-code launch plan", () => {
     try {
       const { env } = plan({ ANTHROPIC_BASE_URL: "http://127.0.0.1:1", HOME: "/elsewhere" });
       expect(env).to.not.have.property("BYOK_TEST_SECRET");
-      expect(env).to.include({ ANTHROPIC_BASE_URL: "http://127.0.0.1:1", HOME: home, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" });
+      expect(env).to.include({
+        ANTHROPIC_BASE_URL: "http://127.0.0.1:1",
+        HOME: home,
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      });
       expect(env.PATH).to.equal(process.env.PATH);
     } finally {
       delete process.env.BYOK_TEST_SECRET;

@@ -46,8 +46,15 @@ describe("claude-code worker process handling", function () {
 
   function start(env: Record<string, string> = {}, command = join(dir, "claude")) {
     const log = new EventLog();
-    const factory = createClaudeCodeWorkerFactory({ command, env: { STANDIN_LOG: join(dir, "stdin.log"), ...env }, interruptAckMs: 200, closeGraceMs: 200 });
-    const worker = factory.start({ workdir: dir, home: dir, workerSessionId: randomUUID(), resume: true }, (e, g) => log.push(e, g));
+    const factory = createClaudeCodeWorkerFactory({
+      command,
+      env: { STANDIN_LOG: join(dir, "stdin.log"), ...env },
+      interruptAckMs: 200,
+      closeGraceMs: 200,
+    });
+    const worker = factory.start({ workdir: dir, home: dir, workerSessionId: randomUUID(), resume: true }, (e, g) =>
+      log.push(e, g),
+    );
     workers.push(worker);
     return { worker, log };
   }
@@ -55,15 +62,23 @@ describe("claude-code worker process handling", function () {
   it("a command that cannot be started is a crashed worker that refuses input", async () => {
     const { worker, log } = start({}, join(dir, "missing-claude"));
     expect(await log.next("worker.exited")).to.deep.include({ crashed: true });
-    expect(await log.next("step", 0, (e) => e.name === "spawn_error")).to.have.nested.property("detail.message").that.contains("ENOENT");
-    const refused = await worker.send({ inputId: "x", content: "hi" }).then(() => "written", (err: Error) => err.message);
+    expect(await log.next("step", 0, (e) => e.name === "spawn_error"))
+      .to.have.nested.property("detail.message")
+      .that.contains("ENOENT");
+    const refused = await worker.send({ inputId: "x", content: "hi" }).then(
+      () => "written",
+      (err: Error) => err.message,
+    );
     expect(refused).to.match(/^cannot start the claude-code CLI: spawn .*missing-claude ENOENT/);
     expect(await worker.interrupt()).to.equal(false);
   });
 
   it("an input sent as the worker starts, to a command that cannot be started, is refused naming why", async () => {
     const { worker } = start({}, join(dir, "missing-claude"));
-    const refused = await worker.send({ inputId: "x", content: "hi" }).then(() => "written", (err: Error) => err.message);
+    const refused = await worker.send({ inputId: "x", content: "hi" }).then(
+      () => "written",
+      (err: Error) => err.message,
+    );
     expect(refused).to.match(/^cannot start the claude-code CLI: spawn .*missing-claude ENOENT/);
   });
 
@@ -83,17 +98,34 @@ describe("claude-code worker process handling", function () {
     const { worker, log } = start();
     await worker.send({ inputId: "in-1", content: "hello" });
     expect(await worker.interrupt()).to.equal(false);
-    const lines = readFileSync(join(dir, "stdin.log"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const lines = readFileSync(join(dir, "stdin.log"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.type)).to.deep.equal(["user", "control_request"]);
-    expect(lines[1]).to.deep.equal({ type: "control_request", request_id: "interrupt_1", request: { subtype: "interrupt" } });
+    expect(lines[1]).to.deep.equal({
+      type: "control_request",
+      request_id: "interrupt_1",
+      request: { subtype: "interrupt" },
+    });
     worker.kill();
-    expect(await log.next("worker.exited")).to.deep.equal({ type: "worker.exited", code: null, signal: "SIGKILL", crashed: true });
+    expect(await log.next("worker.exited")).to.deep.equal({
+      type: "worker.exited",
+      code: null,
+      signal: "SIGKILL",
+      crashed: true,
+    });
   });
 
   it("close is EOF: an idle process exiting 1 is no crash; one that ignores EOF is killed after the grace", async () => {
     const idle = start();
     await idle.worker.close();
-    expect(await idle.log.next("worker.exited")).to.deep.equal({ type: "worker.exited", code: 1, signal: null, crashed: false });
+    expect(await idle.log.next("worker.exited")).to.deep.equal({
+      type: "worker.exited",
+      code: 1,
+      signal: null,
+      crashed: false,
+    });
 
     const stubborn = start({ STANDIN_IGNORE_EOF: "1" });
     await stubborn.worker.close();

@@ -32,11 +32,17 @@ export class EventLog {
     return this.all.length;
   }
 
-  next<T extends WorkerEvent["type"]>(type: T, from = 0, where: (e: Extract<WorkerEvent, { type: T }>) => boolean = () => true): Promise<Extract<WorkerEvent, { type: T }>> {
+  next<T extends WorkerEvent["type"]>(
+    type: T,
+    from = 0,
+    where: (e: Extract<WorkerEvent, { type: T }>) => boolean = () => true,
+  ): Promise<Extract<WorkerEvent, { type: T }>> {
     const match = (e: WorkerEvent): boolean => e.type === type && where(e as Extract<WorkerEvent, { type: T }>);
     const found = this.all.slice(from).find((r) => match(r.event));
     if (found) return Promise.resolve(found.event as Extract<WorkerEvent, { type: T }>);
-    return new Promise((resolve) => this.waiters.push({ from, match, resolve: (r) => resolve(r.event as Extract<WorkerEvent, { type: T }>) }));
+    return new Promise((resolve) =>
+      this.waiters.push({ from, match, resolve: (r) => resolve(r.event as Extract<WorkerEvent, { type: T }>) }),
+    );
   }
 
   events(from = 0, to = this.all.length): WorkerEvent[] {
@@ -56,7 +62,11 @@ export interface CliRig {
 export async function startCliRig(): Promise<CliRig> {
   const fake = await startFakeAnthropic();
   const root = await mkdtemp(join(tmpdir(), "byok-cc-"));
-  const [home, workdir, tmp] = await Promise.all([mkdtemp(join(root, "home-")), mkdtemp(join(root, "work-")), mkdtemp(join(root, "tmp-"))]);
+  const [home, workdir, tmp] = await Promise.all([
+    mkdtemp(join(root, "home-")),
+    mkdtemp(join(root, "work-")),
+    mkdtemp(join(root, "tmp-")),
+  ]);
   const factory = createClaudeCodeWorkerFactory({
     env: { ANTHROPIC_BASE_URL: fake.baseUrl, ANTHROPIC_API_KEY: "sk-test", CLAUDE_CODE_MAX_RETRIES: "1", TMPDIR: tmp },
     interruptAckMs: 10_000,
@@ -69,7 +79,9 @@ export async function startCliRig(): Promise<CliRig> {
     factory,
     start(options) {
       const log = new EventLog();
-      const worker = factory.start({ workdir, home, resume: false, ...options }, (event, generation) => log.push(event, generation));
+      const worker = factory.start({ workdir, home, resume: false, ...options }, (event, generation) =>
+        log.push(event, generation),
+      );
       workers.push(worker);
       return { worker, log };
     },

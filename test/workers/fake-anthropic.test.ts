@@ -11,13 +11,19 @@ interface Sse {
 }
 
 async function post(fake: FakeAnthropic, path: string, body: object): Promise<Sse> {
-  const res = await fetch(`${fake.baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const res = await fetch(`${fake.baseUrl}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   const out: Sse = { events: [], status: res.status };
   if (!(res.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
     out.events.push({ event: "json", data: await res.json() });
     return out;
   }
-  const parser = createParser({ onEvent: (e) => void out.events.push({ event: e.event ?? "message", data: JSON.parse(e.data) }) });
+  const parser = createParser({
+    onEvent: (e) => void out.events.push({ event: e.event ?? "message", data: JSON.parse(e.data) }),
+  });
   try {
     for await (const chunk of res.body as AsyncIterable<Uint8Array>) parser.feed(Buffer.from(chunk).toString("utf8"));
   } catch (err) {
@@ -48,29 +54,58 @@ describe("fake Anthropic Messages API", () => {
     const { events, status } = await post(fake, "/v1/messages?beta=true", streamed);
     expect(status).to.equal(200);
     expect(events.map((e) => e.event)).to.deep.equal([
-      "message_start", "ping",
-      "content_block_start", "content_block_delta", "content_block_delta", "content_block_stop",
-      "content_block_start", "content_block_stop",
-      "content_block_start", "content_block_delta", "content_block_delta", "content_block_stop",
-      "content_block_start", ...Array(7).fill("content_block_delta"), "content_block_stop",
-      "message_delta", "message_stop",
+      "message_start",
+      "ping",
+      "content_block_start",
+      "content_block_delta",
+      "content_block_delta",
+      "content_block_stop",
+      "content_block_start",
+      "content_block_stop",
+      "content_block_start",
+      "content_block_delta",
+      "content_block_delta",
+      "content_block_stop",
+      "content_block_start",
+      ...Array(7).fill("content_block_delta"),
+      "content_block_stop",
+      "message_delta",
+      "message_stop",
     ]);
     expect(events.every((e) => e.data.type === e.event)).to.equal(true);
-    expect(events[0]?.data.message).to.deep.include({ model: "claude-test", role: "assistant", content: [], stop_reason: null });
+    expect(events[0]?.data.message).to.deep.include({
+      model: "claude-test",
+      role: "assistant",
+      content: [],
+      stop_reason: null,
+    });
     expect(events[0]?.data.message.usage).to.include({ input_tokens: 12 });
-    expect(events.slice(3, 5).map((e) => e.data.delta)).to.deep.equal([{ type: "thinking_delta", thinking: "hmm" }, { type: "signature_delta", signature: "sig" }]);
+    expect(events.slice(3, 5).map((e) => e.data.delta)).to.deep.equal([
+      { type: "thinking_delta", thinking: "hmm" },
+      { type: "signature_delta", signature: "sig" },
+    ]);
     expect(events[6]?.data.content_block).to.deep.equal({ type: "redacted_thinking", data: "opaque" });
     expect(events[12]?.data.content_block).to.deep.equal({ type: "tool_use", id: "toolu_x", name: "Bash", input: {} });
-    const json = events.slice(13, 20).map((e) => e.data.delta.partial_json).join("");
+    const json = events
+      .slice(13, 20)
+      .map((e) => e.data.delta.partial_json)
+      .join("");
     expect(JSON.parse(json)).to.deep.equal({ command: "ls" });
-    expect(events.at(-2)?.data).to.deep.equal({ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 5 } });
+    expect(events.at(-2)?.data).to.deep.equal({
+      type: "message_delta",
+      delta: { stop_reason: "tool_use", stop_sequence: null },
+      usage: { output_tokens: 5 },
+    });
     expect(fake.pending()).to.equal(0);
     expect(fake.messageRequests()[0]?.body.messages).to.deep.equal(streamed.messages);
   });
 
   it("answers HTTP errors with the API's error body, and a missing script with a 400 that says so", async () => {
     fake.enqueue({ status: 529 }, { status: 500, error: { message: "boom" } });
-    expect((await post(fake, "/v1/messages", streamed)).events[0]?.data).to.deep.include({ type: "error", error: { type: "overloaded_error", message: "fake overloaded_error" } });
+    expect((await post(fake, "/v1/messages", streamed)).events[0]?.data).to.deep.include({
+      type: "error",
+      error: { type: "overloaded_error", message: "fake overloaded_error" },
+    });
     const five = await post(fake, "/v1/messages", streamed);
     expect(five.status).to.equal(500);
     expect(five.events[0]?.data.error).to.deep.equal({ type: "api_error", message: "boom" });
@@ -86,7 +121,10 @@ describe("fake Anthropic Messages API", () => {
     );
     const errored = await post(fake, "/v1/messages", streamed);
     expect(errored.events.map((e) => e.event).slice(-2)).to.deep.equal(["content_block_delta", "error"]);
-    expect(errored.events.at(-1)?.data).to.deep.equal({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } });
+    expect(errored.events.at(-1)?.data).to.deep.equal({
+      type: "error",
+      error: { type: "overloaded_error", message: "Overloaded" },
+    });
     const cut = await post(fake, "/v1/messages", streamed);
     expect(cut.events.map((e) => e.event).at(-1)).to.equal("content_block_delta");
     expect(cut.error).to.be.a("string");
@@ -94,7 +132,12 @@ describe("fake Anthropic Messages API", () => {
 
   it("holds a stream until released", async () => {
     let release!: () => void;
-    fake.enqueue({ blocks: [{ type: "text", text: "abcd" }], chunkSize: 2, holdAfterDeltas: 1, release: new Promise<void>((r) => (release = r)) });
+    fake.enqueue({
+      blocks: [{ type: "text", text: "abcd" }],
+      chunkSize: 2,
+      holdAfterDeltas: 1,
+      release: new Promise<void>((r) => (release = r)),
+    });
     const reply = post(fake, "/v1/messages", streamed);
     await fake.waitForMessageRequests(1);
     release();
@@ -104,10 +147,21 @@ describe("fake Anthropic Messages API", () => {
   });
 
   it("answers non-streamed calls from their own queue as one message", async () => {
-    fake.enqueueUnstreamed({ blocks: [{ type: "text", text: "whole" }, { type: "tool_use", id: "toolu_w", name: "Read", input: { file_path: "/x" } }] }, { status: 529 });
+    fake.enqueueUnstreamed(
+      {
+        blocks: [
+          { type: "text", text: "whole" },
+          { type: "tool_use", id: "toolu_w", name: "Read", input: { file_path: "/x" } },
+        ],
+      },
+      { status: 529 },
+    );
     const body = { model: "m", max_tokens: 5, messages: [{ role: "user", content: "Hi" }] };
     expect((await post(fake, "/v1/messages", body)).events[0]?.data).to.deep.include({
-      content: [{ type: "text", text: "whole" }, { type: "tool_use", id: "toolu_w", name: "Read", input: { file_path: "/x" } }],
+      content: [
+        { type: "text", text: "whole" },
+        { type: "tool_use", id: "toolu_w", name: "Read", input: { file_path: "/x" } },
+      ],
       stop_reason: "tool_use",
     });
     expect((await post(fake, "/v1/messages", body)).status).to.equal(529);
@@ -117,7 +171,11 @@ describe("fake Anthropic Messages API", () => {
     fake.enqueue({ blocks: [{ type: "text", text: "kept" }] });
     const count = await post(fake, "/v1/messages/count_tokens?beta=true", { model: "m", messages: [] });
     expect(count.events[0]?.data).to.have.property("input_tokens").that.is.a("number");
-    const probe = await post(fake, "/v1/messages", { model: "m", max_tokens: 1, messages: [{ role: "user", content: "Hi" }] });
+    const probe = await post(fake, "/v1/messages", {
+      model: "m",
+      max_tokens: 1,
+      messages: [{ role: "user", content: "Hi" }],
+    });
     expect(probe.events[0]?.data).to.deep.include({ type: "message", role: "assistant", stop_reason: "end_turn" });
     expect(fake.pending()).to.equal(1);
     expect(fake.requests.map((r) => [r.path, r.scripted])).to.deep.equal([

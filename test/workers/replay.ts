@@ -75,7 +75,10 @@ export function replayRecording(scenario: string): Replay {
     }
     if (line.frame.type === "control_response") {
       const response = line.frame.response;
-      replay.answers.push({ recorded: line.frame, driver: mapper.interactions.answer(response.request_id, decisionOf(response.response)) });
+      replay.answers.push({
+        recorded: line.frame,
+        driver: mapper.interactions.answer(response.request_id, decisionOf(response.response)),
+      });
     }
   }
   return replay;

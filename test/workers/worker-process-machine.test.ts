@@ -1,6 +1,10 @@
 import { expect } from "chai";
 import { SimulatedClock, createActor } from "xstate";
-import { type WorkerProcessEvent, type WorkerProcessExit, workerProcessMachine } from "../../machines/worker-process.js";
+import {
+  type WorkerProcessEvent,
+  type WorkerProcessExit,
+  workerProcessMachine,
+} from "../../machines/worker-process.js";
 
 function startMachine(generation = 7) {
   const calls: string[] = [];
@@ -18,12 +22,18 @@ function startMachine(generation = 7) {
     }),
     { input: { generation }, clock },
   ).start();
-  const send = (...events: WorkerProcessEvent[]) => events.forEach((e) => actor.send(e));
+  const send = (...events: WorkerProcessEvent[]) => {
+    for (const e of events) actor.send(e);
+  };
   const state = () => String(actor.getSnapshot().value);
   return { actor, calls, exits, clock, send, state };
 }
 
-const exited = (code: number | null, signal: string | null = null): WorkerProcessEvent => ({ type: "EXITED", code, signal });
+const exited = (code: number | null, signal: string | null = null): WorkerProcessEvent => ({
+  type: "EXITED",
+  code,
+  signal,
+});
 
 describe("WorkerProcess machine", () => {
   it("spawns on start, is ready once spawned, busy from the written input to the end of its turn", () => {
@@ -40,7 +50,12 @@ describe("WorkerProcess machine", () => {
 
   it("stays busy while a queued input has not started, even after the running turn finished", () => {
     const m = startMachine();
-    m.send({ type: "SPAWNED" }, { type: "INPUT_SENT", inputId: "a" }, { type: "INPUT_STARTED", inputId: "a" }, { type: "TURN_STARTED" });
+    m.send(
+      { type: "SPAWNED" },
+      { type: "INPUT_SENT", inputId: "a" },
+      { type: "INPUT_STARTED", inputId: "a" },
+      { type: "TURN_STARTED" },
+    );
     m.send({ type: "INPUT_SENT", inputId: "b" }, { type: "TURN_FINISHED" }, { type: "INPUT_COMPLETED", inputId: "a" });
     expect(m.state()).to.equal("busy");
     m.send({ type: "INPUT_STARTED", inputId: "b" }, { type: "TURN_STARTED" }, { type: "TURN_FINISHED" });
@@ -79,7 +94,12 @@ describe("WorkerProcess machine", () => {
 
   it("close is EOF; the turn may finish and the exit is normal; without an exit the group is killed after the grace", () => {
     const m = startMachine();
-    m.send({ type: "SPAWNED" }, { type: "INPUT_SENT", inputId: "a" }, { type: "INPUT_STARTED", inputId: "a" }, { type: "TURN_STARTED" });
+    m.send(
+      { type: "SPAWNED" },
+      { type: "INPUT_SENT", inputId: "a" },
+      { type: "INPUT_STARTED", inputId: "a" },
+      { type: "TURN_STARTED" },
+    );
     m.send({ type: "CLOSE" });
     expect(m.state()).to.equal("draining");
     expect(m.calls).to.deep.equal(["spawn 7", "eof"]);

@@ -1,9 +1,8 @@
 // Connect EndStreamResponse (seed 003 §26.2): the last envelope of a stream, flag 0x02, payload JSON even though
 // data frames are protobuf. Success is exactly `{}`; failure carries the error JSON with ErrorDetails.
-import { RpcError, connectErrorJson } from "./errors.js";
+import { type EndStream, RpcError } from "../../cursor/errors.js";
+import { connectErrorJson } from "./errors.js";
 import { encodeEnvelope, EnvelopeFlags } from "./envelope.js";
-
-export type EndStream = { ok: true } | { ok: false; error: RpcError };
 
 export function encodeEndStream(end: EndStream): Uint8Array {
   const json = end.ok ? "{}" : JSON.stringify({ error: connectErrorJson(end.error) });
@@ -21,7 +20,8 @@ export function parseEndStream(payload: Uint8Array): ParsedEndStream {
   if (json.error === undefined) return {};
   const error = json.error;
   if (!isRecord(error) || typeof error.code !== "string") throw malformed("error.code is missing");
-  if (error.message !== undefined && typeof error.message !== "string") throw malformed("error.message is not a string");
+  if (error.message !== undefined && typeof error.message !== "string")
+    throw malformed("error.message is not a string");
   return { error: { code: error.code, message: error.message ?? "", details: parseDetails(error.details) } };
 }
 

@@ -1,7 +1,7 @@
 // Connect streaming envelope (seed 000 §1.2, seed 003 §16.4): 1 byte of flags, a 4-byte big-endian payload
 // length, then the payload. Flags are bits, not an enum: 0x01 compressed, 0x02 end of stream.
 import { gunzipSync } from "node:zlib";
-import { RpcError } from "./errors.js";
+import { RpcError } from "../../cursor/errors.js";
 
 export const EnvelopeFlags = { compressed: 0x01, endStream: 0x02 } as const;
 
@@ -14,7 +14,8 @@ const headerBytes = 5;
 const defaultMaxPayloadBytes = 16 * 1024 * 1024;
 
 export function encodeEnvelope(flags: number, payload: Uint8Array): Uint8Array {
-  if (!Number.isInteger(flags) || flags < 0 || flags > 0xff) throw new RangeError(`envelope flags out of range: ${flags}`);
+  if (!Number.isInteger(flags) || flags < 0 || flags > 0xff)
+    throw new RangeError(`envelope flags out of range: ${flags}`);
   if (payload.byteLength > 0xffffffff) throw new RangeError(`envelope payload too large: ${payload.byteLength} bytes`);
   const frame = new Uint8Array(headerBytes + payload.byteLength);
   const view = new DataView(frame.buffer);
@@ -57,7 +58,10 @@ export class EnvelopeReader {
     if (this.header === undefined && this.buffered === 0) return;
     const have = this.buffered + (this.header === undefined ? 0 : headerBytes);
     const want = this.header === undefined ? headerBytes : headerBytes + this.header.length;
-    throw new RpcError(`protocol error: stream ended inside an envelope (${have} of ${want} bytes)`, "invalid_argument");
+    throw new RpcError(
+      `protocol error: stream ended inside an envelope (${have} of ${want} bytes)`,
+      "invalid_argument",
+    );
   }
 
   private readHeader(): { flags: number; length: number } {

@@ -1,42 +1,8 @@
-// The Connect error model (seed 003 §26.2–26.3): one typed error carrying a Connect code and, optionally, the
-// aiserver.v1.ErrorDetails Cursor renders. Pure values and mappings; no I/O.
-import { create, toBinary } from "@bufbuild/protobuf";
-import {
-  CustomErrorDetailsSchema,
-  type ErrorDetails,
-  ErrorDetails_Error,
-  ErrorDetailsSchema,
-} from "../../proto/gen/aiserver/v1/aiserver_pb.js";
-
-export type ConnectCode =
-  | "canceled"
-  | "unknown"
-  | "invalid_argument"
-  | "deadline_exceeded"
-  | "not_found"
-  | "already_exists"
-  | "permission_denied"
-  | "resource_exhausted"
-  | "failed_precondition"
-  | "aborted"
-  | "out_of_range"
-  | "unimplemented"
-  | "internal"
-  | "unavailable"
-  | "data_loss"
-  | "unauthenticated";
-
-export class RpcError extends Error {
-  override readonly name = "RpcError";
-
-  constructor(
-    message: string,
-    readonly code: ConnectCode,
-    readonly details?: ErrorDetails,
-  ) {
-    super(message);
-  }
-}
+// The Connect error encoding (seed 003 §26.2–26.3): the error JSON of end-stream frames and unary bodies, and the
+// HTTP status of a unary error. Pure mappings; no I/O.
+import { toBinary } from "@bufbuild/protobuf";
+import { ErrorDetailsSchema } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
+import type { ConnectCode, RpcError } from "../../cursor/errors.js";
 
 // Connect protocol's code → HTTP status table; only unary responses use it (streams always answer 200).
 const httpStatusByCode: Record<ConnectCode, number> = {
@@ -60,26 +26,6 @@ const httpStatusByCode: Record<ConnectCode, number> = {
 
 export function httpStatusForCode(code: ConnectCode): number {
   return httpStatusByCode[code];
-}
-
-/**
- * The ErrorDetails the reference server attaches to provider failures (seed 003 §26.3). Other retryable server-side
- * failures (a checkpoint the client did not acknowledge, a run over its limits) use the same shape with their own
- * error value.
- */
-export function providerErrorDetails(detail: string, error: ErrorDetails_Error = ErrorDetails_Error.PROVIDER_ERROR): ErrorDetails {
-  return create(ErrorDetailsSchema, {
-    error,
-    details: create(CustomErrorDetailsSchema, {
-      title: "Server Error",
-      detail,
-      isRetryable: true,
-      showRequestId: true,
-      // false keeps Cursor from raising a global toast; the Composer still shows the inline error + retry.
-      shouldShowImmediateError: false,
-    }),
-    isExpected: false,
-  });
 }
 
 /** Error JSON shared by the end-stream frame and unary error bodies. */

@@ -42,7 +42,10 @@ export class ControlChannel {
         this.pending.delete(requestId);
         resolve(result);
       };
-      const timer = setTimeout(() => settle({ ok: false, error: `no control_response for ${requestId} within ${timeoutMs} ms` }), timeoutMs);
+      const timer = setTimeout(
+        () => settle({ ok: false, error: `no control_response for ${requestId} within ${timeoutMs} ms` }),
+        timeoutMs,
+      );
       this.pending.set(requestId, { settle, timer });
       write().catch((err: unknown) => settle({ ok: false, error: `writing ${requestId} failed: ${String(err)}` }));
     });
@@ -52,7 +55,9 @@ export class ControlChannel {
   deliver(frame: ControlResponseFrame): void {
     const { request_id: requestId, subtype } = frame.response;
     const result: ControlResult =
-      subtype === "success" ? { ok: true, response: frame.response.response } : { ok: false, error: frame.response.error ?? "control request failed" };
+      subtype === "success"
+        ? { ok: true, response: frame.response.response }
+        : { ok: false, error: frame.response.error ?? "control request failed" };
     const waiter = this.pending.get(requestId);
     if (waiter) return waiter.settle(result);
     this.unmatched.set(requestId, result);

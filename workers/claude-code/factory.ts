@@ -52,7 +52,12 @@ export function createClaudeCodeWorkerFactory(options: ClaudeCodeFactoryOptions 
       // after start() has returned, like every other event.
       const started = generation;
       if (start.resume && !plan.resumed) {
-        queueMicrotask(() => listener({ type: "step", name: "resume_unavailable", detail: { workerSessionId: start.workerSessionId } }, started));
+        queueMicrotask(() =>
+          listener(
+            { type: "step", name: "resume_unavailable", detail: { workerSessionId: start.workerSessionId } },
+            started,
+          ),
+        );
       }
       return worker;
     },

@@ -23,7 +23,11 @@ export interface ContentBlock {
 
 /** `assistant` / `user` frames carry an Anthropic message. */
 export interface MessageFrame extends StdoutFrame {
-  readonly message: { readonly id?: string; readonly model?: string; readonly content: string | readonly ContentBlock[] };
+  readonly message: {
+    readonly id?: string;
+    readonly model?: string;
+    readonly content: string | readonly ContentBlock[];
+  };
   readonly parent_tool_use_id?: string | null;
   readonly is_api_error_message?: boolean;
   readonly isReplay?: boolean;
@@ -47,10 +51,16 @@ export interface ControlRequestFrame extends StdoutFrame {
 }
 
 export interface ControlResponseFrame extends StdoutFrame {
-  readonly response: { readonly subtype: "success" | "error"; readonly request_id: string; readonly response?: unknown; readonly error?: string };
+  readonly response: {
+    readonly subtype: "success" | "error";
+    readonly request_id: string;
+    readonly response?: unknown;
+    readonly error?: string;
+  };
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** A parsed stdout line becomes a frame only when it is an object with a string `type`. */
 export function asStdoutFrame(value: unknown): StdoutFrame | undefined {
@@ -72,7 +82,11 @@ export function isControlRequestFrame(frame: StdoutFrame): frame is ControlReque
 
 /** The CLI puts `request_id` inside `response` (fixtures c1, c2). */
 export function isControlResponseFrame(frame: StdoutFrame): frame is ControlResponseFrame {
-  return isObject(frame.response) && typeof frame.response.request_id === "string" && typeof frame.response.subtype === "string";
+  return (
+    isObject(frame.response) &&
+    typeof frame.response.request_id === "string" &&
+    typeof frame.response.subtype === "string"
+  );
 }
 
 // ---- stdin ------------------------------------------------------------------------------------------------------
@@ -94,7 +108,11 @@ const ControlRequestOutSchema = z.strictObject({
 const ControlResponseOutSchema = z.strictObject({
   type: z.literal("control_response"),
   response: z.union([
-    z.strictObject({ subtype: z.literal("success"), request_id: z.string().min(1), response: z.record(z.string(), z.unknown()) }),
+    z.strictObject({
+      subtype: z.literal("success"),
+      request_id: z.string().min(1),
+      response: z.record(z.string(), z.unknown()),
+    }),
     z.strictObject({ subtype: z.literal("error"), request_id: z.string().min(1), error: z.string() }),
   ]),
 });
@@ -108,7 +126,9 @@ export type StdinFrame = z.infer<typeof StdinFrameSchema>;
  */
 export function encodeStdinLine(frame: StdinFrame): string {
   const checked = StdinFrameSchema.parse(frame);
-  return `${JSON.stringify(checked).replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029")}\n`;
+  return `${JSON.stringify(checked)
+    .replace(/\u2028/g, "\\u2028")
+    .replace(/\u2029/g, "\\u2029")}\n`;
 }
 
 export const stdinFrames = {

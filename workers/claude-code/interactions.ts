@@ -11,11 +11,23 @@ interface PendingInteraction {
 }
 
 /** Fields of a can_use_tool request kept for the client (notes §5.2). */
-const permissionFields = ["tool_name", "display_name", "description", "input", "permission_suggestions", "blocked_path", "tool_use_id", "decision_reason"];
+const permissionFields = [
+  "tool_name",
+  "display_name",
+  "description",
+  "input",
+  "permission_suggestions",
+  "blocked_path",
+  "tool_use_id",
+  "decision_reason",
+];
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
-export type HostRequestOutcome = { event: Extract<WorkerEvent, { type: "interaction.requested" }> } | { reply: StdinFrame };
+export type HostRequestOutcome =
+  | { event: Extract<WorkerEvent, { type: "interaction.requested" }> }
+  | { reply: StdinFrame };
 
 export class InteractionRegistry {
   private readonly pending = new Map<string, PendingInteraction>();
@@ -25,15 +37,22 @@ export class InteractionRegistry {
     const { request_id: id, request } = frame;
     if (request.subtype === "can_use_tool") {
       // Trap 18: a request we cannot read is denied at once so the CLI never waits forever.
-      if (typeof request.tool_name !== "string") return { reply: stdinFrames.success(id, { behavior: "deny", message: "Unreadable permission request." }) };
+      if (typeof request.tool_name !== "string")
+        return { reply: stdinFrames.success(id, { behavior: "deny", message: "Unreadable permission request." }) };
       const input = isRecord(request.input) ? request.input : {};
       if (request.tool_name === "AskUserQuestion") {
         this.pending.set(id, { kind: "question", input });
-        const payload = { tool_name: request.tool_name, questions: Array.isArray(input.questions) ? input.questions : [], tool_use_id: request.tool_use_id };
+        const payload = {
+          tool_name: request.tool_name,
+          questions: Array.isArray(input.questions) ? input.questions : [],
+          tool_use_id: request.tool_use_id,
+        };
         return { event: { type: "interaction.requested", id, kind: "question", payload } };
       }
       this.pending.set(id, { kind: "permission", input });
-      const payload = Object.fromEntries(permissionFields.filter((f) => request[f] !== undefined).map((f) => [f, request[f]]));
+      const payload = Object.fromEntries(
+        permissionFields.filter((f) => request[f] !== undefined).map((f) => [f, request[f]]),
+      );
       return { event: { type: "interaction.requested", id, kind: "permission", payload } };
     }
     if (request.subtype === "elicitation") {
@@ -68,11 +87,15 @@ export class InteractionRegistry {
 
 function responseFor(open: PendingInteraction, answer: InteractionAnswer): Record<string, unknown> {
   if (open.kind === "elicitation") {
-    if (answer.kind === "elicitation") return { action: answer.action, ...(answer.content ? { content: answer.content } : {}) };
+    if (answer.kind === "elicitation")
+      return { action: answer.action, ...(answer.content ? { content: answer.content } : {}) };
     return { action: "decline" };
   }
-  if (answer.kind === "permission" && !answer.allowed) return { behavior: "deny", message: answer.reason ?? "The user denied this request." };
-  if (open.kind === "question" && answer.kind === "question") return { behavior: "allow", updatedInput: { ...open.input, answers: answer.answers } };
-  if (open.kind === "permission" && answer.kind === "permission") return { behavior: "allow", updatedInput: open.input };
+  if (answer.kind === "permission" && !answer.allowed)
+    return { behavior: "deny", message: answer.reason ?? "The user denied this request." };
+  if (open.kind === "question" && answer.kind === "question")
+    return { behavior: "allow", updatedInput: { ...open.input, answers: answer.answers } };
+  if (open.kind === "permission" && answer.kind === "permission")
+    return { behavior: "allow", updatedInput: open.input };
   return { behavior: "deny", message: `A ${answer.kind} answer does not fit a ${open.kind} request.` };
 }

@@ -58,11 +58,15 @@ export class ClaudeCodeMapper {
       case "command_lifecycle":
         return this.onLifecycle(frame);
       case "stream_event":
-        return isStreamEventFrame(frame) && frame.parent_tool_use_id == null ? this.onStreamEvent(frame) : this.raw(frame);
+        return isStreamEventFrame(frame) && frame.parent_tool_use_id == null
+          ? this.onStreamEvent(frame)
+          : this.raw(frame);
       case "assistant":
         return isMessageFrame(frame) && frame.parent_tool_use_id == null ? this.onAssistant(frame) : this.raw(frame);
       case "user":
-        return isMessageFrame(frame) && frame.parent_tool_use_id == null && frame.isReplay !== true ? this.onUser(frame) : this.raw(frame);
+        return isMessageFrame(frame) && frame.parent_tool_use_id == null && frame.isReplay !== true
+          ? this.onUser(frame)
+          : this.raw(frame);
       case "result":
         return this.onResult(frame);
       case "control_request":
@@ -88,7 +92,11 @@ export class ClaudeCodeMapper {
     }
     if (frame.subtype === "api_retry") {
       const { attempt, max_retries, retry_delay_ms, error_status, error } = frame;
-      return this.emit({ type: "step", name: "api_retry", detail: { attempt, max_retries, retry_delay_ms, error_status, error } });
+      return this.emit({
+        type: "step",
+        name: "api_retry",
+        detail: { attempt, max_retries, retry_delay_ms, error_status, error },
+      });
     }
     this.raw(frame);
   }
@@ -134,7 +142,8 @@ export class ClaudeCodeMapper {
     if (messageId === undefined) return;
     // A stream that broke mid-block is retried as a new message with no stop for the old blocks: close them here.
     if (event.type === "message_start") {
-      for (const blockId of [...this.openBlocks.keys()]) if (!blockId.startsWith(`${messageId}:`)) this.completeBlock(blockId, false);
+      for (const blockId of [...this.openBlocks.keys()])
+        if (!blockId.startsWith(`${messageId}:`)) this.completeBlock(blockId, false);
       return;
     }
     if (event.type === "message_stop") return this.stopMessage(messageId, frame.abandoned_blocks);
@@ -166,11 +175,14 @@ export class ClaudeCodeMapper {
    */
   private stopMessage(messageId: string, abandoned: unknown): void {
     const from =
-      typeof abandoned === "object" && abandoned !== null && (abandoned as { api_message_id?: unknown }).api_message_id === messageId
+      typeof abandoned === "object" &&
+      abandoned !== null &&
+      (abandoned as { api_message_id?: unknown }).api_message_id === messageId
         ? Number((abandoned as { from_block_index?: unknown }).from_block_index)
         : Number.POSITIVE_INFINITY;
     for (const blockId of [...this.openBlocks.keys()]) {
-      if (blockId.startsWith(`${messageId}:`)) this.completeBlock(blockId, Number(blockId.slice(messageId.length + 1)) >= from);
+      if (blockId.startsWith(`${messageId}:`))
+        this.completeBlock(blockId, Number(blockId.slice(messageId.length + 1)) >= from);
     }
   }
 
@@ -185,7 +197,10 @@ export class ClaudeCodeMapper {
   }
 
   private onAssistant(frame: MessageFrame): void {
-    const content = typeof frame.message.content === "string" ? [{ type: "text", text: frame.message.content }] : frame.message.content;
+    const content =
+      typeof frame.message.content === "string"
+        ? [{ type: "text", text: frame.message.content }]
+        : frame.message.content;
     if (frame.is_api_error_message === true) {
       const message = content.map((b) => b.text ?? "").join("") || "API error";
       return this.emit({ type: "turn.error", code: "api_error", message });
@@ -210,15 +225,27 @@ export class ClaudeCodeMapper {
       return;
     }
     // Without --include-partial-messages the assistant frame is the only record of the block.
-    this.emit(block.type === "text" ? { type: "text.completed", blockId, text } : { type: "reasoning.completed", blockId, text });
+    this.emit(
+      block.type === "text"
+        ? { type: "text.completed", blockId, text }
+        : { type: "reasoning.completed", blockId, text },
+    );
   }
 
   private onUser(frame: MessageFrame): void {
     const content = frame.message.content;
-    const results = typeof content === "string" ? [] : content.filter((b) => b.type === "tool_result" && typeof b.tool_use_id === "string");
+    const results =
+      typeof content === "string"
+        ? []
+        : content.filter((b) => b.type === "tool_result" && typeof b.tool_use_id === "string");
     if (results.length === 0) return this.raw(frame);
     for (const block of results) {
-      this.emit({ type: "tool.result", id: block.tool_use_id as string, output: toolOutputText(block.content), isError: block.is_error === true });
+      this.emit({
+        type: "tool.result",
+        id: block.tool_use_id as string,
+        output: toolOutputText(block.content),
+        isError: block.is_error === true,
+      });
     }
   }
 
@@ -257,6 +284,8 @@ function toolOutputText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
-    .map((part: { type?: string; text?: string }) => (part?.type === "text" ? (part.text ?? "") : `[${part?.type ?? "unknown"}]`))
+    .map((part: { type?: string; text?: string }) =>
+      part?.type === "text" ? (part.text ?? "") : `[${part?.type ?? "unknown"}]`,
+    )
     .join("\n");
 }

@@ -13,13 +13,18 @@ export function outcomeOf(frame: StdoutFrame): TurnOutcome {
   const reason = typeof frame.terminal_reason === "string" ? frame.terminal_reason : "";
   if (reason === "api_error") return "api_error";
   if (reason.startsWith("aborted")) return "stopped";
-  if (limitReasons.has(reason) || (typeof frame.subtype === "string" && limitSubtypes.has(frame.subtype))) return "limit";
+  if (limitReasons.has(reason) || (typeof frame.subtype === "string" && limitSubtypes.has(frame.subtype)))
+    return "limit";
   return "failed";
 }
 
 export function turnFinishedOf(frame: StdoutFrame): Extract<WorkerEvent, { type: "turn.finished" }> {
   const outcome = outcomeOf(frame);
-  const event: Extract<WorkerEvent, { type: "turn.finished" }> = { type: "turn.finished", outcome, usage: usageOf(frame) };
+  const event: Extract<WorkerEvent, { type: "turn.finished" }> = {
+    type: "turn.finished",
+    outcome,
+    usage: usageOf(frame),
+  };
   if (outcome === "completed") return event;
   const errors = Array.isArray(frame.errors) ? frame.errors.filter((e): e is string => typeof e === "string") : [];
   const message = typeof frame.result === "string" && frame.result !== "" ? frame.result : errors.join("\n");
@@ -29,7 +34,8 @@ export function turnFinishedOf(frame: StdoutFrame): Extract<WorkerEvent, { type:
 
 function usageOf(frame: StdoutFrame): TurnUsage {
   const usage = (typeof frame.usage === "object" && frame.usage !== null ? frame.usage : {}) as Record<string, unknown>;
-  const num = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) ? value : undefined);
+  const num = (value: unknown): number | undefined =>
+    typeof value === "number" && Number.isFinite(value) ? value : undefined;
   const entries: Array<[keyof TurnUsage, number | undefined]> = [
     ["inputTokens", num(usage.input_tokens)],
     ["outputTokens", num(usage.output_tokens)],

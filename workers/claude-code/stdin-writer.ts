@@ -27,7 +27,9 @@ export class StdinWriter {
   end(): Promise<void> {
     if (this.ended) return this.tail;
     this.ended = true;
-    return this.enqueue(() => new Promise<void>((resolve) => (this.stream.writableEnded ? resolve() : this.stream.end(resolve))));
+    return this.enqueue(
+      () => new Promise<void>((resolve) => (this.stream.writableEnded ? resolve() : this.stream.end(resolve))),
+    );
   }
 
   private enqueue(task: () => Promise<void>): Promise<void> {

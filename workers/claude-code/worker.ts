@@ -4,7 +4,11 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { type Actor, createActor } from "xstate";
-import { type WorkerProcessEvent, type WorkerProcessExit, workerProcessMachine } from "../../machines/worker-process.js";
+import {
+  type WorkerProcessEvent,
+  type WorkerProcessExit,
+  workerProcessMachine,
+} from "../../machines/worker-process.js";
 import type { InteractionAnswer, Worker, WorkerEvent, WorkerListener } from "../types.js";
 import { ControlChannel } from "./control-channel.js";
 import { asStdoutFrame, stdinFrames } from "./frames.js";
@@ -43,7 +47,9 @@ export class ClaudeCodeWorker implements Worker {
     private readonly limits: WorkerLimits,
     private readonly listener: WorkerListener,
   ) {
-    this.exitedAt = new Promise((resolve) => (this.markExited = resolve));
+    this.exitedAt = new Promise((resolve) => {
+      this.markExited = resolve;
+    });
     this.control = new ControlChannel(limits.maxUnmatchedResponses);
     this.mapper = new ClaudeCodeMapper({
       event: (event) => this.onWorkerEvent(event),
@@ -125,7 +131,12 @@ export class ClaudeCodeWorker implements Worker {
     this.child = child;
     this.writer = new StdinWriter(child.stdin);
     const stdout = new NdjsonSplitter(this.limits.maxLineChars, (item) => {
-      if (item.kind === "bad") return this.emit({ type: "step", name: "bad_stdout_line", detail: { reason: item.reason, length: item.length, preview: item.preview } });
+      if (item.kind === "bad")
+        return this.emit({
+          type: "step",
+          name: "bad_stdout_line",
+          detail: { reason: item.reason, length: item.length, preview: item.preview },
+        });
       const frame = asStdoutFrame(item.value);
       if (frame) this.mapper.handle(frame);
       else this.emit({ type: "raw", frame: item.value });

@@ -31,7 +31,13 @@ async function level(ctx: BenchContext, server: ServerProcess, runs: number, del
   try {
     turns = await Promise.all(
       Array.from({ length: runs }, (_, i) =>
-        runTurn({ baseUrl: server.url, providerUrl: ctx.fakes.providerUrl, conversationId: `${tag}-${i}`, directive: { tag, deltas, intervalMs: PACE_MS }, workspace: ctx.workspace }),
+        runTurn({
+          baseUrl: server.url,
+          providerUrl: ctx.fakes.providerUrl,
+          conversationId: `${tag}-${i}`,
+          directive: { tag, deltas, intervalMs: PACE_MS },
+          workspace: ctx.workspace,
+        }),
       ),
     );
   } finally {
@@ -42,9 +48,19 @@ async function level(ctx: BenchContext, server: ServerProcess, runs: number, del
   const cpuMsPerRun = (after.cpuUserUs + after.cpuSystemUs - before.cpuUserUs - before.cpuSystemUs) / 1000 / runs;
   await ctx.fakes.records(tag);
   const failed = turns.filter((t) => !t.end.ok || t.deltas !== deltas);
-  if (failed.length) throw new Error(`${server.name}: ${failed.length} of ${runs} concurrent runs failed or lost deltas (${JSON.stringify(failed[0]!.end)})`);
+  if (failed.length)
+    throw new Error(
+      `${server.name}: ${failed.length} of ${runs} concurrent runs failed or lost deltas (${JSON.stringify(failed[0]!.end)})`,
+    );
   const gaps = turns.flatMap((t) => t.deltaArrivals.slice(1).map((at, i) => at - t.deltaArrivals[i]!));
-  return { gaps, idleRss, peakRss: Math.max(peakRss, server.rssBytes()), delayP99: eventLoopDelay.p99, delayMax: eventLoopDelay.max, cpuMsPerRun };
+  return {
+    gaps,
+    idleRss,
+    peakRss: Math.max(peakRss, server.rssBytes()),
+    delayP99: eventLoopDelay.p99,
+    delayMax: eventLoopDelay.max,
+    cpuMsPerRun,
+  };
 }
 
 export async function concurrencyScenario(ctx: BenchContext): Promise<Figure[]> {
@@ -60,15 +76,66 @@ export async function concurrencyScenario(ctx: BenchContext): Promise<Figure[]> 
     for (const p of [50, 99]) {
       const g = percentile(gw.gaps, p);
       const r = percentile(raw.gaps, p);
-      const target = p === 99 && runs === top ? { target: "extra gap (gateway − raw) ≤ 25 ms at p99", met: g - r <= 25 } : {};
-      figures.push(figure({ scenario: s, figure: name(`gap between consecutive text_deltas (paced every ${PACE_MS} ms), p${p}`), unit: "ms", gateway: g, baseline: r, ratio: ratioOf(g, r), note: `extra gap ${(g - r).toFixed(2)} ms`, ...target }));
+      const target =
+        p === 99 && runs === top ? { target: "extra gap (gateway − raw) ≤ 25 ms at p99", met: g - r <= 25 } : {};
+      figures.push(
+        figure({
+          scenario: s,
+          figure: name(`gap between consecutive text_deltas (paced every ${PACE_MS} ms), p${p}`),
+          unit: "ms",
+          gateway: g,
+          baseline: r,
+          ratio: ratioOf(g, r),
+          note: `extra gap ${(g - r).toFixed(2)} ms`,
+          ...target,
+        }),
+      );
     }
-    figures.push(figure({ scenario: s, figure: name("peak RSS"), unit: "MB", gateway: gw.peakRss / MB, baseline: raw.peakRss / MB, ratio: ratioOf(gw.peakRss, raw.peakRss) }));
+    figures.push(
+      figure({
+        scenario: s,
+        figure: name("peak RSS"),
+        unit: "MB",
+        gateway: gw.peakRss / MB,
+        baseline: raw.peakRss / MB,
+        ratio: ratioOf(gw.peakRss, raw.peakRss),
+      }),
+    );
     const perRun = (r: LevelResult) => (r.peakRss - r.idleRss) / runs / MB;
     const target = runs === top ? { target: "≤ 1 MB per active run", met: perRun(gw) <= 1 } : {};
-    figures.push(figure({ scenario: s, figure: name("RSS growth per active run"), unit: "MB", gateway: perRun(gw), baseline: perRun(raw), ratio: ratioOf(perRun(gw), perRun(raw)), ...target }));
-    figures.push(figure({ scenario: s, figure: name("server CPU per run"), unit: "ms", gateway: gw.cpuMsPerRun, baseline: raw.cpuMsPerRun, ratio: ratioOf(gw.cpuMsPerRun, raw.cpuMsPerRun), note: `${deltas} deltas per run` }));
-    figures.push(figure({ scenario: s, figure: name("event-loop delay p99"), unit: "ms", gateway: gw.delayP99, baseline: raw.delayP99, ratio: ratioOf(gw.delayP99, raw.delayP99), note: `max gateway ${gw.delayMax.toFixed(1)} ms, raw ${raw.delayMax.toFixed(1)} ms` }));
+    figures.push(
+      figure({
+        scenario: s,
+        figure: name("RSS growth per active run"),
+        unit: "MB",
+        gateway: perRun(gw),
+        baseline: perRun(raw),
+        ratio: ratioOf(perRun(gw), perRun(raw)),
+        ...target,
+      }),
+    );
+    figures.push(
+      figure({
+        scenario: s,
+        figure: name("server CPU per run"),
+        unit: "ms",
+        gateway: gw.cpuMsPerRun,
+        baseline: raw.cpuMsPerRun,
+        ratio: ratioOf(gw.cpuMsPerRun, raw.cpuMsPerRun),
+        note: `${deltas} deltas per run`,
+      }),
+    );
+    figures.push(
+      figure({
+        scenario: s,
+        figure: name("event-loop delay p99"),
+        unit: "ms",
+        gateway: gw.delayP99,
+        baseline: raw.delayP99,
+        ratio: ratioOf(gw.delayP99, raw.delayP99),
+        note: `max gateway ${gw.delayMax.toFixed(1)} ms, raw ${raw.delayMax.toFixed(1)} ms`,
+      }),
+    );
   }
   return figures;
 }

@@ -32,7 +32,12 @@ async function readingCost(server: ServerProcess): Promise<number> {
   return median(costs);
 }
 
-async function conversation(ctx: BenchContext, server: ServerProcess, turns: number, toolRounds: number): Promise<TurnFigures[]> {
+async function conversation(
+  ctx: BenchContext,
+  server: ServerProcess,
+  turns: number,
+  toolRounds: number,
+): Promise<TurnFigures[]> {
   const conversationId = `conversation-${server.name}-${++seq}`;
   const blobs = new Map<string, Uint8Array>();
   const cost = await readingCost(server);
@@ -51,9 +56,16 @@ async function conversation(ctx: BenchContext, server: ServerProcess, turns: num
       ...(checkpoint ? { checkpoint } : {}),
     });
     const used = (await cpuMs(server)) - before - cost;
-    if (!record.end.ok) throw new Error(`${server.name}: turn ${turn} failed: ${record.end.code} ${record.end.message}`);
+    if (!record.end.ok)
+      throw new Error(`${server.name}: turn ${turn} failed: ${record.end.code} ${record.end.message}`);
     checkpoint = record.checkpoint;
-    out.push({ cpuMs: used, setBytes: record.kvSetBytes, sets: record.kvSets, requests: await ctx.fakes.records(tag), settled: record.settledCheckpoints });
+    out.push({
+      cpuMs: used,
+      setBytes: record.kvSetBytes,
+      sets: record.kvSets,
+      requests: await ctx.fakes.records(tag),
+      settled: record.settledCheckpoints,
+    });
   }
   return out;
 }
@@ -77,30 +89,98 @@ export async function conversationScenario(ctx: BenchContext): Promise<Figure[]>
   const cpu = gw.map((t) => t.cpuMs);
   const setBytes = gw.map((t) => t.setBytes);
   const figures: Figure[] = [
-    figure({ scenario: s, figure: "server CPU per turn, turn 1", unit: "ms", gateway: around(cpu, 1), baseline: median(raw.map((t) => t.cpuMs)), ratio: around(cpu, 1) / median(raw.map((t) => t.cpuMs)), note: "baseline: raw relay, same provider pass, no tool round or state" }),
+    figure({
+      scenario: s,
+      figure: "server CPU per turn, turn 1",
+      unit: "ms",
+      gateway: around(cpu, 1),
+      baseline: median(raw.map((t) => t.cpuMs)),
+      ratio: around(cpu, 1) / median(raw.map((t) => t.cpuMs)),
+      note: "baseline: raw relay, same provider pass, no tool round or state",
+    }),
   ];
   const growth = (what: string, unit: string, values: number[], target?: string) => {
     for (const turn of points.slice(1)) {
       const ratio = around(values, turn) / around(values, 1);
       const goal = turn === last && target ? { target, met: ratio <= 1.25 } : {};
-      figures.push(figure({ scenario: s, figure: `${what}, turn ${turn}`, unit, gateway: around(values, turn), baseline: around(values, 1), ratio, note: "baseline: the same conversation's turn 1; median of 5 turns", ...goal }));
+      figures.push(
+        figure({
+          scenario: s,
+          figure: `${what}, turn ${turn}`,
+          unit,
+          gateway: around(values, turn),
+          baseline: around(values, 1),
+          ratio,
+          note: "baseline: the same conversation's turn 1; median of 5 turns",
+          ...goal,
+        }),
+      );
     }
   };
   growth("server CPU per turn", "ms", cpu, `turn ${last} ≤ 1.25× turn 1`);
-  figures.push(figure({ scenario: s, figure: "blob bytes SET per turn, turn 1", unit: "bytes", gateway: around(setBytes, 1), baseline: null, ratio: null, note: `${around(gw.map((t) => t.sets), 1)} SETs per turn` }));
+  figures.push(
+    figure({
+      scenario: s,
+      figure: "blob bytes SET per turn, turn 1",
+      unit: "bytes",
+      gateway: around(setBytes, 1),
+      baseline: null,
+      ratio: null,
+      note: `${around(
+        gw.map((t) => t.sets),
+        1,
+      )} SETs per turn`,
+    }),
+  );
   growth("blob bytes SET per turn", "bytes", setBytes, `turn ${last} ≤ 1.25× turn 1`);
   const requests = gw.flatMap((t) => t.requests);
   const extending = requests.slice(1).filter((r) => r.prefixOk).length;
-  figures.push(figure({ scenario: s, figure: "provider requests that extend the previous one byte for byte", unit: "requests", gateway: extending, baseline: requests.length - 1, ratio: extending / (requests.length - 1), target: "all", met: extending === requests.length - 1 }));
-  growth("provider request bytes", "bytes", gw.map((t) => t.requests[0]!.requestBytes));
-  growth("provider request growth (new messages)", "bytes", gw.map((t) => sum(t.requests.map((r) => r.newMessageBytes))));
+  figures.push(
+    figure({
+      scenario: s,
+      figure: "provider requests that extend the previous one byte for byte",
+      unit: "requests",
+      gateway: extending,
+      baseline: requests.length - 1,
+      ratio: extending / (requests.length - 1),
+      target: "all",
+      met: extending === requests.length - 1,
+    }),
+  );
+  growth(
+    "provider request bytes",
+    "bytes",
+    gw.map((t) => t.requests[0]!.requestBytes),
+  );
+  growth(
+    "provider request growth (new messages)",
+    "bytes",
+    gw.map((t) => sum(t.requests.map((r) => r.newMessageBytes))),
+  );
 
   const rounds = gw.flatMap((t) => t.settled);
   const settled = rounds.map((r) => r.beforeSetsMs + r.afterAcksMs);
   for (const p of [50, 99]) {
     const goal = p === 50 ? { target: "≤ 5 ms (p50)", met: percentile(settled, 50) <= 5 } : {};
-    const parts = `result → first SET ${percentile(rounds.map((r) => r.beforeSetsMs), p).toFixed(2)} ms, last ACK → checkpoint ${percentile(rounds.map((r) => r.afterAcksMs), p).toFixed(2)} ms (p${p} of each)`;
-    figures.push(figure({ scenario: "4 checkpoint", figure: `last tool result → settled checkpoint, client ACK time excluded, p${p} (${settled.length} rounds)`, unit: "ms", gateway: percentile(settled, p), baseline: null, ratio: null, note: parts, ...goal }));
+    const parts = `result → first SET ${percentile(
+      rounds.map((r) => r.beforeSetsMs),
+      p,
+    ).toFixed(2)} ms, last ACK → checkpoint ${percentile(
+      rounds.map((r) => r.afterAcksMs),
+      p,
+    ).toFixed(2)} ms (p${p} of each)`;
+    figures.push(
+      figure({
+        scenario: "4 checkpoint",
+        figure: `last tool result → settled checkpoint, client ACK time excluded, p${p} (${settled.length} rounds)`,
+        unit: "ms",
+        gateway: percentile(settled, p),
+        baseline: null,
+        ratio: null,
+        note: parts,
+        ...goal,
+      }),
+    );
   }
   return figures;
 }

@@ -28,7 +28,14 @@ async function phase(ctx: BenchContext, gateway: ServerProcess, turns: number, t
   let checkpoint: ConversationStateStructure | undefined;
   for (let turn = 1; turn <= turns; turn++) {
     const tag = `${conversationId}-${turn}`;
-    const record = await runTurn({ baseUrl: gateway.url, providerUrl: ctx.fakes.providerUrl, conversationId, directive: { tag, deltas: 5, toolRounds }, workspace: ctx.workspace, ...(checkpoint ? { checkpoint } : {}) });
+    const record = await runTurn({
+      baseUrl: gateway.url,
+      providerUrl: ctx.fakes.providerUrl,
+      conversationId,
+      directive: { tag, deltas: 5, toolRounds },
+      workspace: ctx.workspace,
+      ...(checkpoint ? { checkpoint } : {}),
+    });
     if (!record.end.ok) throw new Error(`fsync phase: turn ${turn} failed: ${record.end.code} ${record.end.message}`);
     checkpoint = record.checkpoint;
     await ctx.fakes.records(tag);
@@ -52,8 +59,24 @@ function commitFigures(one: Phase, two: Phase, turns: number, source: string, fa
   const perRound = (two.commits - one.commits) / turns;
   const target = fallback ? { target: "≤ 2 (one WAL fsync per commit)", met: perRound <= 2 } : {};
   return [
-    figure({ scenario: "4 checkpoint", figure: `store commits per tool round (${source})`, unit: "commits", gateway: perRound, baseline: null, ratio: null, ...target, note: `COMMITs and autocommitted writes seen by the store's onQuery hook; 2-round turns minus 1-round turns, ${turns} turns each` }),
-    figure({ scenario: "4 checkpoint", figure: `store commits per turn with one tool round (${source})`, unit: "commits", gateway: one.commits / turns, baseline: null, ratio: null }),
+    figure({
+      scenario: "4 checkpoint",
+      figure: `store commits per tool round (${source})`,
+      unit: "commits",
+      gateway: perRound,
+      baseline: null,
+      ratio: null,
+      ...target,
+      note: `COMMITs and autocommitted writes seen by the store's onQuery hook; 2-round turns minus 1-round turns, ${turns} turns each`,
+    }),
+    figure({
+      scenario: "4 checkpoint",
+      figure: `store commits per turn with one tool round (${source})`,
+      unit: "commits",
+      gateway: one.commits / turns,
+      baseline: null,
+      ratio: null,
+    }),
   ];
 }
 
@@ -87,9 +110,34 @@ export async function fsyncScenario(ctx: BenchContext): Promise<Figure[]> {
   const perTurn = count(one) / turns;
   const perRound = (count(two) - count(one)) / turns;
   return [
-    figure({ scenario: "4 checkpoint", figure: "fsyncs per tool round (strace)", unit: "calls", gateway: perRound, baseline: null, ratio: null, target: "≤ 2", met: perRound <= 2, note: `2-round turns minus 1-round turns, ${turns} turns each` }),
-    figure({ scenario: "4 checkpoint", figure: "fsyncs per turn with one tool round (strace)", unit: "calls", gateway: perTurn, baseline: null, ratio: null }),
-    figure({ scenario: "4 checkpoint", figure: "time inside one fsync, p50 (strace -T)", unit: "ms", gateway: percentile(durations, 50), baseline: null, ratio: null, note: `p99 ${percentile(durations, 99).toFixed(2)} ms` }),
+    figure({
+      scenario: "4 checkpoint",
+      figure: "fsyncs per tool round (strace)",
+      unit: "calls",
+      gateway: perRound,
+      baseline: null,
+      ratio: null,
+      target: "≤ 2",
+      met: perRound <= 2,
+      note: `2-round turns minus 1-round turns, ${turns} turns each`,
+    }),
+    figure({
+      scenario: "4 checkpoint",
+      figure: "fsyncs per turn with one tool round (strace)",
+      unit: "calls",
+      gateway: perTurn,
+      baseline: null,
+      ratio: null,
+    }),
+    figure({
+      scenario: "4 checkpoint",
+      figure: "time inside one fsync, p50 (strace -T)",
+      unit: "ms",
+      gateway: percentile(durations, 50),
+      baseline: null,
+      ratio: null,
+      note: `p99 ${percentile(durations, 99).toFixed(2)} ms`,
+    }),
     ...commitFigures(one, two, turns, "strace'd gateway", false),
   ];
 }

@@ -12,7 +12,9 @@ function get(url: string, agent: Agent): Promise<number> {
     const req = request(url, { agent }, (res) => {
       let bytes = 0;
       res.on("data", (p: Buffer) => (bytes += p.byteLength));
-      res.on("end", () => (res.statusCode === 200 ? resolve(bytes) : reject(new Error(`GET ${url}: HTTP ${res.statusCode}`))));
+      res.on("end", () =>
+        res.statusCode === 200 ? resolve(bytes) : reject(new Error(`GET ${url}: HTTP ${res.statusCode}`)),
+      );
     });
     req.on("error", reject);
     req.end();
@@ -55,7 +57,10 @@ export async function relayScenario(ctx: BenchContext): Promise<Figure[]> {
   const big = { gateway: [] as number[], bare: [] as number[] };
   try {
     for (let i = 0; i < repeats; i++) {
-      for (const [side, url] of [["bare", bare.url], ["gateway", ctx.gateway.url]] as const) {
+      for (const [side, url] of [
+        ["bare", bare.url],
+        ["gateway", ctx.gateway.url],
+      ] as const) {
         const r = await smallRequests(url, count);
         small[side].push(r.perSecond);
         latency[side].push(...r.latencies);
@@ -67,10 +72,36 @@ export async function relayScenario(ctx: BenchContext): Promise<Figure[]> {
   }
   const s = "5 relay";
   const rate = (g: number, b: number, what: string, unit: string) =>
-    figure({ scenario: s, figure: what, unit, gateway: g, baseline: b, ratio: g / b, target: "ratio ≥ 0.8", met: g / b >= 0.8 });
+    figure({
+      scenario: s,
+      figure: what,
+      unit,
+      gateway: g,
+      baseline: b,
+      ratio: g / b,
+      target: "ratio ≥ 0.8",
+      met: g / b >= 0.8,
+    });
   return [
-    rate(median(small.gateway), median(small.bare), `${count} small requests, ${IN_FLIGHT} in flight (median of ${repeats})`, "req/s"),
-    figure({ scenario: s, figure: "small request latency p99", unit: "ms", gateway: percentile(latency.gateway, 99), baseline: percentile(latency.bare, 99), ratio: percentile(latency.gateway, 99) / percentile(latency.bare, 99) }),
-    rate(median(big.gateway), median(big.bare), `one ${bytes / 1024 / 1024} MB streamed body (median of ${repeats})`, "MB/s"),
+    rate(
+      median(small.gateway),
+      median(small.bare),
+      `${count} small requests, ${IN_FLIGHT} in flight (median of ${repeats})`,
+      "req/s",
+    ),
+    figure({
+      scenario: s,
+      figure: "small request latency p99",
+      unit: "ms",
+      gateway: percentile(latency.gateway, 99),
+      baseline: percentile(latency.bare, 99),
+      ratio: percentile(latency.gateway, 99) / percentile(latency.bare, 99),
+    }),
+    rate(
+      median(big.gateway),
+      median(big.bare),
+      `one ${bytes / 1024 / 1024} MB streamed body (median of ${repeats})`,
+      "MB/s",
+    ),
   ];
 }

@@ -8,9 +8,19 @@ import { median, percentile } from "../stats.js";
 
 let seq = 0;
 
-async function oneRun(ctx: BenchContext, server: ServerProcess, deltas: number): Promise<{ deltasPerS: number; firstDeltaMs: number }> {
+async function oneRun(
+  ctx: BenchContext,
+  server: ServerProcess,
+  deltas: number,
+): Promise<{ deltasPerS: number; firstDeltaMs: number }> {
   const tag = `streaming-${server.name}-${++seq}`;
-  const turn = await runTurn({ baseUrl: server.url, providerUrl: ctx.fakes.providerUrl, conversationId: tag, directive: { tag, deltas }, workspace: ctx.workspace });
+  const turn = await runTurn({
+    baseUrl: server.url,
+    providerUrl: ctx.fakes.providerUrl,
+    conversationId: tag,
+    directive: { tag, deltas },
+    workspace: ctx.workspace,
+  });
   if (!turn.end.ok) throw new Error(`${server.name}: streaming run failed: ${turn.end.code} ${turn.end.message}`);
   if (turn.deltas !== deltas) throw new Error(`${server.name}: expected ${deltas} deltas, received ${turn.deltas}`);
   const [record] = await ctx.fakes.records(tag);
@@ -29,7 +39,9 @@ export async function streamingScenario(ctx: BenchContext): Promise<Figure[]> {
     rate.raw.push((await oneRun(ctx, ctx.raw, deltas)).deltasPerS);
     rate.gateway.push((await oneRun(ctx, ctx.gateway, deltas)).deltasPerS);
   }
-  ctx.log(`streaming: ${deltas} deltas × ${repeats}: gateway ${rate.gateway.map(Math.round)} /s, raw ${rate.raw.map(Math.round)} /s`);
+  ctx.log(
+    `streaming: ${deltas} deltas × ${repeats}: gateway ${rate.gateway.map(Math.round)} /s, raw ${rate.raw.map(Math.round)} /s`,
+  );
   const first = { gateway: [] as number[], raw: [] as number[] };
   for (let i = 0; i < shortRuns; i++) {
     first.raw.push((await oneRun(ctx, ctx.raw, 5)).firstDeltaMs);
@@ -38,13 +50,32 @@ export async function streamingScenario(ctx: BenchContext): Promise<Figure[]> {
   const gw = median(rate.gateway);
   const raw = median(rate.raw);
   const figures = [
-    figure({ scenario: "1 streaming", figure: `relay throughput (${deltas} deltas, median of ${repeats})`, unit: "deltas/s", gateway: gw, baseline: raw, ratio: gw / raw, target: "ratio ≥ 0.7", met: gw / raw >= 0.7 }),
+    figure({
+      scenario: "1 streaming",
+      figure: `relay throughput (${deltas} deltas, median of ${repeats})`,
+      unit: "deltas/s",
+      gateway: gw,
+      baseline: raw,
+      ratio: gw / raw,
+      target: "ratio ≥ 0.7",
+      met: gw / raw >= 0.7,
+    }),
   ];
   for (const p of [50, 99]) {
     const g = percentile(first.gateway, p);
     const r = percentile(first.raw, p);
     const extra = p === 50 ? { target: "≤ 2 ms over the provider's first byte (p50)", met: g <= 2 } : {};
-    figures.push(figure({ scenario: "1 streaming", figure: `first delta after provider's first byte, p${p} (${shortRuns} runs)`, unit: "ms", gateway: g, baseline: r, ratio: ratioOf(g, r), ...extra }));
+    figures.push(
+      figure({
+        scenario: "1 streaming",
+        figure: `first delta after provider's first byte, p${p} (${shortRuns} runs)`,
+        unit: "ms",
+        gateway: g,
+        baseline: r,
+        ratio: ratioOf(g, r),
+        ...extra,
+      }),
+    );
   }
   return figures;
 }

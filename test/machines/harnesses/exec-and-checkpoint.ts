@@ -15,7 +15,12 @@ export const never = <T>() => fromPromise<T, any>(() => new Promise<T>(() => {})
 export const readResult = (text = "alpha\n") =>
   ({
     case: "readResult",
-    value: create(ReadResultSchema, { result: { case: "success", value: { path: "a.txt", totalLines: 1, fileSize: 6n, output: { case: "content", value: text } } } }),
+    value: create(ReadResultSchema, {
+      result: {
+        case: "success",
+        value: { path: "a.txt", totalLines: 1, fileSize: 6n, output: { case: "content", value: text } },
+      },
+    }),
   }) as const;
 
 interface ExecRecord {
@@ -31,7 +36,9 @@ export const pendingExecHarness: Harness<ExecRecord> = {
   start(clock) {
     const record: ExecRecord = { aborts: [], reports: [] };
     const parent = setup({
-      actors: { exec: pendingExecMachine.provide({ actions: { sendAbort: (_, { id }) => void record.aborts.push(id) } }) },
+      actors: {
+        exec: pendingExecMachine.provide({ actions: { sendAbort: (_, { id }) => void record.aborts.push(id) } }),
+      },
     }).createMachine({
       invoke: { id: "exec", src: "exec", input: { id: 7, callId: "call_a" } },
       on: { "*": { actions: ({ event }) => void record.reports.push(event as PendingExecReport) } },
@@ -42,7 +49,10 @@ export const pendingExecHarness: Harness<ExecRecord> = {
   },
   payloads: (type) =>
     type === "DATA"
-      ? [{ type, message: readResult() }, { type, message: { case: undefined } }]
+      ? [
+          { type, message: readResult() },
+          { type, message: { case: undefined } },
+        ]
       : type === "THROW"
         ? [{ type, error: "permission denied" }]
         : undefined,
@@ -54,9 +64,17 @@ export const pendingExecHarness: Harness<ExecRecord> = {
     expect(failures.length).to.equal(end === "failed" ? 1 : 0);
     if (end === "closed") expect(trace.map((e) => e.type)).to.include("TAKE");
     const data = record.reports.filter((r) => r.type === "EXEC_DATA");
-    expect(data.every((r) => r.message.case !== undefined), "an empty oneof is not a result").to.equal(true);
+    expect(
+      data.every((r) => r.message.case !== undefined),
+      "an empty oneof is not a result",
+    ).to.equal(true);
   },
-  lateEvents: [{ type: "DATA", message: readResult() }, { type: "STREAM_CLOSE" }, { type: "THROW", error: "late" }, { type: "ABORT" }],
+  lateEvents: [
+    { type: "DATA", message: readResult() },
+    { type: "STREAM_CLOSE" },
+    { type: "THROW", error: "late" },
+    { type: "ABORT" },
+  ],
 };
 
 interface CheckpointRecord {
@@ -85,7 +103,8 @@ export const checkpointHarness: Harness<CheckpointRecord> = {
         if (e.type === "KV_SET_RESULT") {
           const { id, error } = e as unknown as { id: number; error?: string };
           const live = actor.getSnapshot();
-          if (live.status === "active" && live.context.awaiting.includes(id)) error ? (record.refused = true) : record.acked.add(id);
+          if (live.status === "active" && live.context.awaiting.includes(id))
+            error ? (record.refused = true) : record.acked.add(id);
         }
         actor.send(e as never);
       },
@@ -95,13 +114,19 @@ export const checkpointHarness: Harness<CheckpointRecord> = {
   summary: (s) => [s.context.awaiting.length, s.context.plan?.sets.length ?? null],
   payloads(type, s) {
     if (type.startsWith("xstate.done.actor.") && type.endsWith(".building")) {
-      return [0, 2].map((n) => ({ type, output: { sets: Array.from({ length: n }, (_, i) => blob(i)), publish: [PUBLISHED] } }));
+      return [0, 2].map((n) => ({
+        type,
+        output: { sets: Array.from({ length: n }, (_, i) => blob(i)), publish: [PUBLISHED] },
+      }));
     }
     if (type.startsWith("xstate.error.actor.")) return [{ type, error: new Error("disk gone") }];
     if (type === "KV_SET_RESULT") {
       const awaiting = s.context.awaiting as number[];
       return [
-        ...awaiting.slice(0, 1).flatMap((id) => [{ type, id }, { type, id, error: "disk full" }]),
+        ...awaiting.slice(0, 1).flatMap((id) => [
+          { type, id },
+          { type, id, error: "disk full" },
+        ]),
         { type, id: 99 }, // not one of ours: ignored
       ];
     }
@@ -116,7 +141,10 @@ export const checkpointHarness: Harness<CheckpointRecord> = {
     if (s.value === "published") {
       expect(output.ok).to.equal(true);
       expect(published).to.equal(1);
-      expect(sets.every((id) => record.acked.has(id)), "published only after every SET in its closure was acknowledged").to.equal(true);
+      expect(
+        sets.every((id) => record.acked.has(id)),
+        "published only after every SET in its closure was acknowledged",
+      ).to.equal(true);
       expect(record.frames.at(-1)).to.equal(PUBLISHED);
     } else {
       expect(output.ok).to.equal(false);
@@ -125,5 +153,8 @@ export const checkpointHarness: Harness<CheckpointRecord> = {
     }
     expect(output.nextKvId).to.equal(4 + sets.length);
   },
-  lateEvents: [{ type: "KV_SET_RESULT", id: 4 }, { type: "KV_SET_RESULT", id: 5, error: "late" }],
+  lateEvents: [
+    { type: "KV_SET_RESULT", id: 4 },
+    { type: "KV_SET_RESULT", id: 5, error: "late" },
+  ],
 };

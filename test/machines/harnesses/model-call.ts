@@ -25,7 +25,8 @@ const modelEvents: ModelEvent[] = [
   { type: "done", reason: "length" },
 ];
 
-const kindOf = (m: AgentServerMessage): string => (m.message.case === "interactionUpdate" ? (m.message.value.message.case ?? "") : (m.message.case ?? ""));
+const kindOf = (m: AgentServerMessage): string =>
+  m.message.case === "interactionUpdate" ? (m.message.value.message.case ?? "") : (m.message.case ?? "");
 
 export const modelCallHarness: Harness<AgentServerMessage[]> = {
   name: "model-call",
@@ -37,10 +38,18 @@ export const modelCallHarness: Harness<AgentServerMessage[]> = {
       actors: { providerStream: fromCallback(() => () => {}) },
       actions: { emitFrame: (_, { message }) => void emitted.push(message) },
     });
-    const actor = createActor(machine, { input: { callIndex: 0, modelCallId: "r:0", toolNames: ["Read"] }, clock }).start();
+    const actor = createActor(machine, {
+      input: { callIndex: 0, modelCallId: "r:0", toolNames: ["Read"] },
+      clock,
+    }).start();
     return { record: emitted, send: (e) => actor.send(e as never), snapshot: () => actor.getSnapshot() };
   },
-  summary: (s) => [s.context.textOpen, s.context.thinkingStartedAt !== undefined, [...s.context.tools.values()].map((t: { ended: boolean }) => t.ended), s.context.usage !== undefined],
+  summary: (s) => [
+    s.context.textOpen,
+    s.context.thinkingStartedAt !== undefined,
+    [...s.context.tools.values()].map((t: { ended: boolean }) => t.ended),
+    s.context.usage !== undefined,
+  ],
   payloads(type) {
     switch (type) {
       case "MODEL":
@@ -58,7 +67,10 @@ export const modelCallHarness: Harness<AgentServerMessage[]> = {
     // No thinking segment is left open: each one is closed by thinking_completed with a real (≥ 1 ms) duration.
     expect(s.context.thinkingStartedAt).to.equal(undefined);
     const lastDelta = kinds.lastIndexOf("thinkingDelta");
-    if (lastDelta >= 0) expect(kinds.indexOf("thinkingCompleted", lastDelta), "thinking closed before the end").to.be.greaterThan(lastDelta);
+    if (lastDelta >= 0)
+      expect(kinds.indexOf("thinkingCompleted", lastDelta), "thinking closed before the end").to.be.greaterThan(
+        lastDelta,
+      );
     const opened = trace.filter((e) => (e.event as ModelEvent | undefined)?.type === "thinking_start").length;
     expect(kinds.filter((k) => k === "thinkingCompleted").length).to.be.at.most(opened);
     for (const m of record) {
@@ -74,5 +86,9 @@ export const modelCallHarness: Harness<AgentServerMessage[]> = {
       if (!output.ok) expect(output.failure.kind === "stopped").to.equal(s.value === "stopped");
     }
   },
-  lateEvents: [{ type: "MODEL", event: { type: "text_delta", delta: "late" } }, { type: "PROVIDER_ERROR", message: "late", aborted: false }, { type: "STOP" }] as SuppliedEvent[],
+  lateEvents: [
+    { type: "MODEL", event: { type: "text_delta", delta: "late" } },
+    { type: "PROVIDER_ERROR", message: "late", aborted: false },
+    { type: "STOP" },
+  ] as SuppliedEvent[],
 };

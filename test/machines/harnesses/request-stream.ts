@@ -15,7 +15,9 @@ type Entry =
   | { kind: "abandon"; at: number; subscribers: number }
   | { kind: "gone"; at: number };
 
-const runRequest = create(AgentClientMessageSchema, { message: { case: "runRequest", value: { conversationId: "c" } } });
+const runRequest = create(AgentClientMessageSchema, {
+  message: { case: "runRequest", value: { conversationId: "c" } },
+});
 const clientHeartbeat = create(AgentClientMessageSchema, { message: { case: "clientHeartbeat", value: {} } });
 const RETENTION = 30_000;
 
@@ -50,7 +52,12 @@ export const requestStreamHarness: Harness<Entry[]> = {
       snapshot: () => actor.getSnapshot(),
     };
   },
-  summary: (s) => [s.context.subscribers, Number(s.context.nextSeqno), s.context.held.size, Math.min(s.context.backlog.length, 1)],
+  summary: (s) => [
+    s.context.subscribers,
+    Number(s.context.nextSeqno),
+    s.context.held.size,
+    Math.min(s.context.backlog.length, 1),
+  ],
   payloads(type, s) {
     switch (type) {
       case "APPEND":
@@ -77,14 +84,20 @@ export const requestStreamHarness: Harness<Entry[]> = {
       else if (e.kind === "end") {
         expect(ended, "EndStream emitted twice in one epoch").to.equal(false);
         ended = true;
-      } else if (e.kind === "frame" || e.kind === "heartbeat") expect(ended, `${e.kind} after EndStream`).to.equal(false);
+      } else if (e.kind === "frame" || e.kind === "heartbeat")
+        expect(ended, `${e.kind} after EndStream`).to.equal(false);
       else if (e.kind === "abandon") expect(e.subscribers, "abandoned while a subscriber was attached").to.equal(0);
     }
     const gone = record.at(-1)!;
     expect(gone.kind).to.equal("gone");
     const lastEnd = [...record].reverse().find((e) => e.kind === "end");
     expect(lastEnd, "a stream disappears only after its EndStream").to.not.equal(undefined);
-    expect(gone.at - lastEnd!.at, "a terminal stream stays replayable for the retention time").to.be.at.least(RETENTION);
+    expect(gone.at - lastEnd!.at, "a terminal stream stays replayable for the retention time").to.be.at.least(
+      RETENTION,
+    );
   },
-  lateEvents: [{ type: "OUTPUT", payload: textDelta("late") }, { type: "END", end: { ok: true } }],
+  lateEvents: [
+    { type: "OUTPUT", payload: textDelta("late") },
+    { type: "END", end: { ok: true } },
+  ],
 };

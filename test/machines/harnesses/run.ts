@@ -10,11 +10,20 @@ import type { ToolInvocation } from "../../../cursor/tools/types.js";
 import type { Harness, SuppliedEvent } from "../support/replay-graph.js";
 import { never } from "./exec-and-checkpoint.js";
 
-type Entry = { kind: "frame"; message: AgentServerMessage } | { kind: "told"; child: string; type: string } | { kind: "finish"; end: RunEnd };
+type Entry =
+  | { kind: "frame"; message: AgentServerMessage }
+  | { kind: "told"; child: string; type: string }
+  | { kind: "finish"; end: RunEnd };
 
 const BLOB = new TextEncoder().encode("history blob");
 const BLOB_ID = createHash("sha256").update(BLOB).digest();
-const read: ToolInvocation = { callId: "call_a", modelCallId: "r:0", name: "Read", argumentsJson: '{"path":"a.txt"}', args: { path: "a.txt" } };
+const read: ToolInvocation = {
+  callId: "call_a",
+  modelCallId: "r:0",
+  name: "Read",
+  argumentsJson: '{"path":"a.txt"}',
+  args: { path: "a.txt" },
+};
 const prepared: PreparedRun = { toolNames: ["Read"], toolContext: { conversationId: "c" } };
 const assistant = { text: "", toolCalls: [] };
 
@@ -30,7 +39,13 @@ export const runHarness: Harness<Entry[]> = {
   start(clock) {
     const log: Entry[] = [];
     const machine = runMachine.provide({
-      actors: { findMissingBlobs: never(), prepare: never(), modelCall: stub("modelCall", log), toolRound: stub("toolRound", log), checkpoint: stub("checkpoint", log) },
+      actors: {
+        findMissingBlobs: never(),
+        prepare: never(),
+        modelCall: stub("modelCall", log),
+        toolRound: stub("toolRound", log),
+        checkpoint: stub("checkpoint", log),
+      },
       actions: {
         emitFrame: (_, { message }) => void log.push({ kind: "frame", message }),
         finish: (_, { end }) => void log.push({ kind: "finish", end }),
@@ -39,13 +54,31 @@ export const runHarness: Harness<Entry[]> = {
     const actor = createActor(machine, { input: { requestId: "r", conversationId: "c" }, clock }).start();
     return { record: log, send: (e) => actor.send(e as never), snapshot: () => actor.getSnapshot() };
   },
-  summary: (s) => [s.context.interruption?.kind ?? null, s.context.gets.filter((g: { data?: Uint8Array }) => g.data).length, s.context.nextExecId > 1, s.context.callIndex > 0],
+  summary: (s) => [
+    s.context.interruption?.kind ?? null,
+    s.context.gets.filter((g: { data?: Uint8Array }) => g.data).length,
+    s.context.nextExecId > 1,
+    s.context.callIndex > 0,
+  ],
   payloads(type, s: AnyMachineSnapshot) {
     const interrupted = s.context.interruption !== undefined;
-    if (/^xstate\.done\.actor\..*resolving$/.test(type)) return [{ type, output: [] }, { type, output: [BLOB_ID] }];
-    if (/^xstate\.done\.actor\..*preparing$/.test(type)) return [{ type, output: prepared }, { type, output: { ...prepared, resumeRound: [read] } }];
-    if (/^xstate\.done\.actor\..*finalizing$/.test(type)) return [{ type, output: { ok: true, nextKvId: 6 } }, { type, output: { ok: false, error: "client refused blob SET 2: disk full", nextKvId: 6 } }];
-    if (/^xstate\.error\.actor\./.test(type)) return [{ type, error: Object.assign(new Error("model not configured"), { code: "failed_precondition" }) }];
+    if (/^xstate\.done\.actor\..*resolving$/.test(type))
+      return [
+        { type, output: [] },
+        { type, output: [BLOB_ID] },
+      ];
+    if (/^xstate\.done\.actor\..*preparing$/.test(type))
+      return [
+        { type, output: prepared },
+        { type, output: { ...prepared, resumeRound: [read] } },
+      ];
+    if (/^xstate\.done\.actor\..*finalizing$/.test(type))
+      return [
+        { type, output: { ok: true, nextKvId: 6 } },
+        { type, output: { ok: false, error: "client refused blob SET 2: disk full", nextKvId: 6 } },
+      ];
+    if (/^xstate\.error\.actor\./.test(type))
+      return [{ type, error: Object.assign(new Error("model not configured"), { code: "failed_precondition" }) }];
     switch (type) {
       case "xstate.done.actor.modelCall":
         // A stopped pass only follows the run's own STOP.
@@ -53,20 +86,44 @@ export const runHarness: Harness<Entry[]> = {
           ? [{ type, output: { ok: false, failure: { kind: "stopped", message: "model call stopped" } } }]
           : [
               { type, output: { ok: true, reason: "stop", assistant, invocations: [] } },
-              { type, output: { ok: true, reason: "toolUse", assistant: { ...assistant, toolCalls: [read] }, invocations: [read] } },
+              {
+                type,
+                output: {
+                  ok: true,
+                  reason: "toolUse",
+                  assistant: { ...assistant, toolCalls: [read] },
+                  invocations: [read],
+                },
+              },
               { type, output: { ok: false, failure: { kind: "provider", message: "HTTP 500" } } },
-              { type, output: { ok: false, failure: { kind: "protocol", message: 'model called unknown tool "Teleport"' } } },
+              {
+                type,
+                output: { ok: false, failure: { kind: "protocol", message: 'model called unknown tool "Teleport"' } },
+              },
             ];
       case "xstate.done.actor.toolRound":
         return interrupted
           ? [{ type, output: { outcome: { kind: "canceled", message: "canceled" }, nextExecId: 3, nextKvId: 4 } }]
           : [
               { type, output: { outcome: { kind: "ok" }, nextExecId: 3, nextKvId: 8 } },
-              { type, output: { outcome: { kind: "protocol", message: "exec 1 threw: boom" }, nextExecId: 3, nextKvId: 4 } },
-              { type, output: { outcome: { kind: "checkpoint", message: "client refused blob SET 5: disk full" }, nextExecId: 3, nextKvId: 8 } },
+              {
+                type,
+                output: { outcome: { kind: "protocol", message: "exec 1 threw: boom" }, nextExecId: 3, nextKvId: 4 },
+              },
+              {
+                type,
+                output: {
+                  outcome: { kind: "checkpoint", message: "client refused blob SET 5: disk full" },
+                  nextExecId: 3,
+                  nextKvId: 8,
+                },
+              },
             ];
       case "KV_GET_RESULT":
-        return [{ type, id: 0, data: BLOB }, { type, id: 0, data: new Uint8Array([1]) }];
+        return [
+          { type, id: 0, data: BLOB },
+          { type, id: 0, data: new Uint8Array([1]) },
+        ];
       case "KV_SET_RESULT":
         return [{ type, id: 0 }];
       case "CANCEL":
@@ -74,7 +131,10 @@ export const runHarness: Harness<Entry[]> = {
       case "FAIL":
         return [{ type, message: "the run exceeded 100000 stream frames" }];
       case "CLIENT_EXEC":
-        return [{ type, id: 1, message: { case: undefined } }, { type, id: 99, message: { case: undefined } }];
+        return [
+          { type, id: 1, message: { case: undefined } },
+          { type, id: 99, message: { case: undefined } },
+        ];
       case "CLIENT_STREAM_CLOSE":
       case "CLIENT_THROW":
         return [{ type, id: 99, error: "late" }];
@@ -99,7 +159,9 @@ export const runHarness: Harness<Entry[]> = {
     const interruption = s.context.interruption as RunEnd | undefined;
     if (interruption) {
       expect(end).to.deep.equal(interruption);
-      const told = record.filter((e): e is Extract<Entry, { kind: "told" }> => e.kind === "told" && (e.type === "STOP" || e.type === "CANCEL"));
+      const told = record.filter(
+        (e): e is Extract<Entry, { kind: "told" }> => e.kind === "told" && (e.type === "STOP" || e.type === "CANCEL"),
+      );
       expect(told.length, "the running child was told before the run ended").to.be.greaterThan(0);
       for (const t of told) expect(`${t.child}:${t.type}`).to.be.oneOf(["modelCall:STOP", "toolRound:CANCEL"]);
     }

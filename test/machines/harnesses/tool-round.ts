@@ -11,7 +11,13 @@ import type { ToolInvocation } from "../../../cursor/tools/types.js";
 import type { Harness, SuppliedEvent } from "../support/replay-graph.js";
 import { never, readResult } from "./exec-and-checkpoint.js";
 
-const read = (callId: string, path: string): ToolInvocation => ({ callId, modelCallId: "r:0", name: "Read", argumentsJson: JSON.stringify({ path }), args: { path } });
+const read = (callId: string, path: string): ToolInvocation => ({
+  callId,
+  modelCallId: "r:0",
+  name: "Read",
+  argumentsJson: JSON.stringify({ path }),
+  args: { path },
+});
 
 interface RoundRecord {
   frames: AgentServerMessage[];
@@ -19,7 +25,8 @@ interface RoundRecord {
   execs: Map<string, AnyActorRef>;
 }
 
-const kindOf = (m: AgentServerMessage): string => (m.message.case === "interactionUpdate" ? (m.message.value.message.case ?? "") : (m.message.case ?? ""));
+const kindOf = (m: AgentServerMessage): string =>
+  m.message.case === "interactionUpdate" ? (m.message.value.message.case ?? "") : (m.message.case ?? "");
 const wrongBranch = { case: "writeResult", value: create(WriteResultSchema, {}) } as const;
 
 export const toolRoundHarness: Harness<RoundRecord> = {
@@ -37,31 +44,50 @@ export const toolRoundHarness: Harness<RoundRecord> = {
       actions: { emitFrame: (_, { message }) => void record.frames.push(message) },
     });
     const actor = createActor(machine, {
-      input: { modelCallId: "r:0", calls: [read("call_a", "a.txt"), read("call_b", "b.txt")], ctx: { conversationId: "c" }, execIdBase: 1, kvIdBase: 0 },
+      input: {
+        modelCallId: "r:0",
+        calls: [read("call_a", "a.txt"), read("call_b", "b.txt")],
+        ctx: { conversationId: "c" },
+        execIdBase: 1,
+        kvIdBase: 0,
+      },
       clock,
     }).start();
     // Exec children are kept by the test so their last state can be read after the round stops them.
     const keep = () => {
-      for (const [id, ref] of Object.entries(actor.getSnapshot().children)) if (id.startsWith("exec-")) record.execs.set(id, ref as AnyActorRef);
+      for (const [id, ref] of Object.entries(actor.getSnapshot().children))
+        if (id.startsWith("exec-")) record.execs.set(id, ref as AnyActorRef);
     };
     keep();
     return { record, send: (e) => (actor.send(e as never), keep()), snapshot: () => actor.getSnapshot() };
   },
   summary: (s) => [
-    s.context.calls.map((c: { execId?: number; completed: boolean; settled: boolean }) => [c.execId ?? 0, c.completed, c.settled]),
+    s.context.calls.map((c: { execId?: number; completed: boolean; settled: boolean }) => [
+      c.execId ?? 0,
+      c.completed,
+      c.settled,
+    ]),
     Object.entries(s.children).map(([id, ref]) => [id, (ref as AnyActorRef).getSnapshot().value ?? null]),
   ],
   payloads(type, s) {
     const calls = s.context.calls as Array<{ completed: boolean; settled: boolean }>;
     const committing = calls.flatMap((c, i) => (c.completed && !c.settled ? [i] : []));
     if (type.startsWith("xstate.done.actor.0.toolRound.")) {
-      return [{ type, output: { ok: true, nextKvId: 4 } }, { type, output: { ok: false, error: "client refused blob SET 1: disk full", nextKvId: 4 } }];
+      return [
+        { type, output: { ok: true, nextKvId: 4 } },
+        { type, output: { ok: false, error: "client refused blob SET 1: disk full", nextKvId: 4 } },
+      ];
     }
     switch (type) {
       case "xstate.done.actor.commit.*":
-        return committing.map((i) => ({ type: `xstate.done.actor.commit.${i}`, output: { callIndex: i, toolCall: create(ToolCallSchema, {}) } }));
+        return committing.map((i) => ({
+          type: `xstate.done.actor.commit.${i}`,
+          output: { callIndex: i, toolCall: create(ToolCallSchema, {}) },
+        }));
       case "xstate.error.actor.commit.*":
-        return committing.slice(0, 1).map((i) => ({ type: `xstate.error.actor.commit.${i}`, error: new Error("SQLITE_FULL") }));
+        return committing
+          .slice(0, 1)
+          .map((i) => ({ type: `xstate.error.actor.commit.${i}`, error: new Error("SQLITE_FULL") }));
       case "CLIENT_EXEC":
         return [
           { type, id: 1, message: readResult() },
@@ -84,17 +110,29 @@ export const toolRoundHarness: Harness<RoundRecord> = {
     const s = snapshot();
     const output = s.output as ToolRoundOutput;
     const kinds = record.frames.map(kindOf);
-    const execStates = [...record.execs.entries()].map(([id, ref]) => [Number(id.slice(5)), ref.getSnapshot().value as string] as const);
+    const execStates = [...record.execs.entries()].map(
+      ([id, ref]) => [Number(id.slice(5)), ref.getSnapshot().value as string] as const,
+    );
     expect(new Set(record.aborts).size, "at most one abort per exec").to.equal(record.aborts.length);
     // Abort exactly for the execs that were still running: never for one whose result was taken.
-    expect(record.aborts.sort()).to.deep.equal(execStates.filter(([, v]) => v === "aborted").map(([id]) => id).sort());
-    expect(execStates.filter(([, v]) => v === "running"), "an exec left running without an abort").to.deep.equal([]);
+    expect(record.aborts.sort()).to.deep.equal(
+      execStates
+        .filter(([, v]) => v === "aborted")
+        .map(([id]) => id)
+        .sort(),
+    );
+    expect(
+      execStates.filter(([, v]) => v === "running"),
+      "an exec left running without an abort",
+    ).to.deep.equal([]);
     if (s.value === "settled") {
       expect(output.outcome).to.deep.equal({ kind: "ok" });
       expect(kinds.filter((k) => k === "toolCallCompleted").length).to.equal(2);
       expect(record.aborts).to.deep.equal([]);
     } else {
-      expect(output.outcome.kind).to.equal(s.value === "canceled" ? "canceled" : output.outcome.kind === "protocol" ? "protocol" : "checkpoint");
+      expect(output.outcome.kind).to.equal(
+        s.value === "canceled" ? "canceled" : output.outcome.kind === "protocol" ? "protocol" : "checkpoint",
+      );
       if (s.value === "canceled") expect(trace.map((e) => e.type)).to.include("CANCEL");
     }
     expect(output.nextExecId).to.equal(1 + record.execs.size);

@@ -51,12 +51,18 @@ export const workerProcessHarness: Harness<ProcessRecord> = {
     expect(exit!.generation).to.equal(3);
     expect(exit!.crashed).to.equal(s.value === "crashed");
     const last = trace.at(-1)!;
-    if (last.type === "EXITED" && last.signal !== null) expect(exit!.crashed, "a signal is always a crash").to.equal(true);
+    if (last.type === "EXITED" && last.signal !== null)
+      expect(exit!.crashed, "a signal is always a crash").to.equal(true);
     // A clean exit happens only with no turn open and every input settled.
     if (!exit!.crashed) expect(s.context.turnOpen || s.context.inputs.length > 0).to.equal(false);
     expect(record.spawned).to.equal(1);
     // EOF is written at most once, and only on the way out through draining.
     expect(record.endInput).to.equal(trace.some((e) => e.type === "CLOSE") ? 1 : 0);
   },
-  lateEvents: [{ type: "EXITED", code: 0, signal: null }, { type: "INPUT_SENT", inputId: "c" }, { type: "CLOSE" }, { type: "KILL" }],
+  lateEvents: [
+    { type: "EXITED", code: 0, signal: null },
+    { type: "INPUT_SENT", inputId: "c" },
+    { type: "CLOSE" },
+    { type: "KILL" },
+  ],
 };

@@ -4,7 +4,11 @@
 // test gives, in order. Used by the fast-check property test.
 import { create } from "@bufbuild/protobuf";
 import { createActor, fromCallback, fromPromise, SimulatedClock, type Actor } from "xstate";
-import { ConversationStateStructureSchema, ToolCallSchema, type AgentServerMessage } from "../../../proto/gen/agent/v1/agent_pb.js";
+import {
+  ConversationStateStructureSchema,
+  ToolCallSchema,
+  type AgentServerMessage,
+} from "../../../proto/gen/agent/v1/agent_pb.js";
 import { checkpointMachine, type CheckpointKind, type CheckpointPlan } from "../../../machines/checkpoint.js";
 import { modelCallMachine, type ModelCallEvent } from "../../../machines/model-call.js";
 import { pendingExecMachine } from "../../../machines/pending-exec.js";
@@ -30,7 +34,8 @@ export class AssembledRun {
   private blobCounter = 0;
 
   constructor() {
-    const emitFrame = (_: unknown, { message }: { message: AgentServerMessage }) => void this.log.push({ kind: "frame", message, afterFinish: this.finished });
+    const emitFrame = (_: unknown, { message }: { message: AgentServerMessage }) =>
+      void this.log.push({ kind: "frame", message, afterFinish: this.finished });
     const checkpoint = checkpointMachine.provide({
       actors: {
         build: fromPromise(async ({ input }: { input: { kind: CheckpointKind } }) => this.plan(input.kind)),
@@ -54,8 +59,13 @@ export class AssembledRun {
         toolRound: toolRoundMachine.provide({
           actors: {
             checkpoint,
-            pendingExec: pendingExecMachine.provide({ actions: { sendAbort: (_, { id }) => emitFrame(undefined, { message: frames.execAbort(id) }) } }),
-            commitResult: fromPromise(async ({ input }: { input: CommitResultInput }) => ({ callIndex: input.callIndex, toolCall: create(ToolCallSchema, {}) })),
+            pendingExec: pendingExecMachine.provide({
+              actions: { sendAbort: (_, { id }) => emitFrame(undefined, { message: frames.execAbort(id) }) },
+            }),
+            commitResult: fromPromise(async ({ input }: { input: CommitResultInput }) => ({
+              callIndex: input.callIndex,
+              toolCall: create(ToolCallSchema, {}),
+            })),
           },
           actions: { emitFrame },
         }),
@@ -108,7 +118,8 @@ export class AssembledRun {
       if (e.kind !== "frame") return [];
       const m = e.message.message;
       if (kind === "exec" && m.case === "execServerMessage") return [m.value.id];
-      if (kind === "kvSet" && m.case === "kvServerMessage" && m.value.message.case === "setBlobArgs") return [m.value.id];
+      if (kind === "kvSet" && m.case === "kvServerMessage" && m.value.message.case === "setBlobArgs")
+        return [m.value.id];
       return [];
     });
   }
@@ -119,7 +130,14 @@ export class AssembledRun {
       if (e.kind === "frame") return [{ kind: "message", message: e.message, connection: 0, compressed: false, at }];
       if (e.kind !== "finish") return [];
       const end = endStreamFor(e.end);
-      return [{ kind: "end", connection: 0, at, end: end.ok ? { ok: true } : { ok: false, code: end.error.code, message: end.error.message } }];
+      return [
+        {
+          kind: "end",
+          connection: 0,
+          at,
+          end: end.ok ? { ok: true } : { ok: false, code: end.error.code, message: end.error.message },
+        },
+      ];
     });
   }
 
@@ -129,7 +147,8 @@ export class AssembledRun {
       const n = this.blobCounter++;
       return { id: new Uint8Array([0xb1, n]), data: new Uint8Array([n]) };
     };
-    const state = (n: number) => frames.checkpoint(create(ConversationStateStructureSchema, { rootPromptMessagesJson: [new Uint8Array([n])] }));
+    const state = (n: number) =>
+      frames.checkpoint(create(ConversationStateStructureSchema, { rootPromptMessagesJson: [new Uint8Array([n])] }));
     const settled = state(this.blobCounter);
     return {
       sets: [blob(), blob()],

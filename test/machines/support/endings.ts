@@ -25,7 +25,12 @@ function successors(n: AnyStateNode): AnyStateNode[] {
 /** Ids of the state nodes from which no declared transition chain reaches a top-level final state. */
 export function statesWithoutEnding(machine: AnyStateMachine): string[] {
   const all: AnyStateNode[] = [];
-  const walk = (n: AnyStateNode) => childrenOf(n).forEach((c) => (all.push(c), walk(c)));
+  const walk = (n: AnyStateNode): void => {
+    for (const c of childrenOf(n)) {
+      all.push(c);
+      walk(c);
+    }
+  };
   walk(machine.root);
   const endings = childrenOf(machine.root).filter((n) => n.type === "final");
   const reaches = new Set<AnyStateNode>(endings);

@@ -46,7 +46,15 @@ interface Vertex {
 }
 
 export const stringify = (v: unknown): string =>
-  JSON.stringify(v, (_, x: unknown) => (typeof x === "bigint" ? `${x}n` : x instanceof Uint8Array ? Buffer.from(x).toString("hex") : x instanceof Map ? [...x.entries()] : x));
+  JSON.stringify(v, (_, x: unknown) =>
+    typeof x === "bigint"
+      ? `${x}n`
+      : x instanceof Uint8Array
+        ? Buffer.from(x).toString("hex")
+        : x instanceof Map
+          ? [...x.entries()]
+          : x,
+  );
 
 /** Sends one event to the instance; a timer advances the simulated clock instead. */
 export function apply<R>(instance: Instance<R>, clock: SimulatedClock, event: SuppliedEvent): void {
@@ -141,12 +149,14 @@ export function generatePaths<R>(h: Harness<R>): GeneratedGraph {
     serializeState: (v: Vertex) => v.key,
     serializeEvent: (e: SuppliedEvent) => stringify(e),
   } as never;
-  const toGenerated = (kind: GeneratedPath["kind"]) => (p: { steps: Array<{ state: Vertex; event: SuppliedEvent }> }): GeneratedPath => ({
-    kind,
-    to: p.steps.at(-1)!.state.key,
-    events: p.steps.slice(1).map((s) => s.event),
-    expected: p.steps.slice(1).map((s) => ({ value: s.state.snapshot.value, status: s.state.snapshot.status })),
-  });
+  const toGenerated =
+    (kind: GeneratedPath["kind"]) =>
+    (p: { steps: Array<{ state: Vertex; event: SuppliedEvent }> }): GeneratedPath => ({
+      kind,
+      to: p.steps.at(-1)!.state.key,
+      events: p.steps.slice(1).map((s) => s.event),
+      expected: p.steps.slice(1).map((s) => ({ value: s.state.snapshot.value, status: s.state.snapshot.status })),
+    });
   const shortest = getShortestPaths(logic, options).map(toGenerated("shortest"));
   const adjacency = getAdjacencyMap(logic, options) as unknown as Adjacency;
   const initial = shortest.find((p) => p.events.length === 0)!.to;
@@ -159,7 +169,10 @@ export function generatePaths<R>(h: Harness<R>): GeneratedGraph {
   };
 }
 
-type Adjacency = Record<string, { state: Vertex; transitions: Record<string, { event: SuppliedEvent; state: Vertex }> }>;
+type Adjacency = Record<
+  string,
+  { state: Vertex; transitions: Record<string, { event: SuppliedEvent; state: Vertex }> }
+>;
 
 /** Transition coverage: for every edge of the explored graph, the shortest path to its source plus that edge. */
 function transitionPaths(shortest: GeneratedPath[], adjacency: Adjacency): GeneratedPath[] {
@@ -193,8 +206,9 @@ function simplePathsToEndings(adjacency: Adjacency, initial: string, max: number
       if (onPath.has(next)) continue;
       events.push(t.event);
       expected.push({ value: t.state.snapshot.value, status: t.state.snapshot.status });
-      if (t.state.snapshot.status === "done") paths.push({ kind: "simple", to: next, events: [...events], expected: [...expected] });
-      else (onPath.add(next), walk(next), onPath.delete(next));
+      if (t.state.snapshot.status === "done")
+        paths.push({ kind: "simple", to: next, events: [...events], expected: [...expected] });
+      else onPath.add(next), walk(next), onPath.delete(next);
       events.pop();
       expected.pop();
     }
@@ -205,7 +219,11 @@ function simplePathsToEndings(adjacency: Adjacency, initial: string, max: number
 
 /** Reverse reachability from the final vertices over the explored graph. */
 function deadEnds(adjacency: Adjacency): string[] {
-  const reaches = new Set(Object.entries(adjacency).filter(([, a]) => a.state.snapshot.status === "done").map(([k]) => k));
+  const reaches = new Set(
+    Object.entries(adjacency)
+      .filter(([, a]) => a.state.snapshot.status === "done")
+      .map(([k]) => k),
+  );
   for (let grew = true; grew; ) {
     grew = false;
     for (const [k, a] of Object.entries(adjacency)) {
@@ -216,7 +234,6 @@ function deadEnds(adjacency: Adjacency): string[] {
   return Object.keys(adjacency).filter((k) => !reaches.has(k));
 }
 
-
 /**
  * Executes one path on a fresh actor, adding the state nodes it visits to `visited`; returns whether it ended in a
  * final state (the invariants are checked then).
@@ -224,7 +241,9 @@ function deadEnds(adjacency: Adjacency): string[] {
 export function executePath<R>(h: Harness<R>, path: GeneratedPath, visited: Set<string>): boolean {
   const clock = new SimulatedClock();
   const instance = h.start(clock);
-  const visit = () => (instance.snapshot()._nodes as AnyStateNode[]).forEach((n) => visited.add(n.id));
+  const visit = () => {
+    for (const n of instance.snapshot()._nodes as AnyStateNode[]) visited.add(n.id);
+  };
   visit();
   path.events.forEach((event, i) => {
     apply(instance, clock, event);
@@ -232,14 +251,17 @@ export function executePath<R>(h: Harness<R>, path: GeneratedPath, visited: Set<
     const s = instance.snapshot();
     const want = path.expected[i]!;
     if (stringify([s.value, s.status]) !== stringify([want.value, want.status])) {
-      throw new Error(`${h.name}: after step ${i + 1} (${event.type}) expected ${stringify(want)}, got ${stringify([s.value, s.status])}`);
+      throw new Error(
+        `${h.name}: after step ${i + 1} (${event.type}) expected ${stringify(want)}, got ${stringify([s.value, s.status])}`,
+      );
     }
   });
   if (instance.snapshot().status !== "done") return false;
   h.checkFinal(instance, path.events);
   const before = stringify(instance.record);
   for (const late of h.lateEvents ?? []) apply(instance, clock, late);
-  if (stringify(instance.record) !== before) throw new Error(`${h.name}: an event after the end changed what the machine did`);
+  if (stringify(instance.record) !== before)
+    throw new Error(`${h.name}: an event after the end changed what the machine did`);
   return true;
 }
 

@@ -1,0 +1,72 @@
+// Which folder may import which (docs: README "Layout"). Run by `npm test` through test/architecture/.
+const SOURCE = "^(bin|engine|machines|cursor|transport|aep|workers|store|providers|prompt|log)/";
+const forbid = (name, comment, from, to) => ({
+  name,
+  comment,
+  severity: "error",
+  from: { path: from },
+  to: { path: to },
+});
+
+module.exports = {
+  forbidden: [
+    { name: "no-circular", severity: "error", from: { path: SOURCE }, to: { circular: true } },
+    forbid(
+      "machines-pure",
+      "machines hold state only: no I/O, no wiring",
+      "^machines/",
+      "^(transport|store|engine|bin)/|^aep/(?!wire/)|^workers/(?!types\\.ts$)",
+    ),
+    forbid(
+      "transport-framing-only",
+      "transport frames and routes; the engine implements AgentBackend",
+      "^transport/",
+      "^(machines|engine|store|aep|workers|bin)/",
+    ),
+    forbid(
+      "cursor-pure",
+      "the Cursor message mapping is pure",
+      "^cursor/",
+      "^(transport|store|engine|machines|aep|workers|bin)/",
+    ),
+    forbid(
+      "aep-wire-pure",
+      "the AEP wire knows no sessions, stores or processes",
+      "^aep/wire/",
+      "^(transport|store|engine|machines|bin|cursor)/|^aep/(?!wire/)|^workers/(?!types\\.ts$)",
+    ),
+    forbid(
+      "store-below",
+      "the store knows rows, not lifecycles or wires",
+      "^store/",
+      "^(transport|engine|machines|aep|workers|providers|prompt|bin)/|^cursor/(?!blob-graph\\.ts$)",
+    ),
+    forbid(
+      "providers-below",
+      "providers speak HTTP to model APIs only",
+      "^providers/",
+      "^(transport|engine|machines|aep|workers|store|cursor|prompt|bin)/",
+    ),
+    forbid(
+      "workers-below",
+      "workers drive processes; AEP maps their events",
+      "^workers/",
+      "^(transport|engine|aep|store|cursor|bin)/",
+    ),
+    forbid("log-bottom", "the logger imports nothing of ours", "^log/", SOURCE),
+    forbid(
+      "nothing-imports-bin",
+      "bin is the entry",
+      "^(engine|machines|cursor|transport|aep|workers|store|providers|prompt|log)/",
+      "^bin/",
+    ),
+    forbid("no-tests-in-source", "source never imports tests", SOURCE, "^test/"),
+  ],
+  options: {
+    parser: "swc",
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^(node_modules|proto/gen)/" },
+    tsPreCompilationDeps: true,
+    enhancedResolveOptions: { extensions: [".ts", ".js"] },
+  },
+};
