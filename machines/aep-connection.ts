@@ -67,6 +67,8 @@ const replayHeld = connectionSetup.createAction(
 );
 
 export const aepConnectionMachine = connectionSetup.createMachine({
+  description:
+    "One per AEP WebSocket. The first frame must be init within 30 s, else an error and close; frames sent while the session is being found or created are held (at most 64) and replayed in order. ping is answered (seq 0) in every state. After the socket closes nothing reaches the session, and a connection that closed during its attach is never attached.",
   id: "aepConnection",
   context: { held: [] },
   initial: "awaitingInit",

@@ -46,6 +46,8 @@ export const aepInteractionMachine = setup({
   },
   delays: { autoDenyAfter: 5 * 60_000 },
 }).createMachine({
+  description:
+    "One per permission_request, question_request or elicitation_request. It ends exactly once: answered by the client, denied automatically after 5 minutes, withdrawn by the worker, or canceled with its turn; the answer is written only to the worker generation that asked. A request that reuses an id is a new actor, so an old timer can never deny it.",
   id: "aepInteraction",
   context: ({ input }) => input,
   initial: "pending",

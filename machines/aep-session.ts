@@ -180,6 +180,8 @@ const applyControl = sessionSetup.createAction(
 );
 
 export const aepSessionMachine = sessionSetup.createMachine({
+  description:
+    "One per AEP session: idle ⇄ busy with one turn per accepted input. The worker starts on the first input, as a child per generation; only events of the current generation are routed, so a killed or replaced process changes nothing. A crash or gc leaves the session idle and the next input resumes the worker's own session; reset and cd give it a new one; terminate and delete end the session. A control during a turn ends that turn first, and its state follows the turn's done. An idle worker is reclaimed after 10 minutes.",
   id: "aepSession",
   context: ({ input }) => ({ ...input, generation: 0, workerAlive: false, pendingControl: undefined }),
   initial: "idle",

@@ -265,6 +265,8 @@ const hasEnded = [
 ];
 
 export const aepTurnMachine = turnSetup.createMachine({
+  description:
+    "One per execution. state(running) is its first event; input.ack(delivered|failed) follows the durable ledger write; runtime.execution.started precedes all content; worker events that arrive before the delivery is confirmed are held and replayed in order. Stop interrupts the worker and kills it if the interrupt is not acknowledged or not honoured within the grace. It ends in exactly one of completed, failed, stopped, whose entry alone emits error (failed only), then done, then settles the runtime fact after done.",
   id: "aepTurn",
   context: ({ input }) => ({
     ...input,

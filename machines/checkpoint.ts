@@ -81,6 +81,8 @@ const publish = checkpointSetup.createAction(
 );
 
 export const checkpointMachine = checkpointSetup.createMachine({
+  description:
+    "Builds the new blobs, SETs them to the client, waits for every acknowledgement in the new reference closure (with a deadline), commits blobs, edges and the head switch in one transaction, and only then publishes. A refused or unacknowledged SET or a failed commit ends in failed: no checkpoint referencing an unacknowledged blob is ever published.",
   id: "checkpoint",
   context: ({ input }) => ({
     kind: input.kind,

@@ -117,6 +117,8 @@ const closeThinking = modelCallSetup.createAction(
 );
 
 export const modelCallMachine = modelCallSetup.createMachine({
+  description:
+    "One provider pass. Streams text, thinking and placeholder tool cards to the client as they arrive and enforces the strict contract: at most one usage, every block closed, done only with stop or toolUse. HTTP errors, stream errors, a bare EOF, finish length and anything out of contract fail the call; an open thinking segment is closed with its real elapsed time first. STOP from the run (cancel, or a failure found outside the pass) ends it as stopped, closing thinking the same way. Stopping the actor aborts the HTTP request, whether it is still waiting for headers or reading the body.",
   id: "modelCall",
   context: ({ input }) => ({
     ...input,

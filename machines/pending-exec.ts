@@ -61,6 +61,8 @@ export const pendingExecMachine = setup({
     carriesPayload: ({ event }) => event.type === "DATA" && event.message.case !== undefined,
   },
 }).createMachine({
+  description:
+    "One per Exec id. While running, client data is forwarded to the tool round; the terminal result is taken exactly once, after which the client's stream_close is a no-op tail. stream_close or throw before the result is a protocol error; abort is sent only for an exec that is still running.",
   id: "pendingExec",
   context: ({ input }) => input,
   initial: "running",

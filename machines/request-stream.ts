@@ -114,6 +114,8 @@ const recordEnd = requestStreamSetup.createAction(
 );
 
 export const requestStreamMachine = requestStreamSetup.createMachine({
+  description:
+    "One per request_id. BidiAppend messages are admitted strictly in append_seqno order: duplicates are dropped, a gap waits (bounded), unsequenced messages pass through. Every outbound frame is kept in the backlog so a reconnecting RunSSE subscriber receives the whole stream again; a heartbeat follows 5 s of silence and is never stored. With no subscriber for 30 s the run is abandoned (canceled). After the EndStream the stream stays replayable for 30 s, then disappears; a request_id that starts again at append_seqno 1 with a new run_request is reused.",
   id: "requestStream",
   context: ({ input }) => ({
     requestId: input.requestId,

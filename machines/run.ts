@@ -132,6 +132,8 @@ const sendGets = runSetup.createAction(
 );
 
 export const runMachine = runSetup.createMachine({
+  description:
+    "One per run. Loads the history (fetching blobs the store lacks with get_blob_args and verifying their SHA-256), then alternates model calls and tool rounds until the provider finishes with stop, then publishes the final sequence. It has exactly three endings — succeeded, failed, canceled — each entered once and each committing the run's terminal state and EndStream exactly once. Cancel is accepted in every non-final state; during a model call the pass is stopped first (closing an open thinking segment with its real elapsed time and aborting the provider request), during a tool round the round first aborts its running execs. The first reason to end wins, and events arriving after the end change nothing.",
   id: "run",
   context: ({ input }) => ({
     ...input,

@@ -201,6 +201,8 @@ function checkpointState(kind: "staged" | "settled", next: "running" | "settled"
 }
 
 export const toolRoundMachine = toolRoundSetup.createMachine({
+  description:
+    "The tool calls of one model response. A staged checkpoint is published before any tool runs; each call is driven by its tool driver through PendingExec children; every result is committed durably, in completion order, before its tool_call_completed; once all calls are settled a settled checkpoint is published, and only then does the next model call start. A protocol error, a failed checkpoint or a cancel ends the round, aborting every exec still running (never a backgrounded shell).",
   id: "toolRound",
   context: ({ input }) => ({
     modelCallId: input.modelCallId,

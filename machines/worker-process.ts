@@ -101,6 +101,8 @@ const exitTransitions = [
 ] as const;
 
 export const workerProcessMachine = workerProcessSetup.createMachine({
+  description:
+    "One per OS process of a worker (the Claude Code CLI), numbered by its generation so late callbacks of a replaced process are dropped. Busy while a turn is open or an input is unsettled. Closing is EOF — finish, then exit — with a kill of the process group after a grace period. How the process ended is decided once: a signal, an exit while busy, or a process that never started is a crash; exit code 1 after an error result is a normal end.",
   id: "workerProcess",
   context: ({ input }) => ({ generation: input.generation, turnOpen: false, inputs: [] }),
   initial: "spawning",
