@@ -67,7 +67,8 @@ export class AepRegistry {
       }
     }
     if (session.state === "terminated") {
-      // A terminated session's key opens it again: the stored facts come back, the worker resumes (seed 002 gc/resume).
+      // A terminated session's key opens it again: the stored facts come back, the worker resumes (docs/protocol/aep.md
+      // §9.4).
       this.sessions.delete(session.sessionId);
       const stored = await this.store.getSession(session.sessionId);
       if (!stored) throw new AttachRefused("SESSION_NOT_FOUND", "the session is gone");

@@ -2,7 +2,8 @@
 // what a blob decodes as and what an edge means inside its parent. Pure, so machines and the store share it.
 import { createHash } from "node:crypto";
 
-/** A blob's own decoded type when known (003 §13.2: `blobs.kind` may be unknown for opaque blobs). */
+/** A blob's own decoded type when known (docs/protocol/cursor-run.md §6.1: `blobs.kind` may be unknown for opaque
+ * blobs). */
 export const BlobKinds = {
   RootPromptJson: 1, // UTF-8 JSON model message in root_prompt_messages_json[]
   ConversationTurn: 2,
@@ -18,7 +19,8 @@ export const BlobKinds = {
 /** One of BlobKinds; plain number so kinds read back from rows or the wire need no cast. */
 export type BlobKind = number;
 
-/** What a reference means inside its parent (003 §13.2); the decoding context of the child comes from here. */
+/** What a reference means inside its parent (docs/protocol/cursor-run.md §6.1); the decoding context of the child comes
+ * from here. */
 export const EdgeKinds = {
   CheckpointRootPrompt: 1,
   CheckpointTurn: 2,

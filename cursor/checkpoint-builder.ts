@@ -1,7 +1,8 @@
 // Builds the client's checkpoint (ConversationStateStructure) and the content-addressed blob graph behind it
-// (seed 003 §5, §7, §9, §19, §20). Blobs are immutable: a turn "grows" by writing a new Turn blob that lists more
-// steps. Only blobs the client does not hold yet are handed out for SET, so the work per checkpoint is proportional
-// to what is new; the client's own state is cloned so fields we do not model survive.
+// (docs/protocol/cursor-run.md §4.1, §4.2, §4.5, §5.2; docs/protocol/cursor-tools.md §4). Blobs are immutable: a turn
+// "grows" by writing a new Turn blob that lists more steps. Only blobs the client does not hold yet are handed out for
+// SET, so the work per checkpoint is proportional to what is new; the client's own state is cloned so fields we do not
+// model survive.
 import { clone, create, toBinary } from "@bufbuild/protobuf";
 import {
   ConversationStateStructureSchema,
@@ -58,7 +59,8 @@ export class CheckpointBuilder {
     private readonly requestId: string,
   ) {
     for (const id of [...base.rootPromptMessagesJson, ...base.turns]) this.onClient.add(hex(id));
-    // The system root is this run's PromptSpec; a changed prompt gets a new content address (003 §17.1).
+    // The system root is this run's PromptSpec; a changed prompt gets a new content address
+    // (docs/protocol/cursor-run.md §8.1–§8.2).
     this.roots = [
       this.put(encodeRootMessage(systemRoot), BlobKinds.RootPromptJson),
       ...base.rootPromptMessagesJson.slice(1),
@@ -87,7 +89,8 @@ export class CheckpointBuilder {
     return id;
   }
 
-  /** Checkpoint metadata that is not canonical history still advances with typed completions (003 §19.4). */
+  /** Checkpoint metadata that is not canonical history still advances with typed completions
+   * (docs/protocol/cursor-run.md §11). */
   addReadPath(path: string): void {
     if (!this.readPaths.includes(path)) this.readPaths.push(path);
   }
@@ -106,7 +109,8 @@ export class CheckpointBuilder {
 
   /**
    * A checkpoint of the current turn. `extraRoots` are appended to the stable roots for this snapshot only (the
-   * final sequence publishes the transitional checkpoint without the last assistant message, 003 §20.2).
+   * final sequence publishes the transitional checkpoint without the last assistant message,
+   * docs/protocol/cursor-run.md §10.2).
    */
   snapshot(opts: {
     pending: string[];

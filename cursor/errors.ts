@@ -39,7 +39,8 @@ export class RpcError extends Error {
 }
 
 /**
- * The ErrorDetails the reference server attaches to provider failures (seed 003 §26.3). Other retryable server-side
+ * The ErrorDetails the reference server attaches to provider failures (docs/protocol/cursor-transport.md §7.3). Other
+ * retryable server-side
  * failures (a checkpoint the client did not acknowledge, a run over its limits) use the same shape with their own
  * error value.
  */

@@ -1,5 +1,6 @@
-// Builders for the AgentServerMessage branches the engine emits (seed 000 §15–§20, 003 §18, §21). Machines call
-// these so the wire shapes live in one place.
+// Builders for the AgentServerMessage branches the engine emits (docs/protocol/cursor-transport.md §4.3;
+// docs/protocol/cursor-tools.md §2; docs/protocol/cursor-run.md §9). Machines call these so the wire shapes live in one
+// place.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   AgentServerMessageSchema,

@@ -1,6 +1,6 @@
-// root_prompt_messages_json blobs (seed 003 §9): each is one UTF-8 JSON model message in the AI SDK shape
-// ({role, content, providerOptions}). Our extra facts (origin, replay state, round id, call index, error flag) ride
-// in providerOptions.byok so another reader of the same checkpoint still sees ordinary messages.
+// root_prompt_messages_json blobs (docs/protocol/cursor-run.md §4.2): each is one UTF-8 JSON model message in the AI
+// SDK shape ({role, content, providerOptions}). Our extra facts (origin, replay state, round id, call index, error
+// flag) ride in providerOptions.byok so another reader of the same checkpoint still sees ordinary messages.
 import { z } from "zod";
 import type { CanonicalMessage } from "../providers/messages.js";
 import { replayStateSchema } from "../providers/types.js";
@@ -94,7 +94,8 @@ function toJson(m: CanonicalMessage): z.input<typeof rootMessage> {
   }
 }
 
-/** Decodes a root blob by its position's expected type (003 §8.1); anything else is a protocol error. */
+/** Decodes a root blob by its position's expected type (docs/protocol/cursor-run.md §3.4); anything else is a protocol
+ * error. */
 export function decodeRootMessage(bytes: Uint8Array): CanonicalMessage {
   let json: unknown;
   try {

@@ -1,7 +1,7 @@
-// The checkpoint's context breakdown (seed 003 §21): eight categories whose estimated tokens always add up to the
-// provider's authoritative used_tokens. Fixed categories are estimated from what was actually projected (UTF-16
-// characters, ≈0.273 tokens per ASCII character and ≈0.55 per other code unit); the conversation takes the rest.
-// When the estimates alone exceed the total, only the non-conversation categories are scaled down (largest
+// The checkpoint's context breakdown (docs/protocol/cursor-run.md §9): eight categories whose estimated tokens always
+// add up to the provider's authoritative used_tokens. Fixed categories are estimated from what was actually projected
+// (UTF-16 characters, ≈0.273 tokens per ASCII character and ≈0.55 per other code unit); the conversation takes the
+// rest. When the estimates alone exceed the total, only the non-conversation categories are scaled down (largest
 // remainder), so every category stays non-negative and the sum stays exact.
 import { create } from "@bufbuild/protobuf";
 import {

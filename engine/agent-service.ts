@@ -1,6 +1,7 @@
-// The request registry (seeds 001 §4, 003 §12, §16.1): request_id → RequestStream (+ its Run), conversation_id →
-// the one live run. Client messages arrive here already in append_seqno order and are routed to the run as machine
-// events; a newer run of a conversation cancels the older one, whose late events then reach a stopped actor.
+// The request registry (docs/protocol/cursor-transport.md §6; docs/protocol/cursor-run.md §1.1, §7.1): request_id →
+// RequestStream (+ its Run), conversation_id → the one live run. Client messages arrive here already in append_seqno
+// order and are routed to the run as machine events; a newer run of a conversation cancels the older one, whose late
+// events then reach a stopped actor.
 import { toBinary } from "@bufbuild/protobuf";
 import { createActor, type Actor } from "xstate";
 import {
@@ -227,7 +228,8 @@ export class AgentService implements AgentBackend {
       this.deps.log.error("run failed", { ...fields, code: end.code, cause: end.cause, error: end.message });
     else this.deps.log.info(`run ${end.kind}`, fields);
     if (this.liveRuns.get(session.conversationId) === handle) this.liveRuns.delete(session.conversationId);
-    // The terminal commit is issued before the EndStream (003 §26.6); the single store connection keeps the order.
+    // The terminal commit is issued before the EndStream (docs/protocol/cursor-transport.md §7.5); the single store
+    // connection keeps the order.
     const committed = this.deps.store
       .finishRun(session.requestId, {
         status: end.kind,
@@ -257,7 +259,7 @@ export class AgentService implements AgentBackend {
     this.streams.get(requestId)?.actor.send({ type: "END", end });
   }
 
-  /** The last subscriber left and did not come back within the grace: cancel (seed 001). */
+  /** The last subscriber left and did not come back within the grace: cancel (docs/protocol/cursor-transport.md §6). */
   private abandon(requestId: string): void {
     const run = this.streams.get(requestId)?.run;
     if (run && !run.finished) run.actor.send({ type: "CANCEL", reason: "RunSSE subscriber gone" });

@@ -1,5 +1,6 @@
-// When the store sweeps unreachable blobs (003 §13.5): once shortly after start and then every few hours, off the
-// request path. Blobs younger than the retention stay, whatever their reachability: they may belong to a run in flight.
+// When the store sweeps unreachable blobs (docs/protocol/cursor-run.md §6.6): once shortly after start and then every
+// few hours, off the request path. Blobs younger than the retention stay, whatever their reachability: they may belong
+// to a run in flight.
 import type { Store } from "../store/index.js";
 import type { Logger } from "../log/logger.js";
 

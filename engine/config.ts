@@ -29,7 +29,8 @@ export interface AepConfig {
   workdir?: string;
 }
 
-/** Stream timers and the client's KV answer deadline (blob SET and GET), in ms (seeds 001 §4, 003 §20.1); unset ones keep the defaults. */
+/** Stream timers and the client's KV answer deadline (blob SET and GET), in ms (docs/protocol/cursor-transport.md §6;
+ * docs/protocol/cursor-run.md §5.2); unset ones keep the defaults. */
 export interface TimerConfig {
   heartbeatMs?: number;
   reconnectGraceMs?: number;

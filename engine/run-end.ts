@@ -1,5 +1,6 @@
-// RunEnd → Connect EndStream (seed 003 §26.2–26.6): success is `{}`; provider-side failures carry unavailable +
-// aiserver.v1.ErrorDetails; protocol errors invalid_argument; cancel is `canceled` so Cursor does not show an error.
+// RunEnd → Connect EndStream (docs/protocol/cursor-transport.md §7; docs/protocol/cursor-run.md §10.2–§10.6): success
+// is `{}`; provider-side failures carry unavailable + aiserver.v1.ErrorDetails; protocol errors invalid_argument;
+// cancel is `canceled` so Cursor does not show an error.
 import type { RunEnd } from "../machines/run.js";
 import type { EndStream } from "../cursor/errors.js";
 import { ErrorDetails_Error } from "../proto/gen/aiserver/v1/aiserver_pb.js";

@@ -67,7 +67,8 @@ export class RunSession {
   /** Tool results waiting to be committed together in one transaction, behind the batch being written. */
   private resultBatch: { messages: ToolResult[]; committed: Promise<void> } | undefined;
   private resultsWritten: Promise<void> = Promise.resolve();
-  /** What the projected history is made of, kept as it grows, for the checkpoint's context breakdown (003 §21). */
+  /** What the projected history is made of, kept as it grows, for the checkpoint's context breakdown
+   * (docs/protocol/cursor-run.md §9). */
   private projected = { rules: "", conversationCharacters: 0 };
 
   constructor(
@@ -82,7 +83,8 @@ export class RunSession {
     return this.facts.conversationId;
   }
 
-  /** History roots, plus the turn a resume continues, that the store lacks: they come from the client (003 §8.3). */
+  /** History roots, plus the turn a resume continues, that the store lacks: they come from the client
+   * (docs/protocol/cursor-run.md §3.5). */
   async findMissingBlobs(): Promise<Uint8Array[]> {
     const { state, action } = this.facts;
     // Roots the history cache holds decoded are stored (garbage collection clears the cache when it deletes).
@@ -136,7 +138,8 @@ export class RunSession {
       this.builder.addRoot(runtime);
       return prepared;
     }
-    // Resume (003 §19.4): continue the last turn; a pending round runs its tools again before any model call.
+    // Resume (docs/protocol/cursor-run.md §11): continue the last turn; a pending round runs its tools again before any
+    // model call.
     const turn = await loadResumedTurn(store, action.turnId);
     this.builder = new CheckpointBuilder(this.facts.state, system, { kind: "continue", ...turn }, this.requestId);
     const pending = pendingRound(this.facts.state);
@@ -152,7 +155,8 @@ export class RunSession {
     return { ...prepared, resumeRound };
   }
 
-  /** The replayable request for the next call: the same history always projects to the same request (003 §16.3). */
+  /** The replayable request for the next call: the same history always projects to the same request
+   * (docs/protocol/cursor-run.md §7.3). */
   modelRequest(): ModelRequest {
     return {
       model: this.model.model,
@@ -165,7 +169,8 @@ export class RunSession {
   }
 
   /**
-   * The provider pass; provider_call_index is persisted before the HTTP request (003 §27), by the settled
+   * The provider pass; provider_call_index is persisted before the HTTP request (docs/protocol/cursor-run.md §6.5), by
+   * the settled
    * checkpoint that let this call start when it could carry it, else here.
    */
   async *stream(callIndex: number, signal: AbortSignal): AsyncIterable<ModelEvent> {
@@ -210,7 +215,8 @@ export class RunSession {
     this.results = [];
   }
 
-  /** One tool result, committed durably in completion order before the UI sees it completed (003 §26.10). */
+  /** One tool result, committed durably in completion order before the UI sees it completed
+   * (docs/protocol/cursor-tools.md §2.5). */
   async commitResult(input: CommitResultInput): Promise<CommitResultOutput> {
     const { invocation, completion } = input;
     const toolCall = completion.toolCall;
@@ -251,7 +257,8 @@ export class RunSession {
       this.pushHistory(...messages);
       return this.plan(kind, [this.snapshot([])], [], (s) => [frames.checkpoint(s[0]!.state)]);
     }
-    // Final: turn_ended, then the transitional staged checkpoint, the settled one and its repeat (003 §21, §26.4).
+    // Final: turn_ended, then the transitional staged checkpoint, the settled one and its repeat
+    // (docs/protocol/cursor-run.md §9, §10.2–§10.5).
     this.addResponseSteps(assistant.turn);
     const staged = this.snapshot([pendingEntry(assistant.message)]);
     b.addRoot(assistant.message);
@@ -266,8 +273,9 @@ export class RunSession {
 
   /**
    * Children before the head, in one transaction with the messages the checkpoint makes visible; a superseded run
-   * may not move the head (003 §13.3, §16.1). A settled round lets the next provider call start, so its index is
-   * persisted in the same transaction (003 §27, one fsync instead of two).
+   * may not move the head (docs/protocol/cursor-run.md §6.2–§6.3, §7.1). A settled round lets the next provider call
+   * start, so its index is
+   * persisted in the same transaction (docs/protocol/cursor-run.md §6.5, one fsync instead of two).
    */
   async commitCheckpoint(): Promise<void> {
     const pending = this.pendingCommit;
@@ -275,7 +283,8 @@ export class RunSession {
     this.pendingCommit = undefined;
     if (!this.deps.isCurrent()) throw new StaleCheckpointError(this.conversationId);
     const { snapshots } = pending;
-    // The round ran at the last call's index (a resumed round, before any call, at 0); the next call takes the one after.
+    // The round ran at the last call's index (a resumed round, before any call, at 0); the next call takes the one
+    // after.
     const nextCallIndex = pending.kind === "settled" ? Math.max(this.persistedCallIndex, 0) + 1 : undefined;
     await this.deps.store.commitCheckpoint({
       conversationId: this.conversationId,
@@ -346,7 +355,8 @@ export class RunSession {
   /**
    * Group commit: a result joins the batch still waiting for the store (results of one client append, or those that
    * complete while the previous batch is being written), so a batch is one transaction and one fsync, and a lone
-   * result waits for nothing. Each caller resumes only once its result is durable, in completion order (003 §26.10).
+   * result waits for nothing. Each caller resumes only once its result is durable, in completion order
+   * (docs/protocol/cursor-tools.md §2.5).
    */
   private commitInBatch(message: ToolResult): Promise<void> {
     const waiting = this.resultBatch;

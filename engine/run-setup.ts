@@ -1,5 +1,6 @@
-// Setting a run up from its run_request (seed 003 §12, §17.1, §23, §25): which model and mode, the history the
-// client's checkpoint references, and the one runtime user message of this run, appended exactly once.
+// Setting a run up from its run_request (docs/protocol/cursor-run.md §1.1, §8.1–§8.2, §8.6, §8.7): which model and
+// mode, the history the client's checkpoint references, and the one runtime user message of this run, appended exactly
+// once.
 import { create, fromBinary } from "@bufbuild/protobuf";
 import {
   AgentMode,
@@ -19,7 +20,8 @@ import type { Store } from "../store/index.js";
 import type { HistoryCache } from "./history-cache.js";
 import { RunSetupError } from "./run-errors.js";
 
-/** A new user message opens a turn; a resume continues the checkpoint's last turn (003 §19.4, §22.4). */
+/** A new user message opens a turn; a resume continues the checkpoint's last turn (docs/protocol/cursor-run.md §2.2,
+ * §11). */
 export type RunAction = { kind: "userMessage"; userMessage: UserMessage } | { kind: "resume"; turnId: Uint8Array };
 
 export interface RunRequestFacts {
@@ -61,7 +63,7 @@ export function readRunRequest(req: AgentRunRequest): RunRequestFacts {
 
 /**
  * UserMessage.mode picks the assets; an action without a user message (resume) takes the checkpoint's mode. Only
- * the agent mode exists so far, and there is no silent fallback (003 §25).
+ * the agent mode exists so far, and there is no silent fallback (docs/protocol/cursor-run.md §8.7).
  */
 export function modeAssets(assets: PromptAssets, facts: RunRequestFacts): ModeAssets {
   const mode =
@@ -127,7 +129,8 @@ export function rootIds(state: ConversationStateStructure): string[] {
 }
 
 /**
- * Decodes the checkpoint's model transcript; the first root must be the one system prompt (003 §3, §9). The prefix
+ * Decodes the checkpoint's model transcript; the first root must be the one system prompt (docs/protocol/cursor-run.md
+ * §2.4, §4.2). The prefix
  * the conversation's last loaded history shares is reused decoded; only the roots after it are read and decoded.
  */
 export async function loadHistory(

@@ -73,7 +73,8 @@ export function buildRunMachine(session: RunSession, timers: TimerConfig, out: R
 }
 
 /**
- * The provider pass as a callback actor: stopping the actor aborts the HTTP request, headers or body (003 §16.3).
+ * The provider pass as a callback actor: stopping the actor aborts the HTTP request, headers or body
+ * (docs/protocol/cursor-run.md §7.3).
  * The deltas of one provider read reach the ModelCall as one event; a stopped pass drops the one still held.
  */
 export function providerStream(session: Pick<RunSession, "stream">) {

@@ -1,4 +1,4 @@
-// AepConnection: one WebSocket (seed 002 "init", design notes §5.1). The first frame must be `init` within 30 s,
+// AepConnection: one WebSocket (docs/protocol/aep.md §9.1). The first frame must be `init` within 30 s,
 // else a clear error and close. Frames that arrive while the session is being found or created are held (bounded)
 // and replayed in order once attached. ping is answered in every state. After close nothing reaches the session: a
 // late attach result finds the machine gone, and the wiring detaches a connection that closed during its attach.
@@ -31,7 +31,8 @@ const connectionSetup = setup({
     events: {} as AepConnectionEvent,
   },
   actors: {
-    /** Finds or creates the session for this init, attaches this connection and sends `state` (supplied by the wiring). */
+    /** Finds or creates the session for this init, attaches this connection and sends `state` (supplied by the wiring).
+     * */
     attach: fromPromise<void, InitRequest>(async () => {
       throw new AttachRefused("INTERNAL_ERROR", "attach must be supplied by the listener wiring");
     }),
@@ -68,7 +69,10 @@ const replayHeld = connectionSetup.createAction(
 
 export const aepConnectionMachine = connectionSetup.createMachine({
   description:
-    "One per AEP WebSocket. The first frame must be init within 30 s, else an error and close; frames sent while the session is being found or created are held (at most 64) and replayed in order. ping is answered (seq 0) in every state. After the socket closes nothing reaches the session, and a connection that closed during its attach is never attached.",
+    "One per AEP WebSocket. The first frame must be init within 30 s, else an error and close; frames sent " +
+    "while the session is being found or created are held (at most 64) and replayed in order. ping is " +
+    "answered (seq 0) in every state. After the socket closes nothing reaches the session, and a connection " +
+    "that closed during its attach is never attached.",
   id: "aepConnection",
   context: { held: [] },
   initial: "awaitingInit",

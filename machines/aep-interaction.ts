@@ -1,4 +1,4 @@
-// AepInteraction: one per permission_request / question_request / elicitation_request (seed 002, design notes §2.3,
+// AepInteraction: one per permission_request / question_request / elicitation_request (docs/protocol/aep.md §9,
 // trap 6). It ends exactly once: answered by the client, auto-denied after 5 minutes, withdrawn by the worker, or
 // canceled with its turn. A late timer or answer of an ended interaction changes nothing: the actor is gone, and a new
 // request reusing the id is a new actor of the turn's current worker generation.
@@ -47,7 +47,10 @@ export const aepInteractionMachine = setup({
   delays: { autoDenyAfter: 5 * 60_000 },
 }).createMachine({
   description:
-    "One per permission_request, question_request or elicitation_request. It ends exactly once: answered by the client, denied automatically after 5 minutes, withdrawn by the worker, or canceled with its turn; the answer is written only to the worker generation that asked. A request that reuses an id is a new actor, so an old timer can never deny it.",
+    "One per permission_request, question_request or elicitation_request. It ends exactly once: answered by " +
+    "the client, denied automatically after 5 minutes, withdrawn by the worker, or canceled with its turn; " +
+    "the answer is written only to the worker generation that asked. A request that reuses an id is a new " +
+    "actor, so an old timer can never deny it.",
   id: "aepInteraction",
   context: ({ input }) => input,
   initial: "pending",

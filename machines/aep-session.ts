@@ -1,4 +1,4 @@
-// AepSession: one AEP session (design notes §5.1, §2.3): idle ⇄ busy, with one AepTurn invoked per accepted input
+// AepSession: one AEP session (docs/protocol/aep.md §9): idle ⇄ busy, with one AepTurn invoked per accepted input
 // and the worker process as a spawned child per generation. Worker events are routed only when they carry the
 // current generation, so late events of a killed or replaced process change nothing (trap 6). The worker starts on
 // the first input (the CLI prints nothing before one), resumes its own session after a crash or gc, and a reset
@@ -181,7 +181,12 @@ const applyControl = sessionSetup.createAction(
 
 export const aepSessionMachine = sessionSetup.createMachine({
   description:
-    "One per AEP session: idle ⇄ busy with one turn per accepted input. The worker starts on the first input, as a child per generation; only events of the current generation are routed, so a killed or replaced process changes nothing. A crash or gc leaves the session idle and the next input resumes the worker's own session; reset and cd give it a new one; terminate and delete end the session. A control during a turn ends that turn first, and its state follows the turn's done. An idle worker is reclaimed after 10 minutes.",
+    "One per AEP session: idle ⇄ busy with one turn per accepted input. The worker starts on the first input," +
+    " as a child per generation; only events of the current generation are routed, so a killed or replaced " +
+    "process changes nothing. A crash or gc leaves the session idle and the next input resumes the worker's " +
+    "own session; reset and cd give it a new one; terminate and delete end the session. A control during a " +
+    "turn ends that turn first, and its state follows the turn's done. An idle worker is reclaimed after 10 " +
+    "minutes.",
   id: "aepSession",
   context: ({ input }) => ({ ...input, generation: 0, workerAlive: false, pendingControl: undefined }),
   initial: "idle",

@@ -1,8 +1,8 @@
-// AepTurn: one execution of one accepted input (seed 002 ordering, design notes §5.1). state(running) is its first
-// event; input.ack(delivered|failed) follows the durable ledger write; runtime.execution.started precedes all content;
-// the turn ends in exactly one final state — completed, failed or stopped — whose entry alone emits `error` (failed
-// only), then `done`, then settles the runtime fact (runtime.execution.completed|failed after done). Worker events
-// that arrive while the input is still being delivered are held and replayed in order.
+// AepTurn: one execution of one accepted input (docs/protocol/aep.md §8, docs/protocol/aep.md). state(running) is its
+// first event; input.ack(delivered|failed) follows the durable ledger write; runtime.execution.started precedes all
+// content; the turn ends in exactly one final state — completed, failed or stopped — whose entry alone emits `error`
+// (failed only), then `done`, then settles the runtime fact (runtime.execution.completed|failed after done). Worker
+// events that arrive while the input is still being delivered are held and replayed in order.
 import { assign, enqueueActions, fromPromise, setup } from "xstate";
 import type { ErrorCode, ServerEvent } from "../aep/wire/envelope.js";
 import {
@@ -184,7 +184,7 @@ function endOf(context: AepTurnContext, w: Extract<WorkerEvent, { type: "turn.fi
   if (w.outcome === "completed") return { outcome: "completed", usage };
   if (w.outcome === "stopped" || context.stopRequested)
     return { outcome: "stopped", reason: context.stopRequested ? context.stopReason : "interrupted", usage };
-  // Seed 002 has no code for an upstream error or a turn limit; the message says which it was.
+  // docs/protocol/aep.md has no code for an upstream error or a turn limit; the message says which it was.
   return { outcome: "failed", code: errorCodeOf(w.errorCode), message: w.message ?? `turn ${w.outcome}`, usage };
 }
 
@@ -225,7 +225,7 @@ const cancelInteractions = turnSetup.createAction(
   }),
 );
 
-/** The one place a turn's terminal events are produced, in the order seed 002 requires. */
+/** The one place a turn's terminal events are produced, in the order docs/protocol/aep.md requires. */
 const finish = turnSetup.createAction(
   enqueueActions(({ context, enqueue }) => {
     const end = context.end!;
@@ -266,7 +266,12 @@ const hasEnded = [
 
 export const aepTurnMachine = turnSetup.createMachine({
   description:
-    "One per execution. state(running) is its first event; input.ack(delivered|failed) follows the durable ledger write; runtime.execution.started precedes all content; worker events that arrive before the delivery is confirmed are held and replayed in order. Stop interrupts the worker and kills it if the interrupt is not acknowledged or not honoured within the grace. It ends in exactly one of completed, failed, stopped, whose entry alone emits error (failed only), then done, then settles the runtime fact after done.",
+    "One per execution. state(running) is its first event; input.ack(delivered|failed) follows the durable " +
+    "ledger write; runtime.execution.started precedes all content; worker events that arrive before the " +
+    "delivery is confirmed are held and replayed in order. Stop interrupts the worker and kills it if the " +
+    "interrupt is not acknowledged or not honoured within the grace. It ends in exactly one of completed, " +
+    "failed, stopped, whose entry alone emits error (failed only), then done, then settles the runtime fact " +
+    "after done.",
   id: "aepTurn",
   context: ({ input }) => ({
     ...input,

@@ -1,7 +1,7 @@
 // Checkpoint: build the new blobs, SET them to the client, wait for every ACK in the new reference closure, commit
-// them to the store with the head switch, and only then publish (seed 003 §6, §19.1, §20.1, §13.3). A refused SET,
-// a missing ACK past the deadline or a failed commit ends here as `failed`; nothing referencing an unacknowledged
-// blob is ever published, and no retry under a fresh KV id is made.
+// them to the store with the head switch, and only then publish (docs/protocol/cursor-run.md §5, §5.2, §6.2–§6.3). A
+// refused SET, a missing ACK past the deadline or a failed commit ends here as `failed`; nothing referencing an
+// unacknowledged blob is ever published, and no retry under a fresh KV id is made.
 import { assign, enqueueActions, fromPromise, setup } from "xstate";
 import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import { frames } from "../cursor/frames.js";
@@ -59,7 +59,8 @@ const checkpointSetup = setup({
     isAwaited: ({ context, event }) => context.awaiting.includes(event.id),
   },
   delays: {
-    /** How long the client may take to acknowledge a blob SET (seed 003 §20.1: a configured deadline). */
+    /** How long the client may take to acknowledge a blob SET (docs/protocol/cursor-run.md §5.2: a configured
+     * deadline). */
     kvAckDeadline: 30_000,
   },
 });
@@ -82,7 +83,10 @@ const publish = checkpointSetup.createAction(
 
 export const checkpointMachine = checkpointSetup.createMachine({
   description:
-    "Builds the new blobs, SETs them to the client, waits for every acknowledgement in the new reference closure (with a deadline), commits blobs, edges and the head switch in one transaction, and only then publishes. A refused or unacknowledged SET or a failed commit ends in failed: no checkpoint referencing an unacknowledged blob is ever published.",
+    "Builds the new blobs, SETs them to the client, waits for every acknowledgement in the new reference " +
+    "closure (with a deadline), commits blobs, edges and the head switch in one transaction, and only then " +
+    "publishes. A refused or unacknowledged SET or a failed commit ends in failed: no checkpoint referencing " +
+    "an unacknowledged blob is ever published.",
   id: "checkpoint",
   context: ({ input }) => ({
     kind: input.kind,

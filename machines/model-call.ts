@@ -1,8 +1,8 @@
-// ModelCall: one provider pass (seed 003 §16.2, §16.3, §18, §21, §28). Consumes the unified ModelEvent stream,
-// projects it live to the client (text, thinking, placeholder tool cards, edit streaming) and enforces the strict
-// contract: one usage at most, every block closed, done(stop | toolUse) only; length, errors and anything out of
-// contract fail the call. STOP (the run is being canceled or failed) ends the pass as `stopped`. A failing or
-// stopped pass closes an open thinking segment at its real elapsed time first.
+// ModelCall: one provider pass (docs/protocol/cursor-run.md §7.2, §7.3, §7.4, §9; docs/protocol/cursor-tools.md §2).
+// Consumes the unified ModelEvent stream, projects it live to the client (text, thinking, placeholder tool cards, edit
+// streaming) and enforces the strict contract: one usage at most, every block closed, done(stop | toolUse) only;
+// length, errors and anything out of contract fail the call. STOP (the run is being canceled or failed) ends the pass
+// as `stopped`. A failing or stopped pass closes an open thinking segment at its real elapsed time first.
 import { assign, enqueueActions, fromCallback, setup } from "xstate";
 import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import type { CanonicalToolCall } from "../providers/messages.js";
@@ -104,7 +104,8 @@ const failProvider = modelCallSetup.createAction(
   }),
 );
 
-/** A failing or stopped pass still closes its open thinking segment with the real elapsed time (003 §28). */
+/** A failing or stopped pass still closes its open thinking segment with the real elapsed time
+ * (docs/protocol/cursor-run.md §7.4). */
 const closeThinking = modelCallSetup.createAction(
   enqueueActions(({ context, enqueue }) => {
     if (context.thinkingStartedAt === undefined) return;
@@ -118,7 +119,12 @@ const closeThinking = modelCallSetup.createAction(
 
 export const modelCallMachine = modelCallSetup.createMachine({
   description:
-    "One provider pass. Streams text, thinking and placeholder tool cards to the client as they arrive and enforces the strict contract: at most one usage, every block closed, done only with stop or toolUse. HTTP errors, stream errors, a bare EOF, finish length and anything out of contract fail the call; an open thinking segment is closed with its real elapsed time first. STOP from the run (cancel, or a failure found outside the pass) ends it as stopped, closing thinking the same way. Stopping the actor aborts the HTTP request, whether it is still waiting for headers or reading the body.",
+    "One provider pass. Streams text, thinking and placeholder tool cards to the client as they arrive and " +
+    "enforces the strict contract: at most one usage, every block closed, done only with stop or toolUse. " +
+    "HTTP errors, stream errors, a bare EOF, finish length and anything out of contract fail the call; an " +
+    "open thinking segment is closed with its real elapsed time first. STOP from the run (cancel, or a " +
+    "failure found outside the pass) ends it as stopped, closing thinking the same way. Stopping the actor " +
+    "aborts the HTTP request, whether it is still waiting for headers or reading the body.",
   id: "modelCall",
   context: ({ input }) => ({
     ...input,
@@ -260,7 +266,8 @@ function endToolCall(ctx: ModelCallContext, ev: Extract<ModelEvent, { type: "too
     return { failure: { kind: "provider", message: `tool call ${open.name} arguments are not a JSON object` } };
   }
   const tools = new Map(ctx.tools);
-  // Canonical argument text: re-serialised once so every later request replays identical bytes (003 §17.1).
+  // Canonical argument text: re-serialised once so every later request replays identical bytes
+  // (docs/protocol/cursor-run.md §8.1–§8.2).
   tools.set(ev.index, { ...open, argsText: JSON.stringify(args), ended: true });
   return { tools };
 }

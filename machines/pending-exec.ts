@@ -1,7 +1,8 @@
-// PendingExec: one per Exec id inside a run (seed 003 §26.7, §26.10, §26.12). Existence in `running` is the only
-// "pending" flag: the terminal result is taken once (TAKE, decided by the tool driver), after which the client's
-// stream_close is a no-op tail. stream_close or throw before the result is a protocol error for the run. On cancel a
-// running exec is aborted; a taken one (e.g. a backgrounded shell) never is (003 §29).
+// PendingExec: one per Exec id inside a run (docs/protocol/cursor-tools.md §1.2, §2.5, §3.1). Existence in `running` is
+// the only "pending" flag: the terminal result is taken once (TAKE, decided by the tool driver), after which the
+// client's stream_close is a no-op tail. stream_close or throw before the result is a protocol error for the run. On
+// cancel a running exec is aborted; a taken one (e.g. a backgrounded shell) never is (docs/protocol/cursor-tools.md
+// §5.5).
 import { sendParent, setup } from "xstate";
 import type { ExecClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
 
@@ -57,12 +58,14 @@ export const pendingExecMachine = setup({
     ),
   },
   guards: {
-    /** An ExecClientMessage with no oneof set is not a result: keep waiting (003 §26.10). */
+    /** An ExecClientMessage with no oneof set is not a result: keep waiting (docs/protocol/cursor-tools.md §2.5). */
     carriesPayload: ({ event }) => event.type === "DATA" && event.message.case !== undefined,
   },
 }).createMachine({
   description:
-    "One per Exec id. While running, client data is forwarded to the tool round; the terminal result is taken exactly once, after which the client's stream_close is a no-op tail. stream_close or throw before the result is a protocol error; abort is sent only for an exec that is still running.",
+    "One per Exec id. While running, client data is forwarded to the tool round; the terminal result is taken" +
+    " exactly once, after which the client's stream_close is a no-op tail. stream_close or throw before the " +
+    "result is a protocol error; abort is sent only for an exec that is still running.",
   id: "pendingExec",
   context: ({ input }) => input,
   initial: "running",

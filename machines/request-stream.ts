@@ -1,8 +1,9 @@
-// RequestStream: one per request_id (seeds 001 §4, 000 §1, 003 §2, §26.5). Admits BidiAppend messages in
-// append_seqno order (duplicates dropped, gaps wait), keeps the outbound backlog so a reconnecting RunSSE subscriber
-// gets the whole stream again (kept as encoded AgentServerMessage payloads: bytes, not object graphs, are what a
-// long run retains and what a replay writes), sends a heartbeat after 5 s of silence (never stored), asks for the run to be
-// abandoned when no subscriber came back within the reconnect grace, and keeps a terminal stream for 30 s.
+// RequestStream: one per request_id (docs/protocol/cursor-transport.md §1, §6; docs/protocol/cursor-run.md §10.6).
+// Admits BidiAppend messages in append_seqno order (duplicates dropped, gaps wait), keeps the outbound backlog so a
+// reconnecting RunSSE subscriber gets the whole stream again (kept as encoded AgentServerMessage payloads: bytes, not
+// object graphs, are what a long run retains and what a replay writes), sends a heartbeat after 5 s of silence (never
+// stored), asks for the run to be abandoned when no subscriber came back within the reconnect grace, and keeps a
+// terminal stream for 30 s.
 import { assign, emit, enqueueActions, setup } from "xstate";
 import type { AgentClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import type { EndStream } from "../cursor/errors.js";
@@ -34,7 +35,8 @@ export type RequestStreamEmitted =
   | { type: "heartbeat" }
   | { type: "end"; end: EndStream };
 
-/** Which held messages become deliverable after admitting `seqno` (seed 001: < next dropped, > next waits). */
+/** Which held messages become deliverable after admitting `seqno` (docs/protocol/cursor-transport.md §6: < next
+ * dropped, > next waits). */
 export function admit(
   ctx: Pick<RequestStreamContext, "nextSeqno" | "held">,
   seqno: bigint,
@@ -76,7 +78,8 @@ const requestStreamSetup = setup({
   guards: {
     hasSubscribers: ({ context }) => context.subscribers > 0,
     noSubscribers: ({ context }) => context.subscribers === 0,
-    /** Cursor reuses an ended request_id by starting again at append_seqno 1 with a new run_request (seed 001). */
+    /** Cursor reuses an ended request_id by starting again at append_seqno 1 with a new run_request
+     * (docs/protocol/cursor-transport.md §6). */
     restartsRequest: ({ event }) => event.type === "APPEND" && event.seqno === 1n && isRunRequest(event.message),
   },
   delays: {
@@ -115,7 +118,12 @@ const recordEnd = requestStreamSetup.createAction(
 
 export const requestStreamMachine = requestStreamSetup.createMachine({
   description:
-    "One per request_id. BidiAppend messages are admitted strictly in append_seqno order: duplicates are dropped, a gap waits (bounded), unsequenced messages pass through. Every outbound frame is kept in the backlog so a reconnecting RunSSE subscriber receives the whole stream again; a heartbeat follows 5 s of silence and is never stored. With no subscriber for 30 s the run is abandoned (canceled). After the EndStream the stream stays replayable for 30 s, then disappears; a request_id that starts again at append_seqno 1 with a new run_request is reused.",
+    "One per request_id. BidiAppend messages are admitted strictly in append_seqno order: duplicates are " +
+    "dropped, a gap waits (bounded), unsequenced messages pass through. Every outbound frame is kept in the " +
+    "backlog so a reconnecting RunSSE subscriber receives the whole stream again; a heartbeat follows 5 s of " +
+    "silence and is never stored. With no subscriber for 30 s the run is abandoned (canceled). After the " +
+    "EndStream the stream stays replayable for 30 s, then disappears; a request_id that starts again at " +
+    "append_seqno 1 with a new run_request is reused.",
   id: "requestStream",
   context: ({ input }) => ({
     requestId: input.requestId,

@@ -1,6 +1,7 @@
-// Run: one agent run for one request_id (seed 003 §16.1, §19, §21, §22, §26.4–26.7). Loads the history (fetching
-// blobs the store lacks from the client), then alternates ModelCall and ToolRound until the provider is done(stop),
-// publishes the final checkpoint sequence and ends in exactly one of `succeeded`, `failed` or `canceled`.
+// Run: one agent run for one request_id (docs/protocol/cursor-run.md §7.1, §9, §10, §10.2–§10.6;
+// docs/protocol/cursor-tools.md §3.1, §4; docs/protocol/cursor-transport.md §7.5). Loads the history (fetching blobs
+// the store lacks from the client), then alternates ModelCall and ToolRound until the provider is done(stop), publishes
+// the final checkpoint sequence and ends in exactly one of `succeeded`, `failed` or `canceled`.
 import { assign, enqueueActions, fromPromise, sendTo, setup } from "xstate";
 import { createHash } from "node:crypto";
 import type { AgentServerMessage, ExecClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
@@ -29,7 +30,8 @@ export type RunEnd =
 export interface PreparedRun {
   toolNames: string[];
   toolContext: ToolContext;
-  /** A resumed checkpoint with a pending tool round: its calls run first, without a model call (003 §19.4). */
+  /** A resumed checkpoint with a pending tool round: its calls run first, without a model call
+   * (docs/protocol/cursor-run.md §11). */
   resumeRound?: ToolInvocation[];
 }
 
@@ -102,7 +104,7 @@ const runSetup = setup({
     stopCall: sendTo("modelCall", { type: "STOP" }),
   },
   guards: {
-    /** Outside a tool round only late tails of finished execs are legal (003 §26.7). */
+    /** Outside a tool round only late tails of finished execs are legal (docs/protocol/cursor-tools.md §3.1). */
     unknownExec: ({ context, event }) =>
       (event.type === "CLIENT_EXEC" || event.type === "CLIENT_STREAM_CLOSE" || event.type === "CLIENT_THROW") &&
       event.id >= context.nextExecId,
@@ -133,7 +135,14 @@ const sendGets = runSetup.createAction(
 
 export const runMachine = runSetup.createMachine({
   description:
-    "One per run. Loads the history (fetching blobs the store lacks with get_blob_args and verifying their SHA-256), then alternates model calls and tool rounds until the provider finishes with stop, then publishes the final sequence. It has exactly three endings — succeeded, failed, canceled — each entered once and each committing the run's terminal state and EndStream exactly once. Cancel is accepted in every non-final state; during a model call the pass is stopped first (closing an open thinking segment with its real elapsed time and aborting the provider request), during a tool round the round first aborts its running execs. The first reason to end wins, and events arriving after the end change nothing.",
+    "One per run. Loads the history (fetching blobs the store lacks with get_blob_args and verifying their " +
+    "SHA-256), then alternates model calls and tool rounds until the provider finishes with stop, then " +
+    "publishes the final sequence. It has exactly three endings — succeeded, failed, canceled — each entered " +
+    "once and each committing the run's terminal state and EndStream exactly once. Cancel is accepted in " +
+    "every non-final state; during a model call the pass is stopped first (closing an open thinking segment " +
+    "with its real elapsed time and aborting the provider request), during a tool round the round first " +
+    "aborts its running execs. The first reason to end wins, and events arriving after the end change " +
+    "nothing.",
   id: "run",
   context: ({ input }) => ({
     ...input,
@@ -341,7 +350,8 @@ export const runMachine = runSetup.createMachine({
         ],
       },
       on: {
-        // The round aborts its running execs before it ends; the run follows its outcome (003 §26.4).
+        // The round aborts its running execs before it ends; the run follows its outcome (docs/protocol/cursor-run.md
+        // §10.2–§10.5).
         CANCEL: {
           actions: [{ type: "interrupt", params: ({ event }) => ({ end: canceled(event.reason) }) }, "cancelRound"],
         },

@@ -1,7 +1,8 @@
-// ToolRound: the batch of tool calls from one model response (seed 003 §17.2, §19.3, §26.10–26.13). A staged
-// checkpoint is published before any tool runs; each call is driven by its tool's pure driver through PendingExec
-// children; each result is committed durably, in completion order, before its tool_call_completed; when every call
-// is settled a settled checkpoint is published, and only then may the next model call start.
+// ToolRound: the batch of tool calls from one model response (docs/protocol/cursor-run.md §8.3;
+// docs/protocol/cursor-tools.md §2–§5, §4.1). A staged checkpoint is published before any tool runs; each call is
+// driven by its tool's pure driver through PendingExec children; each result is committed durably, in completion order,
+// before its tool_call_completed; when every call is settled a settled checkpoint is published, and only then may the
+// next model call start.
 import { assign, enqueueActions, fromPromise, setup } from "xstate";
 import type { AgentServerMessage, ExecClientMessage, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
 import { frames } from "../cursor/frames.js";
@@ -129,7 +130,8 @@ const runEffects = toolRoundSetup.createAction(
   }),
 );
 
-/** Routes a client Exec message: live child ⇒ forward; an id this request already finished ⇒ drop; else protocol error. */
+/** Routes a client Exec message: live child ⇒ forward; an id this request already finished ⇒ drop; else protocol error.
+ * */
 const routeClient = toolRoundSetup.createAction(
   enqueueActions(({ context, event, enqueue, self }) => {
     if (event.type !== "CLIENT_EXEC" && event.type !== "CLIENT_STREAM_CLOSE" && event.type !== "CLIENT_THROW") return;
@@ -162,7 +164,8 @@ const settle = toolRoundSetup.createAction(
   }),
 );
 
-/** Abort every exec still running; taken ones (e.g. backgrounded shells) are never aborted (003 §29). */
+/** Abort every exec still running; taken ones (e.g. backgrounded shells) are never aborted
+ * (docs/protocol/cursor-tools.md §5.5). */
 const abortRunning = toolRoundSetup.createAction(
   enqueueActions(({ context, enqueue, self }) => {
     for (const call of context.calls) {
@@ -202,7 +205,11 @@ function checkpointState(kind: "staged" | "settled", next: "running" | "settled"
 
 export const toolRoundMachine = toolRoundSetup.createMachine({
   description:
-    "The tool calls of one model response. A staged checkpoint is published before any tool runs; each call is driven by its tool driver through PendingExec children; every result is committed durably, in completion order, before its tool_call_completed; once all calls are settled a settled checkpoint is published, and only then does the next model call start. A protocol error, a failed checkpoint or a cancel ends the round, aborting every exec still running (never a backgrounded shell).",
+    "The tool calls of one model response. A staged checkpoint is published before any tool runs; each call " +
+    "is driven by its tool driver through PendingExec children; every result is committed durably, in " +
+    "completion order, before its tool_call_completed; once all calls are settled a settled checkpoint is " +
+    "published, and only then does the next model call start. A protocol error, a failed checkpoint or a " +
+    "cancel ends the round, aborting every exec still running (never a backgrounded shell).",
   id: "toolRound",
   context: ({ input }) => ({
     modelCallId: input.modelCallId,
@@ -304,7 +311,7 @@ function planFor(
         });
         return;
       case "protocol_error":
-        // A wrong branch still consumes its exec id (003 §26.12): it is not aborted afterwards.
+        // A wrong branch still consumes its exec id (docs/protocol/cursor-tools.md §3.4): it is not aborted afterwards.
         if (call.execId !== undefined) effects.push({ kind: "take", execId: call.execId });
         failure ??= step.message;
         return;
@@ -322,7 +329,8 @@ function planFor(
       const driver = toolDriver(call.invocation.name)!;
       const started = driver.started(call.invocation, context.ctx);
       if ("invalid" in started) {
-        // Arguments the tool cannot accept end the call with an error result the model can read (003 §26.12).
+        // Arguments the tool cannot accept end the call with an error result the model can read
+        // (docs/protocol/cursor-tools.md §2.4).
         const placeholder = driver.placeholder(call.invocation.callId);
         effects.push({
           kind: "frame",

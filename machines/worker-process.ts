@@ -1,6 +1,6 @@
-// WorkerProcess: one OS process of a worker (notes §5.1), numbered by its generation so that late callbacks of a
-// replaced process are recognisable. spawning → ready ⇄ busy → draining → exited | crashed. "busy" = a turn is open
-// or an input was sent and has not been settled. Closing is EOF, "finish then exit" (fixture d2), with a kill
+// WorkerProcess: one OS process of a worker (docs/protocol/aep.md), numbered by its generation so that late callbacks
+// of a replaced process are recognisable. spawning → ready ⇄ busy → draining → exited | crashed. "busy" = a turn is
+// open or an input was sent and has not been settled. Closing is EOF, "finish then exit" (fixture d2), with a kill
 // after a grace period. How it ended is decided here: a signal, or an exit while busy, is a crash; exit code 1
 // after an error result is a normal end (fixtures b5, f1). Spawning, EOF, kill and the exit report are actions the
 // driver supplies with .provide().
@@ -102,7 +102,11 @@ const exitTransitions = [
 
 export const workerProcessMachine = workerProcessSetup.createMachine({
   description:
-    "One per OS process of a worker (the Claude Code CLI), numbered by its generation so late callbacks of a replaced process are dropped. Busy while a turn is open or an input is unsettled. Closing is EOF — finish, then exit — with a kill of the process group after a grace period. How the process ended is decided once: a signal, an exit while busy, or a process that never started is a crash; exit code 1 after an error result is a normal end.",
+    "One per OS process of a worker (the Claude Code CLI), numbered by its generation so late callbacks of a " +
+    "replaced process are dropped. Busy while a turn is open or an input is unsettled. Closing is EOF — " +
+    "finish, then exit — with a kill of the process group after a grace period. How the process ended is " +
+    "decided once: a signal, an exit while busy, or a process that never started is a crash; exit code 1 " +
+    "after an error result is a normal end.",
   id: "workerProcess",
   context: ({ input }) => ({ generation: input.generation, turnOpen: false, inputs: [] }),
   initial: "spawning",

@@ -1,6 +1,7 @@
-// Mode prompt and tool assets (seed 003 §25, §33): one tool catalog, one ordered manifest per mode, and per mode a
-// static prompt.md plus a runtime.md template. Everything is loaded and validated once at start-up; a broken or
-// missing asset stops the gateway instead of falling back to another mode's files.
+// Mode prompt and tool assets (docs/protocol/cursor-run.md §8.7; docs/protocol/cursor-tools.md §6): one tool catalog,
+// one ordered manifest per mode, and per mode a static prompt.md plus a runtime.md template. Everything is loaded and
+// validated once at start-up; a broken or missing asset stops the gateway instead of falling back to another mode's
+// files.
 
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -136,7 +137,8 @@ function loadManifest(dir: string, mode: ModeId, catalog: ReadonlyMap<string, To
   });
 }
 
-// A manifest for a mode the code does not know would be silently ignored; refuse it instead (§25: no aliases).
+// A manifest for a mode the code does not know would be silently ignored; refuse it instead
+// (docs/protocol/cursor-run.md §8.7: no aliases).
 function checkNoUnknownModes(dir: string): void {
   const modesDir = join(dir, "modes");
   if (!existsSync(modesDir)) return; // the missing manifest itself is reported by loadManifest
@@ -190,7 +192,8 @@ function canonicalJson(value: unknown): string {
 
 /**
  * SHA-256 (hex) of the canonical JSON (sorted keys, no whitespace) of an ordered tool list. Tool definitions sit
- * at the front of every provider request, so any change here moves the provider's prompt-cache boundary (§17).
+ * at the front of every provider request, so any change here moves the provider's prompt-cache boundary
+ * (docs/protocol/cursor-run.md §8.1).
  */
 export function toolSchemaDigest(tools: ToolDefinition[]): string {
   const list = tools.map(({ name, description, parameters }) => ({ name, description, parameters }));

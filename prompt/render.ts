@@ -1,6 +1,6 @@
-// Single-pass rendering of a mode's runtime.md (seed 003 §25). The rendered text becomes the one runtime-origin
-// user-role message of a RunRequest; it is persisted once and replayed byte-identical (§23), so rendering must be
-// a pure function of the template and the values.
+// Single-pass rendering of a mode's runtime.md (docs/protocol/cursor-run.md §8.7). The rendered text becomes the one
+// runtime-origin user-role message of a RunRequest; it is persisted once and replayed byte-identical
+// (docs/protocol/cursor-run.md §8.6), so rendering must be a pure function of the template and the values.
 
 export interface RuntimeValues {
   requestContext?: string;
@@ -23,7 +23,8 @@ const PLACEHOLDER_FIELDS = {
 
 type PlaceholderName = keyof typeof PLACEHOLDER_FIELDS;
 
-/** §25: every template must carry these two; all other sections depend on the current RunRequest. */
+/** docs/protocol/cursor-run.md §8.7: every template must carry these two; all other sections depend on the current
+ * RunRequest. */
 const REQUIRED_PLACEHOLDERS: readonly PlaceholderName[] = ["TIMESTAMP", "USER_QUERY"];
 
 const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
@@ -57,7 +58,8 @@ function valueFor(name: PlaceholderName, values: RuntimeValues): string {
   return values[PLACEHOLDER_FIELDS[name]] ?? "";
 }
 
-/** §25: an optional section with no data renders as nothing (never as an empty tag or filler text). */
+/** docs/protocol/cursor-run.md §8.7: an optional section with no data renders as nothing (never as an empty tag or
+ * filler text). */
 function isAbsent(name: PlaceholderName, values: RuntimeValues): boolean {
   return !REQUIRED_PLACEHOLDERS.includes(name) && valueFor(name, values).trim() === "";
 }
@@ -126,7 +128,7 @@ function userInfoLines(ctx: RequestContextParts): string[] {
   const workspaces = (ctx.workspacePaths ?? []).filter(present);
   if (workspaces.length === 1) lines.push(`Workspace path: ${workspaces[0]}`);
   if (workspaces.length > 1) lines.push("Workspace paths:", ...workspaces.map((p) => `- ${p}`));
-  // §29: the model must know where backgrounded shells keep writing their output.
+  // docs/protocol/cursor-tools.md §5.5: the model must know where backgrounded shells keep writing their output.
   if (present(ctx.terminalsFolder)) {
     lines.push(`Terminals folder (output of backgrounded shell commands): ${ctx.terminalsFolder}`);
   }
@@ -138,7 +140,8 @@ function tagged(tag: string, body: string): string {
   return `<${tag}>\n${body}\n</${tag}>`;
 }
 
-/** The request context section (§25 order: user_info → git_status → rules); only the parts present. */
+/** The request context section (docs/protocol/cursor-run.md §8.7 order: user_info → git_status → rules); only the parts
+ * present. */
 export function formatRequestContext(ctx: RequestContextParts): string {
   const sections: string[] = [];
   const userInfo = userInfoLines(ctx);

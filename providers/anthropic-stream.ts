@@ -1,5 +1,5 @@
-// Anthropic Messages event stream → ModelEvents (seed 003 §16.2, §16.3, §21). One decoder per model call; it is fed
-// each SSE event and either returns the events it implies or throws ProviderError.
+// Anthropic Messages event stream → ModelEvents (docs/protocol/cursor-run.md §7.2, §7.3, §9). One decoder per model
+// call; it is fed each SSE event and either returns the events it implies or throws ProviderError.
 //
 // What the recordings show (fixtures/providers/anthropic/PROVENANCE.md): `ping` between any two events, padding
 // inside the JSON, thinking blocks signed by one `signature_delta`, redacted_thinking blocks with no deltas at all,
@@ -90,7 +90,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     return this.acceptEvent(parsed.data);
   }
 
-  /** The body ended before message_stop: a bare EOF is a failure, never a normal done (seed 003 §16.3). */
+  /** The body ended before message_stop: a bare EOF is a failure, never a normal done (docs/protocol/cursor-run.md
+   * §7.3). */
   endOfStream(): never {
     const open = this.open === undefined ? "" : `; open ${this.open.type} block ${this.open.index}`;
     return fail(
@@ -198,7 +199,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         this.replayBlocks.push({ type: "redacted_thinking", data: block.data });
         return [];
       case "thinking":
-        // Kept whole with its signature: Anthropic verifies it when the block is sent back (seed 003 §26.9).
+        // Kept whole with its signature: Anthropic verifies it when the block is sent back (docs/protocol/cursor-run.md
+        // §8.5).
         this.replayBlocks.push({ type: "thinking", thinking: block.thinking, signature: block.signature });
         return [{ type: "thinking_end" }];
       case "tool_use":

@@ -1,5 +1,6 @@
 // Anthropic Messages adapter: projects a ModelRequest onto `POST {baseUrl}/v1/messages` and turns the event stream
-// into ModelEvents under the strict contract of seed 003 §16.3. Endpoint quirks stay here and in anthropic-stream.ts.
+// into ModelEvents under the strict contract of docs/protocol/cursor-run.md §7.3. Endpoint quirks stay here and in
+// anthropic-stream.ts.
 import { AnthropicStreamDecoder } from "./anthropic-stream.js";
 import { streamModelEvents, type EventStreamRequest } from "./http.js";
 import type {
@@ -61,7 +62,8 @@ export function createAnthropicAdapter(endpoint: ProviderEndpoint, fetchImpl: ty
 
 /**
  * The request body for one call, built with a fixed key order so the same ModelRequest always serialises to the
- * same bytes and request N+1 extends request N (seed 003 §17.1). The one cache breakpoint sits on the system
+ * same bytes and request N+1 extends request N (docs/protocol/cursor-run.md §8.1–§8.2). The one cache breakpoint sits
+ * on the system
  * prompt, which caches tools and system together without ever changing an earlier message.
  */
 export function projectAnthropicRequest(request: ModelRequest): AnthropicRequest {
@@ -97,7 +99,8 @@ function messagesCall(endpoint: ProviderEndpoint, request: ModelRequest): EventS
 
 /**
  * Tool results become tool_result blocks of the next user message, all results of one round in one message
- * (their content is the canonical string, seed 003 §26.8). An assistant message with nothing to say is left
+ * (their content is the canonical string, docs/protocol/cursor-run.md §8.4). An assistant message with nothing to say
+ * is left
  * out: Anthropic rejects empty content, and consecutive user messages are merged by the API.
  */
 function projectMessages(messages: readonly ModelMessage[]): AnthropicMessage[] {
@@ -128,7 +131,8 @@ function projectMessages(messages: readonly ModelMessage[]): AnthropicMessage[] 
 
 /**
  * Thinking blocks come back first and unchanged, from this endpoint's own replay state only: displayable thinking
- * or another endpoint's state is never turned into a block Anthropic would have to verify (seed 003 §26.9).
+ * or another endpoint's state is never turned into a block Anthropic would have to verify (docs/protocol/cursor-run.md
+ * §8.5).
  */
 function projectAssistant(message: Extract<ModelMessage, { role: "assistant" }>): AnthropicBlock[] {
   const replayed = message.replay?.provider === "anthropic" ? message.replay.blocks : [];

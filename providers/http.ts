@@ -1,6 +1,6 @@
 // The HTTP edge every endpoint adapter shares: POST a JSON body, wait for headers, hand back the SSE body.
-// One AbortSignal covers both the header wait and the body read (seed 003 §16.3), and no error message ever
-// carries the API key (ARCHITECTURE invariant 8).
+// One AbortSignal covers both the header wait and the body read (docs/protocol/cursor-run.md §7.3), and no error
+// message ever carries the API key (ARCHITECTURE invariant 8).
 import { readEventStream } from "./sse.js";
 import { ProviderError, type ModelEvent } from "./types.js";
 
@@ -19,7 +19,8 @@ export interface StreamDecoder {
   readonly complete: boolean;
   /** A failure found after the events before it went out (a call cut short still reports its usage). */
   readonly failure?: ProviderError | undefined;
-  /** The body ended before the terminal event: a bare EOF is a failure, never a normal done (003 §16.3). */
+  /** The body ended before the terminal event: a bare EOF is a failure, never a normal done
+   * (docs/protocol/cursor-run.md §7.3). */
   endOfStream(): never;
 }
 

@@ -1,4 +1,5 @@
-// Picks the endpoint adapter for a configured model. The loop only ever sees ProviderAdapter (seed 003 §16.2).
+// Picks the endpoint adapter for a configured model. The loop only ever sees ProviderAdapter
+// (docs/protocol/cursor-run.md §7.2).
 import { createAnthropicAdapter } from "./anthropic.js";
 import { createOpenAIChatAdapter } from "./openai-chat.js";
 import { createOpenAIResponsesAdapter } from "./openai-responses.js";

@@ -1,4 +1,4 @@
-// Canonical conversation history and its provider-neutral projection (seed 003 §17, §26.8, §26.9).
+// Canonical conversation history and its provider-neutral projection (docs/protocol/cursor-run.md §8.1, §8.4, §8.5).
 // Canonical messages are append-only; a tool round is stored as one assistant batch followed by its results in
 // completion order. Only complete rounds are ever projected, so no provider sees a dangling tool call.
 import type { ModelMessage, ModelToolCall, ReplayState } from "./types.js";
@@ -36,7 +36,8 @@ export function projectHistory(history: readonly CanonicalMessage[]): ModelMessa
     const results = followingResults(history, i + 1);
     const wanted = new Set(m.toolCalls.map((c) => c.id));
     const complete = results.filter((r) => wanted.has(r.toolCallId));
-    if (complete.length !== wanted.size) continue; // unsettled round: never projected (003 §26.4)
+    // An unsettled round is never projected (docs/protocol/cursor-run.md §10.2–§10.5).
+    if (complete.length !== wanted.size) continue;
     out.push({
       role: "assistant",
       text: m.text,

@@ -1,5 +1,5 @@
-// Chat Completions chunk stream → ModelEvents (seed 003 §16.2, §16.3, §21). One decoder per model call; it
-// is fed the `data` of each SSE event and either returns the events it implies or throws ProviderError.
+// Chat Completions chunk stream → ModelEvents (docs/protocol/cursor-run.md §7.2, §7.3, §9). One decoder per model call;
+// it is fed the `data` of each SSE event and either returns the events it implies or throws ProviderError.
 //
 // Recorded quirks this accepts without loosening the contract (fixtures/providers/openai-*/PROVENANCE.md):
 // usage in the finish chunk (DeepSeek, Z.ai, Groq) or in a later `choices: []` chunk (OpenAI, xAI, Azure) or
@@ -20,7 +20,8 @@ const DeltaSchema = z.object({
   content: z.string().nullish(),
   /** A refusal is the model's visible answer, shown like text (OpenAI structured outputs). */
   refusal: z.string().nullish(),
-  /** DeepSeek, xAI, Z.ai: the raw thinking, which must be replayed on the next call (seed 003 §26.9). */
+  /** DeepSeek, xAI, Z.ai: the raw thinking, which must be replayed on the next call (docs/protocol/cursor-run.md §8.5).
+   * */
   reasoning_content: z.string().nullish(),
   /** OpenRouter, Groq: displayable thinking with no Chat replay field of ours to carry it back. */
   reasoning: z.string().nullish(),
@@ -85,7 +86,8 @@ export class ChatStreamDecoder implements StreamDecoder {
     return events;
   }
 
-  /** The body ended without `[DONE]`: a bare EOF is a failure, never a normal done (seed 003 §16.3). */
+  /** The body ended without `[DONE]`: a bare EOF is a failure, never a normal done (docs/protocol/cursor-run.md §7.3).
+   * */
   endOfStream(): never {
     const where = this.finishReason === undefined ? this.describeOpenParts() : "after finish_reason";
     return fail(`chat stream ended without [DONE] (${where})`);
@@ -166,7 +168,8 @@ export class ChatStreamDecoder implements StreamDecoder {
     for (const call of calls) events.push(closeToolCall(call, finishReason));
   }
 
-  /** Exactly one usage per call (seed 003 §21): a repeat must agree, a different second total is an error. */
+  /** Exactly one usage per call (docs/protocol/cursor-run.md §9): a repeat must agree, a different second total is an
+   * error. */
   private acceptUsage(usage: Usage): void {
     const [before, after] = [JSON.stringify(this.usage), JSON.stringify(usage)];
     if (this.usage !== undefined && before !== after) {

@@ -1,6 +1,7 @@
 // OpenAI Chat Completions adapter (also OpenAI-compatible endpoints: DeepSeek, xAI, Z.ai, OpenRouter, Groq):
 // projects a ModelRequest onto `POST {baseUrl}/chat/completions` and turns the SSE chunks into ModelEvents
-// under the strict contract of seed 003 §16.3. Endpoint quirks stay in this file and openai-chat-stream.ts.
+// under the strict contract of docs/protocol/cursor-run.md §7.3. Endpoint quirks stay in this file and
+// openai-chat-stream.ts.
 import { streamModelEvents, type EventStreamRequest } from "./http.js";
 import { ChatStreamDecoder } from "./openai-chat-stream.js";
 import type {
@@ -49,7 +50,8 @@ export function createOpenAIChatAdapter(endpoint: ProviderEndpoint, fetchImpl: t
 
 /**
  * The request body for one call. Every object is built with a fixed key order and tool parameters keep the
- * order they were authored in, so the same ModelRequest always serialises to the same bytes (seed 003 §17.1).
+ * order they were authored in, so the same ModelRequest always serialises to the same bytes
+ * (docs/protocol/cursor-run.md §8.1–§8.2).
  */
 export function projectChatRequest(request: ModelRequest): ChatCompletionRequest {
   return {
@@ -97,7 +99,7 @@ function projectMessage(message: ModelMessage): ChatMessage {
     case "user":
       return { role: "user", content: message.content };
     case "tool":
-      // ToolResult content is already the one canonical string (seed 003 §26.8).
+      // ToolResult content is already the one canonical string (docs/protocol/cursor-run.md §8.4).
       return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
     case "assistant":
       return projectAssistant(message);
@@ -106,7 +108,8 @@ function projectMessage(message: ModelMessage): ChatMessage {
 
 /**
  * reasoning_content is replayed only from this endpoint's own replay state and only when it holds text:
- * never from displayable thinking, never from another endpoint, never as an empty substitute (seed 003 §26.9).
+ * never from displayable thinking, never from another endpoint, never as an empty substitute
+ * (docs/protocol/cursor-run.md §8.5).
  */
 function projectAssistant(message: Extract<ModelMessage, { role: "assistant" }>): ChatMessage {
   const reasoning = message.replay?.provider === "openai-chat" ? message.replay.reasoningContent : undefined;

@@ -1,5 +1,5 @@
-// Responses API event stream → ModelEvents (seed 003 §16.2, §16.3, §21, §26.9). One decoder per model call; it is
-// fed the `data` of each SSE event and yields the events it implies, or throws ProviderError.
+// Responses API event stream → ModelEvents (docs/protocol/cursor-run.md §7.2, §7.3, §8.5, §9). One decoder per model
+// call; it is fed the `data` of each SSE event and yields the events it implies, or throws ProviderError.
 //
 // Output items stream as `output_item.added` → deltas → `output_item.done`. The finished items are the replay
 // state, kept verbatim from `output_item.done`: that is where a reasoning item's final `encrypted_content` is (the
@@ -116,7 +116,8 @@ export class ResponsesStreamDecoder implements StreamDecoder {
     }
   }
 
-  /** The body ended without a terminal event: a bare EOF is a failure, never a normal done (seed 003 §16.3). */
+  /** The body ended without a terminal event: a bare EOF is a failure, never a normal done (docs/protocol/cursor-run.md
+   * §7.3). */
   endOfStream(): never {
     const open = this.openItems.size === 0 ? "" : ` with ${this.openItems.size} unfinished output item(s)`;
     return fail(`responses stream ended without response.completed${open}`);

@@ -1,7 +1,8 @@
 // OpenAI Responses API adapter: projects a ModelRequest onto `POST {baseUrl}/responses` and turns the event stream
 // into ModelEvents (openai-responses-stream.ts). Every call sends the whole conversation with `store: false`, never
-// previous_response_id (seed 003 §16.3); reasoning continues through the encrypted reasoning items this endpoint
-// returned, replayed verbatim from its own replay state and never fabricated from another endpoint's (§26.9).
+// previous_response_id (docs/protocol/cursor-run.md §7.3); reasoning continues through the encrypted reasoning items
+// this endpoint returned, replayed verbatim from its own replay state and never fabricated from another endpoint's
+// (docs/protocol/cursor-run.md §8.5).
 import { streamModelEvents, type EventStreamRequest } from "./http.js";
 import { ResponsesStreamDecoder } from "./openai-responses-stream.js";
 import {
@@ -97,7 +98,7 @@ function projectMessage(message: ModelMessage): ResponsesInputItem[] {
     case "user":
       return [{ role: "user", content: message.content }];
     case "tool":
-      // ToolResult content is already the one canonical string (seed 003 §26.8).
+      // ToolResult content is already the one canonical string (docs/protocol/cursor-run.md §8.4).
       return [{ type: "function_call_output", call_id: message.toolCallId, output: message.content }];
     case "assistant":
       return message.replay?.provider === "openai-responses"

@@ -1,5 +1,5 @@
-// The unified model vocabulary (seed 003 §16.2, §16.3). Every endpoint adapter turns its HTTP stream into
-// ModelEvents; the loop never sees endpoint JSON. Errors and cancellation are never a kind of `done`: an
+// The unified model vocabulary (docs/protocol/cursor-run.md §7.2, §7.3). Every endpoint adapter turns its HTTP stream
+// into ModelEvents; the loop never sees endpoint JSON. Errors and cancellation are never a kind of `done`: an
 // adapter's iterator throws ProviderError instead.
 import { z } from "zod";
 
@@ -16,7 +16,8 @@ export interface Usage {
 }
 
 /**
- * Opaque continuation state an endpoint needs back on the next call, one variant per endpoint kind (003 §26.9): a
+ * Opaque continuation state an endpoint needs back on the next call, one variant per endpoint kind
+ * (docs/protocol/cursor-run.md §8.5): a
  * projector replays only its own kind's state and never fabricates another's. The schema checks it where it is read
  * back from a stored checkpoint.
  */
@@ -78,13 +79,13 @@ export interface ModelToolCall {
   argumentsJson: string;
 }
 
-/** Provider-neutral history: what a model request is made of (seed 003 §16.3). */
+/** Provider-neutral history: what a model request is made of (docs/protocol/cursor-run.md §7.3). */
 export type ModelMessage =
   | { role: "user"; content: string }
   | { role: "assistant"; text: string; thinking?: string; replay?: ReplayState; toolCalls: ModelToolCall[] }
   | { role: "tool"; toolCallId: string; content: string };
 
-/** Replayable input only: no request ids, timestamps or call ids (seed 003 §16.3). */
+/** Replayable input only: no request ids, timestamps or call ids (docs/protocol/cursor-run.md §7.3). */
 export interface ModelRequest {
   model: string;
   system: string;

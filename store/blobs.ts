@@ -12,7 +12,8 @@ export class BlobIntegrityError extends Error {
   }
 }
 
-/** 003 §13.4: every write checks SHA-256(data) == id; called before any transaction so a bad batch writes nothing. */
+/** docs/protocol/cursor-run.md §6.2: every write checks SHA-256(data) == id; called before any transaction so a bad
+ * batch writes nothing. */
 export function verifyBlobs(blobs: readonly BlobPut[]): void {
   for (const b of blobs) {
     const actual = Buffer.from(blobId(b.data));
@@ -53,7 +54,8 @@ export async function getBlob(db: Knex, id: Uint8Array): Promise<Uint8Array | un
   return row && toBytes(row.data);
 }
 
-/** 003 §13.4 get_many: the blobs in the order asked, undefined where absent; batched queries, not one per id. */
+/** docs/protocol/cursor-run.md §6.2 get_many: the blobs in the order asked, undefined where absent; batched queries,
+ * not one per id. */
 export async function getBlobs(db: Knex, ids: readonly Uint8Array[]): Promise<Array<Uint8Array | undefined>> {
   const found = new Map<string, Uint8Array>();
   for (const batch of batches(ids)) {
@@ -74,7 +76,8 @@ export async function missingBlobs(db: Knex, ids: readonly Uint8Array[]): Promis
   return ids.filter((id) => !present.has(toBuffer(id).toString("hex")));
 }
 
-/** 003 §13.4 put: verify every hash, then insert the whole batch in one immediate transaction. */
+/** docs/protocol/cursor-run.md §6.2 put: verify every hash, then insert the whole batch in one immediate transaction.
+ * */
 export async function putBlobs(db: Knex, blobs: readonly BlobPut[]): Promise<void> {
   verifyBlobs(blobs);
   if (blobs.length === 0) return;

@@ -12,12 +12,14 @@ export interface CheckpointCommit {
   edges: BlobEdge[];
   /**
    * Asked inside the transaction, once it holds the write lock: false aborts the commit. A run superseded by a
-   * newer run of the conversation uses it so that its late commit can never move the head (003 §16.1).
+   * newer run of the conversation uses it so that its late commit can never move the head (docs/protocol/cursor-run.md
+   * §7.1).
    */
   stillCurrent?: () => boolean;
   /** Canonical messages the checkpoint makes visible (a staged round's assistant batch, a final answer). */
   messages?: { runId: string; rows: NewMessage[] };
-  /** The provider call the checkpoint lets the run start next (003 §27: persisted before its HTTP request). */
+  /** The provider call the checkpoint lets the run start next (docs/protocol/cursor-run.md §6.5: persisted before its
+   * HTTP request). */
   providerCallIndex?: { runId: string; index: number };
 }
 
@@ -34,7 +36,8 @@ export interface ConversationHead {
 }
 
 /**
- * 003 §13.3: children first, head last, all in one immediate transaction — a crash leaves at most unreachable
+ * docs/protocol/cursor-run.md §6.2–§6.3: children first, head last, all in one immediate transaction — a crash leaves
+ * at most unreachable
  * blobs, never a head pointing at a missing object (the foreign keys reject that and roll everything back). The
  * messages and the provider call index that go with the checkpoint commit in the same transaction: one fsync.
  */

@@ -2,7 +2,7 @@ import { createRequire } from "node:module";
 import knex, { type Knex } from "knex";
 import { migrationSource } from "./migrations/index.js";
 
-// knex's sqlite3 dialect hard-codes `BEGIN;` and has no option for IMMEDIATE (STACK-NOTES §5), so we subclass
+// knex's sqlite3 dialect hard-codes `BEGIN;` and has no option for IMMEDIATE, so we subclass
 // its client and transaction. knex ships no `exports` map, which keeps these deep paths reachable; re-check
 // them when upgrading knex.
 interface TransactionInternals {
@@ -16,7 +16,8 @@ const TransactionSqlite: new (
 ) => TransactionInternals = require("knex/lib/dialects/sqlite3/execution/sqlite-transaction.js");
 
 /**
- * Every write transaction takes the write lock at BEGIN (003 §13.3, §26.7): a deferred transaction that reads
+ * Every write transaction takes the write lock at BEGIN (docs/protocol/cursor-run.md §6.2–§6.3;
+ * docs/protocol/cursor-tools.md §3.1): a deferred transaction that reads
  * a sequence number and then writes can hit SQLITE_BUSY(_SNAPSHOT) when another connection wrote in between.
  */
 class ImmediateTransaction extends TransactionSqlite {
@@ -35,7 +36,8 @@ interface SqliteConnection {
   exec(sql: string, cb: (err: Error | null) => void): void;
 }
 
-// 003 §13.3 runtime configuration; these are per connection, so they run on every connection the pool opens.
+// docs/protocol/cursor-run.md §6.2–§6.3 runtime configuration; these are per connection, so they run on every
+// connection the pool opens.
 const CONNECTION_PRAGMAS =
   "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;";
 
@@ -81,7 +83,7 @@ export function toBytes(buf: Buffer): Uint8Array {
   return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 
-// Multi-row statements are 3–4× faster than single-row ones (STACK-NOTES §5); 100 rows of up to 10 columns stay
+// Multi-row statements are 3–4× faster than single-row ones (measured with this driver); 100 rows of up to 10 columns stay
 // far below SQLite's bound-parameter limit.
 const ROWS_PER_STATEMENT = 100;
 

@@ -1,9 +1,9 @@
-// Blob garbage collection by mark and sweep (003 §13.5): blobs are shared between checkpoints, branches and
-// subagents, so reference counts would lie. Roots are the conversation heads and the blobs canonical messages name;
-// everything reachable from them over blob_edges is live. A blob still unreachable after the retention period is
-// deleted with its outgoing edges; the period covers runs in flight, whose new blobs are not yet under a head.
-// A blob kept for its age is a root too: what it points at stays (an abandoned branch written recently may point at
-// old turns no head reaches any more, and deleting them would break its edges).
+// Blob garbage collection by mark and sweep (docs/protocol/cursor-run.md §6.6): blobs are shared between checkpoints,
+// branches and subagents, so reference counts would lie. Roots are the conversation heads and the blobs canonical
+// messages name; everything reachable from them over blob_edges is live. A blob still unreachable after the retention
+// period is deleted with its outgoing edges; the period covers runs in flight, whose new blobs are not yet under a
+// head. A blob kept for its age is a root too: what it points at stays (an abandoned branch written recently may point
+// at old turns no head reaches any more, and deleting them would break its edges).
 import type { Knex } from "knex";
 
 export interface GcResult {

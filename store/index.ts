@@ -35,12 +35,14 @@ export interface Store {
   getBlobs(ids: Uint8Array[]): Promise<Array<Uint8Array | undefined>>;
   /** The subset of `ids` the store does not hold, in the given order. */
   missingBlobs(ids: Uint8Array[]): Promise<Uint8Array[]>;
-  /** Blobs, edges and the head switch (revision + 1) in one immediate transaction (003 §13.3). */
+  /** Blobs, edges and the head switch (revision + 1) in one immediate transaction (docs/protocol/cursor-run.md
+   * §6.2–§6.3). */
   commitCheckpoint(c: CheckpointCommit): Promise<{ revision: number }>;
   getHead(conversationId: string): Promise<ConversationHead | undefined>;
   /** Appends in order in one immediate transaction; returns the assigned seqs. */
   appendMessages(conversationId: string, runId: string, msgs: NewMessage[]): Promise<number[]>;
-  /** Exactly-once runtime message (003 §23.2); a repeat returns the stored body with appended=false. */
+  /** Exactly-once runtime message (docs/protocol/cursor-run.md §8.6); a repeat returns the stored body with
+   * appended=false. */
   appendRuntimeMessageOnce(
     conversationId: string,
     runId: string,
@@ -50,12 +52,14 @@ export interface Store {
   loadMessages(conversationId: string): Promise<StoredMessage[]>;
   /** A reused runId (request_id reuse) resets the row to running. */
   createRun(r: NewRun): Promise<void>;
-  /** Persist before the provider HTTP call (003 §27); throws when the run is unknown or terminal. */
+  /** Persist before the provider HTTP call (docs/protocol/cursor-run.md §6.5); throws when the run is unknown or
+   * terminal. */
   setProviderCallIndex(runId: string, index: number): Promise<void>;
   /** Only the first terminal commit counts: true when this call made it, false when the run already ended. */
   finishRun(runId: string, outcome: RunOutcome): Promise<boolean>;
   getRun(runId: string): Promise<RunRecord | undefined>;
-  /** Deletes blobs created before the time (Unix ms) that no head or message reaches (003 §13.5). */
+  /** Deletes blobs created before the time (Unix ms) that no head or message reaches (docs/protocol/cursor-run.md
+   * §6.6). */
   collectBlobs(createdBefore: number): Promise<GcResult>;
   aep: AepStore;
 }

@@ -1,7 +1,8 @@
 import type { Knex } from "knex";
 import { batches, toBuffer } from "./db.js";
 
-/** Who produced a message, kept apart from its provider role (003 §23.1: a runtime tag has role=user). */
+/** Who produced a message, kept apart from its provider role (docs/protocol/cursor-run.md §8.6: a runtime tag has
+ * role=user). */
 export type MessageOrigin = "user" | "runtime" | "assistant" | "tool" | "system";
 
 export interface NewMessage {
@@ -32,7 +33,8 @@ interface MessageRow {
   run_id: string;
 }
 
-/** Must run inside the immediate transaction that inserts, so no other writer can take the same seq (003 §26.7). */
+/** Must run inside the immediate transaction that inserts, so no other writer can take the same seq
+ * (docs/protocol/cursor-run.md §6.2). */
 async function nextSeq(trx: Knex.Transaction, conversationId: string): Promise<number> {
   const row = (await trx("messages").max({ last: "seq" }).where("conversation_id", conversationId).first()) as
     | { last: number | null }
@@ -75,7 +77,8 @@ export async function appendMessages(
 }
 
 /**
- * 003 §23.2: a runtime event yields exactly one role=user, origin=runtime message. The event row and the
+ * docs/protocol/cursor-run.md §8.6: a runtime event yields exactly one role=user, origin=runtime message. The event row
+ * and the
  * message commit together; a repeat (retry, resume, restart) gets the stored body back to replay, never a
  * re-rendered one.
  */

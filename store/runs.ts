@@ -13,7 +13,7 @@ export interface RunUsage {
 }
 
 export interface NewRun {
-  /** The request_id (003 §33.5): the wire run_id can repeat across distinct executions. */
+  /** The request_id (docs/protocol/cursor-run.md §2.7): the wire run_id can repeat across distinct executions. */
   runId: string;
   conversationId: string;
   model: string;
@@ -30,7 +30,8 @@ export interface RunRecord {
   conversationId: string;
   model: string;
   status: RunStatus;
-  /** Zero-based index of the provider call in flight or last started; -1 before the first (003 §27). */
+  /** Zero-based index of the provider call in flight or last started; -1 before the first (docs/protocol/cursor-run.md
+   * §6.5). */
   providerCallIndex: number;
   error?: string;
   usage: RunUsage;
@@ -82,13 +83,14 @@ export async function createRun(db: Knex, r: NewRun): Promise<void> {
     .merge(fresh);
 }
 
-/** 003 §27: written before the HTTP request, so a hang or crash still shows which call was in flight. */
+/** docs/protocol/cursor-run.md §6.5: written before the HTTP request, so a hang or crash still shows which call was in
+ * flight. */
 export async function setProviderCallIndex(db: Knex, runId: string, index: number): Promise<void> {
   const changed = await db("runs").where({ run_id: runId, status: "running" }).update({ provider_call_index: index });
   if (changed === 0) throw new Error(`setProviderCallIndex(${index}): run ${runId} is unknown or already terminal`);
 }
 
-/** 003 §26.5: only the first terminal commit counts; returns whether this call made it. */
+/** docs/protocol/cursor-run.md §10.6: only the first terminal commit counts; returns whether this call made it. */
 export async function finishRun(db: Knex, runId: string, outcome: RunOutcome): Promise<boolean> {
   const usage = outcome.usage ?? {};
   // The status guard sits in the UPDATE itself; a single statement takes the write lock before it reads.

@@ -1,5 +1,5 @@
 // The Koa app: the two agent routes served locally, the gateway's own /__byok/ routes, and everything else relayed
-// to the upstream untouched (seed 003 §31). No body parser runs ahead of the relay.
+// to the upstream untouched (docs/protocol/cursor-transport.md §8.3). No body parser runs ahead of the relay.
 import Koa from "koa";
 import Router from "@koa/router";
 import type { AgentBackend } from "./agent-backend.js";

@@ -1,4 +1,5 @@
-// BidiAppend (Connect unary, seed 000 §2, 003 §2): one AgentClientMessage for a request_id at an append_seqno.
+// BidiAppend (Connect unary, docs/protocol/cursor-transport.md §1, §3): one AgentClientMessage for a request_id at an
+// append_seqno.
 // `data` is the hex of the message (data_binary is accepted too). The ACK only confirms receipt; malformed input
 // gets a Connect invalid_argument and changes nothing. Appends of a run served upstream are relayed there.
 import type { Context } from "koa";

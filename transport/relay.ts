@@ -1,7 +1,7 @@
-// Relay of every non-agent route to the real Cursor backend (seed 003 §31). Cursor sends model lists, auth,
-// metadata and more to whatever backend it is pointed at, so anything we do not serve ourselves must reach the
-// upstream unchanged: streamed both ways, bytes untouched (no decompression), upstream statuses passed through.
-// Only a failure to reach the upstream is answered locally, so a 404 the client sees is always the upstream's.
+// Relay of every non-agent route to the real Cursor backend (docs/protocol/cursor-transport.md §8.3). Cursor sends
+// model lists, auth, metadata and more to whatever backend it is pointed at, so anything we do not serve ourselves must
+// reach the upstream unchanged: streamed both ways, bytes untouched (no decompression), upstream statuses passed
+// through. Only a failure to reach the upstream is answered locally, so a 404 the client sees is always the upstream's.
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { performance } from "node:perf_hooks";

@@ -1,4 +1,4 @@
-// RunSSE (Connect server stream, seed 000 §1.2, §15, 003 §16.4, §26.2): the request is one enveloped
+// RunSSE (Connect server stream, docs/protocol/cursor-transport.md §2, §4, §7.2): the request is one enveloped
 // BidiRequestId; the response is the request's RequestStream as 5-byte envelopes, the end-stream JSON last, then
 // the body ends. Labelled text/event-stream as the captures show. Frames of 1 KiB or more are gzipped when the
 // client accepts it. The stream of a run served upstream is the upstream's own RunSSE.
@@ -12,7 +12,7 @@ import { BidiRequestIdSchema } from "../proto/gen/aiserver/v1/aiserver_pb.js";
 import type { AgentBackend } from "./agent-backend.js";
 import { frames } from "../cursor/frames.js";
 import { encodeEndStream } from "./connect/end-stream.js";
-import { type EndStream } from "../cursor/errors.js";
+import type { EndStream } from "../cursor/errors.js";
 import { decodePayload, encodeEnvelope, EnvelopeFlags, EnvelopeReader } from "./connect/envelope.js";
 import { RpcError } from "../cursor/errors.js";
 import { readBody } from "./body.js";
@@ -79,7 +79,8 @@ export function runSseHandler(service: AgentBackend, relay: Relay) {
   };
 }
 
-// The head is written at once: the client usually opens RunSSE before it appends the run_request (001 §4, 003 §22.2).
+// The head is written at once: the client usually opens RunSSE before it appends the run_request
+// (docs/protocol/cursor-transport.md §1, §6).
 function writeHead(ctx: Context, gzip: boolean): ServerResponse {
   ctx.respond = false;
   ctx.res.writeHead(200, {

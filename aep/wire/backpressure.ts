@@ -1,4 +1,4 @@
-// Backpressure (seed 002 "Backpressure"): a pure policy over the event kind plus one bounded queue per connection.
+// Backpressure (docs/protocol/aep.md §6): a pure policy over the event kind plus one bounded queue per connection.
 // Only message.delta and raw may be dropped, and only when the queue is full; control priority goes ahead of waiting
 // data; everything else is kept. Kept events beyond a hard bound mean the client cannot keep up at all: the
 // connection is given up (the client reconnects and gets `state`) rather than buffering without limit.

@@ -1,6 +1,6 @@
-// AEP v1 envelope codec (seed 002): the client→server kinds validated with zod, the server→client kinds as a closed
-// union, and the one constructor of outbound envelopes. Pure: no sockets, no state, no seq decisions (those live in
-// sequencer.ts).
+// AEP v1 envelope codec (docs/protocol/aep.md): the client→server kinds validated with zod, the server→client kinds as
+// a closed union, and the one constructor of outbound envelopes. Pure: no sockets, no state, no seq decisions (those
+// live in sequencer.ts).
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { WORKER_KINDS } from "../../workers/types.js";
@@ -231,7 +231,7 @@ export interface ServerEnvelope {
   event: ServerEvent;
 }
 
-/** Kinds that go ahead of waiting data (seed 002 "Backpressure": input.ack and control are delivered directly). */
+/** Kinds that go ahead of waiting data (docs/protocol/aep.md §6: input.ack and control are delivered directly). */
 export function priorityOf(event: ServerEvent): Priority {
   return event.type === "input.ack" || event.type === "pong" ? "control" : "data";
 }

@@ -1,6 +1,7 @@
-// WorkerEvent → AEP server events for the content of one turn (seed 002 kinds). Pure: the turn machine keeps the
-// returned state in its context. Streaming is per block: message.start on the block's first delta, message.delta per
-// delta, then message.end and the full `message` (which lets a client that lost deltas re-render, done.dropped).
+// WorkerEvent → AEP server events for the content of one turn (docs/protocol/aep.md kinds). Pure: the turn machine
+// keeps the returned state in its context. Streaming is per block: message.start on the block's first delta,
+// message.delta per delta, then message.end and the full `message` (which lets a client that lost deltas re-render,
+// done.dropped).
 import { isErrorCode, type ErrorCode, type Question, type ServerEvent } from "./envelope.js";
 import type { WorkerEvent } from "../../workers/types.js";
 

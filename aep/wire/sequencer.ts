@@ -1,4 +1,4 @@
-// The per-session outbound sequencer (seed 002 "Seq", design notes §5.1, traps 1, 14, 15, 16): every seq-bearing
+// The per-session outbound sequencer (docs/protocol/aep.md §5, traps 1, 14, 15, 16): every seq-bearing
 // event of a session passes through here. `emit` checks the ordering invariants on the session's logical stream and
 // offers the event to the attached connection's queue; `commit` is the only place a seq is assigned, when the queue
 // hands the event to the socket, after the drop decision. Ping/pong and pre-session errors use seq 0 and never come
@@ -50,7 +50,8 @@ export class Sequencer {
   private seq: number;
   private reserved: number;
   private outlet: Outlet | undefined;
-  /** The open turn; `requests` holds its permission/question/elicitation requests by id, for a client that re-attaches. */
+  /** The open turn; `requests` holds its permission/question/elicitation requests by id, for a client that re-attaches.
+   * */
   private turn:
     | { executionId: string; dropped: boolean; openMessages: Set<string>; requests: Map<string, ServerEvent> }
     | undefined;
@@ -98,7 +99,7 @@ export class Sequencer {
     if (event.type === "done" && this.turn!.dropped) out = { type: "done", data: { ...event.data, dropped: true } };
     this.advance(event, executionId);
     const offer = this.outlet?.offer(out);
-    // done.dropped tells the client its text is incomplete (seed 002): only a lost delta means that.
+    // done.dropped tells the client its text is incomplete (docs/protocol/aep.md): only a lost delta means that.
     if (offer === "dropped" && this.turn && event.type === "message.delta") this.turn.dropped = true;
     if (offer === "overflow") this.o.onOverflow();
   }

@@ -1,6 +1,6 @@
-// Strict readers for model tool arguments (seed 003 §26.12: no silent defaults for wrong types). Each reader
-// checks one property against the tool's JSON schema and throws ArgsError with a message the model can act on.
-// Properties the schema does not name are ignored, as JSON Schema without additionalProperties allows.
+// Strict readers for model tool arguments (docs/protocol/cursor-tools.md §2.4: no silent defaults for wrong types).
+// Each reader checks one property against the tool's JSON schema and throws ArgsError with a message the model can act
+// on. Properties the schema does not name are ignored, as JSON Schema without additionalProperties allows.
 
 export class ArgsError extends Error {}
 

@@ -1,5 +1,6 @@
-// Text rules of the edit domain (seed 003 §30): everything is LF (read content, new content, old/new strings,
-// stream deltas, diff, WriteArgs.file_text), StrReplace is an exact match, and the diff is a unified diff.
+// Text rules of the edit domain (docs/protocol/cursor-tools.md §5.6): everything is LF (read content, new content,
+// old/new strings, stream deltas, diff, WriteArgs.file_text), StrReplace is an exact match, and the diff is a unified
+// diff.
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from "diff";
 
 /** CRLF and lone CR become LF. */
@@ -9,7 +10,7 @@ export function normalizeLf(text: string): string {
 
 /**
  * Streaming LF normalisation: a CR at the end of a chunk is held until the next chunk shows whether it is half
- * of a CRLF, so one line break is never published twice (seed 003 §30).
+ * of a CRLF, so one line break is never published twice (docs/protocol/cursor-tools.md §5.6).
  */
 export class LfStream {
   private heldCr = false;

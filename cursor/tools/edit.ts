@@ -1,4 +1,4 @@
-// Write and StrReplace (seed 003 §30; tool-wire-map §3.2): card edit_tool_call; live stream_content deltas while
+// Write and StrReplace (docs/protocol/cursor-tools.md §5.6): card edit_tool_call; live stream_content deltas while
 // the arguments stream; then a hidden read_args, the change computed here on LF text, a hidden write_args with the
 // whole new text, and an EditResult built from before/after. Each hidden phase is its own Exec; the machine
 // gives each a new id and both carry the same tool_call_id.
@@ -77,7 +77,8 @@ function beforeFrom(read: ReadResult, path: string): Before | undefined {
   }
 }
 
-/** The new text, or why there is none. Write: a missing file is an empty "before" (seed 003 §30). */
+/** The new text, or why there is none. Write: a missing file is an empty "before" (docs/protocol/cursor-tools.md §5.6).
+ * */
 function applyPlan(plan: EditPlan, before: Before): Applied | Failed {
   if (before.kind === "failed") return before;
   if (plan.tool === "Write") {
@@ -182,7 +183,8 @@ function onWrite(
   return complete(call, state, failure.content, true, failure.result);
 }
 
-/** Live projection (seed 003 §30): content deltas right away, not held back until path is known. */
+/** Live projection (docs/protocol/cursor-tools.md §5.6): content deltas right away, not held back until path is known.
+ * */
 function editArgsStreamer(callId: string, streamKey: string): ArgsStreamer {
   const json = new JsonStringPropertyStream(streamKey, ["path"]);
   const lf = new LfStream();

@@ -1,6 +1,6 @@
-// Glob: the card is glob_tool_call but the Exec is a grep (seed 003 §26.13): grep_args with glob = glob_pattern,
-// path = target_directory, output_mode "files_with_matches" and an empty pattern; grep_result is converted into
-// GlobToolResult for the card.
+// Glob: the card is glob_tool_call but the Exec is a grep (docs/protocol/cursor-tools.md §5): grep_args with glob =
+// glob_pattern, path = target_directory, output_mode "files_with_matches" and an empty pattern; grep_result is
+// converted into GlobToolResult for the card.
 import { create } from "@bufbuild/protobuf";
 import {
   GlobToolArgsSchema,

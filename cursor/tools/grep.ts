@@ -1,4 +1,4 @@
-// Grep: card grep_tool_call, one Exec grep_args → grep_result (seed 003 §26.13; tool-wire-map §2). The card
+// Grep: card grep_tool_call, one Exec grep_args → grep_result (docs/protocol/cursor-tools.md §5). The card
 // reuses GrepArgs/GrepResult as they are, so the client's typed result goes back unchanged.
 import { create } from "@bufbuild/protobuf";
 import { GrepArgsSchema } from "../../proto/gen/agent/v1/agent_pb.js";

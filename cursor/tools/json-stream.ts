@@ -1,6 +1,6 @@
-// Incremental reader of a model's raw argument JSON (seed 003 §30): while the text is still arriving it yields
-// the decoded characters of one top-level string property as soon as they are known, and the full value of
-// watched top-level string properties once each closes. It never fails: the complete text is parsed strictly
+// Incremental reader of a model's raw argument JSON (docs/protocol/cursor-tools.md §5.6): while the text is still
+// arriving it yields the decoded characters of one top-level string property as soon as they are known, and the full
+// value of watched top-level string properties once each closes. It never fails: the complete text is parsed strictly
 // once at the end, and that parse is the authority.
 
 export type JsonStreamEvent =

@@ -1,4 +1,5 @@
-// Ls: card ls_tool_call, one Exec ls_args → ls_result (tool-wire-map §2; the card reuses LsArgs/LsResult).
+// Ls: card ls_tool_call, one Exec ls_args → ls_result (docs/protocol/cursor-tools.md §5; the card reuses
+// LsArgs/LsResult).
 import { create } from "@bufbuild/protobuf";
 import { LsArgsSchema } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { LsArgs, LsResult } from "../../proto/gen/agent/v1/agent_pb.js";

@@ -1,4 +1,4 @@
-// Read: card read_tool_call, one Exec read_args → read_result (seed 003 §26.10, §26.13; tool-wire-map §2).
+// Read: card read_tool_call, one Exec read_args → read_result (docs/protocol/cursor-tools.md §2.5, §5).
 import { create } from "@bufbuild/protobuf";
 import { ReadArgsSchema, ReadToolArgsSchema, ReadToolResultSchema } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { ReadResult, ReadSuccess, ReadToolArgs, ReadToolResult } from "../../proto/gen/agent/v1/agent_pb.js";

@@ -1,5 +1,5 @@
-// The tool registry (seed 003 §18, §26.12): one model tool name → exactly one driver, hence one transport.
-// An unknown name has no driver; the caller reports it as a protocol error, with no fallback transport.
+// The tool registry (docs/protocol/cursor-tools.md §1.2, §2): one model tool name → exactly one driver, hence one
+// transport. An unknown name has no driver; the caller reports it as a protocol error, with no fallback transport.
 import { strReplaceDriver, writeDriver } from "./edit.js";
 import { globDriver } from "./glob.js";
 import { grepDriver } from "./grep.js";

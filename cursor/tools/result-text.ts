@@ -1,5 +1,5 @@
-// Canonical string results (seed 003 §26.8): the one String that the store and every provider see for a typed
-// Cursor result. Each renderer is a pure function of the typed value, so the same result always gives the same
+// Canonical string results (docs/protocol/cursor-run.md §8.4): the one String that the store and every provider see for
+// a typed Cursor result. Each renderer is a pure function of the typed value, so the same result always gives the same
 // bytes (prefix stability across replays).
 import { ShellAbortReason, ShellBackgroundReason } from "../../proto/gen/agent/v1/agent_pb.js";
 import type {

@@ -1,5 +1,5 @@
 // Shell: card shell_tool_call, Exec shell_stream_args, then shell_stream events on the same exec id
-// (seed 003 §29, §26.13; tool-wire-map §3.1). start/hook_context are progress, stdout/stderr become live
+// (docs/protocol/cursor-tools.md §5, §5.5). start/hook_context are progress, stdout/stderr become live
 // tool_call_delta, and exit / backgrounded / rejected / permission_denied / sandbox_unsupported end the call.
 import { create } from "@bufbuild/protobuf";
 import {
@@ -31,8 +31,8 @@ import { toolCall, unexpectedMessage } from "./wire.js";
 
 const NAME = "Shell";
 
-// The ShellArgs values the official client is sent (seed 003 §29). A wrong timeout/timeout_behavior makes
-// the client kill long-running commands at once.
+// The ShellArgs values the official client is sent (docs/protocol/cursor-tools.md §5.5). A wrong
+// timeout/timeout_behavior makes the client kill long-running commands at once.
 const DEFAULT_BLOCK_UNTIL_MS = 30_000;
 const HARD_TIMEOUT_MS = 86_400_000;
 const FILE_OUTPUT_THRESHOLD_BYTES = 40_000n;
@@ -107,7 +107,8 @@ function exitCompletion(callId: string, state: ShellState, exit: ShellStreamExit
   return { content: shellExitText(exit, state.output), isError: !ok, toolCall: card(callId, state.args, result) };
 }
 
-/** Backgrounded is a successful end of this call; the process keeps running on the client (seed 003 §29). */
+/** Backgrounded is a successful end of this call; the process keeps running on the client
+ * (docs/protocol/cursor-tools.md §5.5). */
 function backgroundedCompletion(callId: string, state: ShellState, bg: ShellStreamBackgrounded): ToolCompletion {
   const result = create(ShellResultSchema, {
     isBackground: true,
@@ -189,7 +190,8 @@ function onStream(callId: string, state: ShellState, event: ShellStream["event"]
   }
 }
 
-/** True when the completion left a shell running on the client: such an Exec must never be aborted (§29). */
+/** True when the completion left a shell running on the client: such an Exec must never be aborted
+ * (docs/protocol/cursor-tools.md §5.5). */
 export function isBackgroundedShell(completion: ToolCompletion): boolean {
   const tool = completion.toolCall.tool;
   return tool.case === "shellToolCall" && tool.value.result?.isBackground === true;

@@ -1,5 +1,6 @@
 // The shape most tools share: validate the model's arguments, send one Exec, turn its typed result into the
-// completion (seed 003 §26.13: "Read, Grep are ordinary one-shot Execs"). Each tool supplies only its wire shapes.
+// completion (docs/protocol/cursor-tools.md §5: "Read, Grep are ordinary one-shot Execs"). Each tool supplies only its
+// wire shapes.
 import type { ToolCall } from "../../proto/gen/agent/v1/agent_pb.js";
 import { parseOrInvalid } from "./args.js";
 import type { DriverStep, ExecRequest, ToolCompletion, ToolDriver, ToolInvocation } from "./types.js";

@@ -1,5 +1,5 @@
 // Contract between the tool-agnostic ToolRound / PendingExec machines and the per-tool Cursor codecs
-// (seed 003 §18, §26.10–26.13, §29, §30; ../shared/cursor-wire/tool-wire-map.md). A driver is pure: it
+// (docs/protocol/cursor-tools.md §2–§5, §5.5, §5.6; docs/protocol/cursor-tools.md). A driver is pure: it
 // takes its own state and a client message and says what happens next. The machines own ids, timing,
 // persistence and frame emission; drivers own only the tool's wire shapes.
 import type {
@@ -28,14 +28,15 @@ export interface ToolContext {
 /** The `message` oneof of an ExecServerMessage, without id / exec_id (the machine assigns those). */
 export type ExecRequest = ExecServerMessage["message"];
 
-/** What the call produced when it ended: one value holds both views (seed 003 §26.10). */
+/** What the call produced when it ended: one value holds both views (docs/protocol/cursor-tools.md §2.5). */
 export interface ToolCompletion {
-  /** Canonical string result for the model and the store (seed 003 §26.8). */
+  /** Canonical string result for the model and the store (docs/protocol/cursor-run.md §8.4). */
   content: string;
   isError: boolean;
   /** The typed ToolCall for tool_call_completed: args + typed result (timestamps are set by the machine). */
   toolCall: ToolCall;
-  /** A file the client successfully read: the checkpoint's read_paths grows with it (seed 003 §19.4). */
+  /** A file the client successfully read: the checkpoint's read_paths grows with it (docs/protocol/cursor-run.md §11).
+   * */
   readPath?: string;
 }
 
@@ -47,7 +48,8 @@ export type DriverStep<S> =
   | { kind: "complete"; completion: ToolCompletion; state: S }
   | { kind: "protocol_error"; message: string };
 
-/** Live projection of argument text while the model is still generating it (Write/StrReplace, §30). */
+/** Live projection of argument text while the model is still generating it (Write/StrReplace,
+ * docs/protocol/cursor-tools.md §5.6). */
 export interface ArgsStreamer {
   /** Feed a raw JSON text delta; returns the UI updates it makes possible now. */
   push(jsonDelta: string): Array<{ kind: "delta"; delta: ToolCallDelta } | { kind: "partial"; toolCall: ToolCall }>;

@@ -1,5 +1,6 @@
 // Small shared pieces of the drivers' wire handling: building the ToolCall card and answering a client result
-// that does not belong to the exec the driver asked for (seed 003 §26.12: a mismatch is a protocol error).
+// that does not belong to the exec the driver asked for (docs/protocol/cursor-tools.md §3.4: a mismatch is a protocol
+// error).
 import { create } from "@bufbuild/protobuf";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ToolCallSchema } from "../../proto/gen/agent/v1/agent_pb.js";
@@ -8,12 +9,13 @@ import type { DriverStep } from "./types.js";
 
 export type ClientMessage = ExecClientMessage["message"];
 
-/** The ToolCall card; `callId` is kept byte-for-byte (it may hold a real newline, seed 003 §30). */
+/** The ToolCall card; `callId` is kept byte-for-byte (it may hold a real newline, docs/protocol/cursor-tools.md §2.6).
+ * */
 export function toolCall(callId: string, tool: MessageInitShape<typeof ToolCallSchema>["tool"]): ToolCall {
   return create(ToolCallSchema, { toolCallId: callId, tool });
 }
 
-/** The terminal step: canonical string and typed card together (seed 003 §26.10). */
+/** The terminal step: canonical string and typed card together (docs/protocol/cursor-tools.md §2.5). */
 export function completed<S>(state: S, content: string, isError: boolean, card: ToolCall): DriverStep<S> {
   return { kind: "complete", completion: { content, isError, toolCall: card }, state };
 }
@@ -24,7 +26,8 @@ export function wireName(oneofCase: string): string {
 }
 
 /**
- * Answer for a message whose oneof is not the expected one. An empty oneof is not a result (seed 003 §26.10):
+ * Answer for a message whose oneof is not the expected one. An empty oneof is not a result
+ * (docs/protocol/cursor-tools.md §2.5):
  * keep waiting. Anything else is a protocol error naming what was expected and what arrived.
  */
 export function unexpectedMessage<S>(tool: string, expected: string, message: ClientMessage, state: S): DriverStep<S> {

@@ -1,7 +1,7 @@
 import type { Knex } from "knex";
 
-// Schema of 003 §13.2 (blob graph + heads), §23.2 (runtime events), §27 (runs.provider_call_index).
-// Timestamps are Unix milliseconds.
+// Schema of docs/protocol/cursor-run.md §6.1 (blob graph + heads), docs/protocol/cursor-run.md §8.6 (runtime events),
+// docs/protocol/cursor-run.md §6.5 (runs.provider_call_index). Timestamps are Unix milliseconds.
 
 const MESSAGE_ORIGINS = ["user", "runtime", "assistant", "tool", "system"];
 const RUN_STATUSES = ["running", "succeeded", "failed", "canceled"];
@@ -21,7 +21,8 @@ async function createWithoutRowid(knex: Knex, table: string, build: (t: Knex.Cre
 export async function up(knex: Knex): Promise<void> {
   await createWithoutRowid(knex, "blobs", (t) => {
     t.binary("id").notNullable().primary().checkLength("=", 32);
-    t.integer("kind").nullable(); // the blob's own decoded type, when known (§13.2: it may be opaque)
+    // The blob's own decoded type, when known (docs/protocol/cursor-run.md §6.1: it may be opaque).
+    t.integer("kind").nullable();
     t.binary("data").notNullable();
     t.integer("size_bytes").notNullable();
     t.bigInteger("created_at").notNullable();
@@ -44,7 +45,8 @@ export async function up(knex: Knex): Promise<void> {
   });
 
   await knex.schema.createTable("runs", (t) => {
-    // The request_id of the RunSSE/BidiAppend pair; the wire run_id can repeat across executions (003 §33.5).
+    // The request_id of the RunSSE/BidiAppend pair; the wire run_id can repeat across executions
+    // (docs/protocol/cursor-run.md §2.7).
     t.text("run_id").notNullable().primary();
     t.text("conversation_id").notNullable().index("runs_conversation_idx");
     t.text("model").notNullable();
@@ -60,8 +62,8 @@ export async function up(knex: Knex): Promise<void> {
     t.bigInteger("ended_at").nullable();
   });
 
-  // Canonical, append-only transcript (003 §23). blob_id has no foreign key: the message is the fact source and
-  // its client-facing blob may only be built later, at checkpoint time.
+  // Canonical, append-only transcript (docs/protocol/cursor-run.md §8.6). blob_id has no foreign key: the message is
+  // the fact source and its client-facing blob may only be built later, at checkpoint time.
   await knex.schema.createTable("messages", (t) => {
     t.text("conversation_id").notNullable();
     t.integer("seq").notNullable();
@@ -75,7 +77,8 @@ export async function up(knex: Knex): Promise<void> {
     t.primary(["conversation_id", "seq"]);
   });
 
-  // One row per consumed runtime event; its key makes the runtime message exactly-once (003 §23.2).
+  // One row per consumed runtime event; its key makes the runtime message exactly-once (docs/protocol/cursor-run.md
+  // §8.6).
   await knex.schema.createTable("runtime_events", (t) => {
     t.text("conversation_id").notNullable();
     t.text("event_id").notNullable();

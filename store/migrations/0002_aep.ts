@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 
-// AEP v1 sessions and the input idempotency ledger (seed 002 "input", design notes §5.1). Timestamps are Unix ms.
+// AEP v1 sessions and the input idempotency ledger (docs/protocol/aep.md §7). Timestamps are Unix ms.
 
 const SESSION_STATES = ["created", "idle", "running", "terminated"];
 const DELIVERY = ["accepted", "delivered", "unknown", "failed"];

@@ -124,7 +124,8 @@ export class AepClient {
   }
 }
 
-/** Connects and inits; retries only on SESSION_ALREADY_CONNECTED, as seed 002 asks a reconnecting client to do. */
+/** Connects and inits; retries only on SESSION_ALREADY_CONNECTED, as docs/protocol/aep.md asks a reconnecting client to
+ * do. */
 export async function openSession(
   url: string,
   data: Record<string, unknown>,

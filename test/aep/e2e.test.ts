@@ -60,7 +60,7 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     return from;
   }
 
-  it(`streams a plain turn as deltas, in seed 002's order, from CLI ${PINNED_CLI}`, async () => {
+  it(`streams a plain turn as deltas, in the order of docs/protocol/aep.md §8, from CLI ${PINNED_CLI}`, async () => {
     rig.fake.enqueue({ blocks: [{ type: "text", text: "Hello from the fake model." }], chunkSize: 6 });
     const { client, state } = await session();
     expect(state.event.data).to.deep.equal({ state: "created" });

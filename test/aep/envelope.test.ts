@@ -1,4 +1,4 @@
-// The AEP v1 codec (seed 002): every client kind validates; anything else is a value, never an exception.
+// The AEP v1 codec (docs/protocol/aep.md): every client kind validates; anything else is a value, never an exception.
 import { expect } from "chai";
 import { decodeClientFrame, priorityOf, serverEnvelope } from "../../aep/wire/envelope.js";
 

@@ -1,5 +1,6 @@
-// The client-side checker of seed 002's ordering rules, run on every envelope a test receives (design notes §5.3.4).
-// One checker follows one session across reconnects, so seq must keep rising over the whole session.
+// The client-side checker of the ordering rules of docs/protocol/aep.md §8, run on every envelope a test receives
+// (docs/protocol/aep.md §8.1). One checker follows one session across reconnects, so seq must keep rising over the
+// whole session.
 import type { ServerEnvelope } from "../../aep/wire/envelope.js";
 
 const TURN_KINDS = new Set([

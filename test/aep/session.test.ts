@@ -13,7 +13,7 @@ describe("AEP session core (scripted worker)", () => {
   const rig = useScriptedRig();
   const { open } = rig;
 
-  it("answers init with state(created) and a server session id; a plain turn follows seed 002's order", async () => {
+  it("answers init with state(created) and a server session id; a plain turn follows the order of docs/protocol/aep.md §8", async () => {
     const { client, state } = await open();
     expect(state.event.data).to.deep.equal({ state: "created" });
     expect(state.session_id).to.match(/^sess_/);

@@ -1,4 +1,4 @@
-// The AEP rows of the store: sessions by key, and the input ledger's root records (seed 002 idempotent input).
+// The AEP rows of the store: sessions by key, and the input ledger's root records (docs/protocol/aep.md §7).
 import { expect } from "chai";
 import { tempStore, type TempStore } from "../store/temp-store.js";
 

@@ -1,4 +1,4 @@
-// AepTurn under arbitrary interleavings (design notes §5.3.5): whatever the worker reports and the client asks, in
+// AepTurn under arbitrary interleavings (docs/protocol/aep.md §8): whatever the worker reports and the client asks, in
 // whatever order — double stop, stop racing the result, answers racing withdrawals, a crash anywhere — the events go
 // through the real Sequencer without a single refusal, there is exactly one done, and the runtime fact follows it.
 import { expect } from "chai";

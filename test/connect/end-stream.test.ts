@@ -52,7 +52,7 @@ describe("connect end-stream", () => {
     }
   });
 
-  it("ErrorDetails decodes back with the provider-error fields of seed 003 §26.3", () => {
+  it("ErrorDetails decodes back with the provider-error fields of docs/protocol/cursor-transport.md §7.3", () => {
     const parsed = parseEndStream(readSingleEnvelope(encodeEndStream({ ok: false, error: providerFailure() })).payload);
     expect(parsed.error?.code).to.equal("unavailable");
     const details = fromBinary(ErrorDetailsSchema, parsed.error!.details[0]!.value);

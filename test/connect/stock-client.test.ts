@@ -1,4 +1,5 @@
-// Cross-check: the stock connect-node client must accept our hand-written frames (STACK-NOTES §4).
+// Cross-check: the stock connect-node client must accept our hand-written frames (docs/protocol/cursor-transport.md
+// §2.4).
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
@@ -9,7 +10,7 @@ import { gzipSync } from "node:zlib";
 import { AgentServerMessageSchema, AgentService } from "../../proto/gen/agent/v1/agent_pb.js";
 import { BidiService, ErrorDetails_Error, ErrorDetailsSchema } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
 import { encodeEndStream } from "../../transport/connect/end-stream.js";
-import { type EndStream } from "../../cursor/errors.js";
+import type { EndStream } from "../../cursor/errors.js";
 import { encodeEnvelope, EnvelopeFlags } from "../../transport/connect/envelope.js";
 import { RpcError, providerErrorDetails } from "../../cursor/errors.js";
 import { unaryErrorBody } from "../../transport/connect/unary.js";

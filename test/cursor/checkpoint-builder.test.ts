@@ -15,7 +15,7 @@ const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 const system: CanonicalMessage = { role: "system", content: "You are a test." };
 const user = create(UserMessageSchema, { text: "hi", messageId: "m1" });
 
-describe("CheckpointBuilder (seed 003 §5, §7, §19, §20)", () => {
+describe("CheckpointBuilder (docs/protocol/cursor-run.md §4.1, §4.5, §5.2; docs/protocol/cursor-tools.md §4)", () => {
   it("hands out each new blob once, children before parents, addressed by SHA-256", () => {
     const b = new CheckpointBuilder(
       create(ConversationStateStructureSchema),
@@ -73,7 +73,7 @@ describe("CheckpointBuilder (seed 003 §5, §7, §19, §20)", () => {
     expect(hex(reencoded)).to.include(hex(new BinaryWriter().tag(4242, WireType.Varint).uint32(1).finish()));
   });
 
-  it("replaces a changed system prompt root with the new prompt's content address (003 §17.1)", () => {
+  it("replaces a changed system prompt root with the new prompt's content address (docs/protocol/cursor-run.md §8.1–§8.2)", () => {
     const oldSystem = encodeRootMessage({ role: "system", content: "old prompt" });
     const base = create(ConversationStateStructureSchema, { rootPromptMessagesJson: [blobId(oldSystem)] });
     const snap = new CheckpointBuilder(base, system, { kind: "new", userMessage: user }, "r").snapshot({
@@ -85,7 +85,7 @@ describe("CheckpointBuilder (seed 003 §5, §7, §19, §20)", () => {
   });
 });
 
-describe("root prompt message JSON (seed 003 §9)", () => {
+describe("root prompt message JSON (docs/protocol/cursor-run.md §4.2)", () => {
   it("round-trips every canonical message kind in the AI SDK shape", () => {
     const messages: CanonicalMessage[] = [
       system,

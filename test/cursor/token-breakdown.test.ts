@@ -2,7 +2,7 @@ import { expect } from "chai";
 import fc from "fast-check";
 import { estimateTokens, tokenBreakdown } from "../../cursor/token-breakdown.js";
 
-describe("checkpoint token breakdown (seed 003 §21)", () => {
+describe("checkpoint token breakdown (docs/protocol/cursor-run.md §9)", () => {
   it("estimates ASCII at 0.273 and other UTF-16 code units at 0.55 tokens", () => {
     expect(estimateTokens("a".repeat(1000))).to.equal(273);
     expect(estimateTokens("é".repeat(100))).to.equal(55);

@@ -1,9 +1,9 @@
-// Ending classes on the wire that endings.test.ts and protocol-errors.test.ts do not already show (issue 3; seed 003
-// §16.3, §20.1, §26.4–26.5, §28; seed 001 §4): an in-band provider error, a stalled pass ended by cancel_action with
-// its thinking closed first, a blob SET never acknowledged, cancel while the final checkpoint waits, a superseded
-// run's late Exec/KV answers, the last RunSSE subscriber gone past the reconnect grace, and a terminal stream that
-// is replayed to a reconnecting subscriber and later gone. The real gateway runs as a child process; the provider
-// and the Cursor client are fakes.
+// Ending classes on the wire that endings.test.ts and protocol-errors.test.ts do not already show (issue 3;
+// docs/protocol/cursor-run.md §5.2, §7.3, §7.4, §10.2–§10.6; docs/protocol/cursor-transport.md §6): an in-band provider
+// error, a stalled pass ended by cancel_action with its thinking closed first, a blob SET never acknowledged, cancel
+// while the final checkpoint waits, a superseded run's late Exec/KV answers, the last RunSSE subscriber gone past the
+// reconnect grace, and a terminal stream that is replayed to a reconnecting subscriber and later gone. The real gateway
+// runs as a child process; the provider and the Cursor client are fakes.
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { randomUUID } from "node:crypto";

@@ -1,5 +1,6 @@
-// How runs end, on the wire (seed 003 §22, §26.2–26.7; ARCHITECTURE invariants 1, 2, 8): provider failures end
-// with `unavailable` + aiserver.v1.ErrorDetails and nothing that looks like success; cancel and supersession end
+// How runs end, on the wire (docs/protocol/cursor-run.md §10, §10.2–§10.6; docs/protocol/cursor-transport.md §7;
+// docs/protocol/cursor-tools.md §3.1; ARCHITECTURE invariants 1, 2, 8): provider failures end with `unavailable` +
+// aiserver.v1.ErrorDetails and nothing that looks like success; cancel and supersession end
 // `canceled` after aborting what runs; SIGTERM ends live runs as canceled and exits 0; credentials never leak.
 // The real gateway runs as a child process; only Cursor, the provider and the upstream are fakes.
 import { create, toBinary } from "@bufbuild/protobuf";
@@ -27,7 +28,8 @@ const DEAD_UPSTREAM = "http://127.0.0.1:9";
 
 const repeat = (kind: string, times: number): string[] => Array<string>(times).fill(kind);
 /**
- * A conversation's first run answered with plain text (seed 003 §21, §26.4): the six new blobs (system and runtime
+ * A conversation's first run answered with plain text (docs/protocol/cursor-run.md §9, §10.2–§10.5): the six new blobs
+ * (system and runtime
  * user roots, user message, assistant root, assistant step, turn) SET and acknowledged, then turn_ended, the staged
  * checkpoint, the settled one and its repeat, then EndStream {}.
  */
@@ -218,7 +220,7 @@ describe("e2e: how runs end", function () {
       "partial_tool_call",
       "token_delta",
       ...repeat("kv_set", 4),
-      "checkpoint", // the staged checkpoint, published before the tool runs (003 §19.3)
+      "checkpoint", // the staged checkpoint, published before the tool runs (docs/protocol/cursor-tools.md §4.1)
       "tool_call_started",
       "exec:shell_stream_args",
       "tool_call_delta",
@@ -347,7 +349,7 @@ describe("e2e: SIGTERM while a run waits on its provider", function () {
     expect(client.violations()).to.deep.equal([]);
     expect(gw.stderrLines().join("\n")).not.to.include(API_KEY);
     expect(gw.stderrLines().join("\n")).not.to.include("terminal commit failed");
-    // The terminal commit landed before the store closed (exactly one, 003 §26.5).
+    // The terminal commit landed before the store closed (exactly one, docs/protocol/cursor-run.md §10.6).
     const store = await openStore({ dataDir });
     try {
       expect(await store.getRun(run.requestId)).to.deep.include({ status: "canceled", providerCallIndex: 0 });

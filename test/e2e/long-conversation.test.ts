@@ -1,5 +1,6 @@
-// A conversation of many turns: each turn's work is proportional to what is new in it (seed 003 §13, §17): the
-// same handful of blobs is SET per turn however long the history, and every provider request extends the last.
+// A conversation of many turns: each turn's work is proportional to what is new in it (docs/protocol/cursor-run.md §6,
+// §8.1): the same handful of blobs is SET per turn however long the history, and every provider request extends the
+// last.
 import { expect } from "chai";
 import type { ConversationStateStructure } from "../../proto/gen/agent/v1/agent_pb.js";
 import { CursorClient } from "../support/cursor-client.js";

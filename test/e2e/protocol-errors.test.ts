@@ -1,6 +1,7 @@
-// Run-time protocol errors after RunSSE is open (seed 003 §26.6, §26.7, §26.10, §20.1): each ends the run with an
-// error EndStream (never turn_ended, never a text_delta), an error log line naming the request, and an abort for
-// every Exec the client is still running. A refused blob SET fails the run before any checkpoint references it.
+// Run-time protocol errors after RunSSE is open (docs/protocol/cursor-transport.md §7.5; docs/protocol/cursor-tools.md
+// §2.5, §3.1; docs/protocol/cursor-run.md §5.2): each ends the run with an error EndStream (never turn_ended, never a
+// text_delta), an error log line naming the request, and an abort for every Exec the client is still running. A refused
+// blob SET fails the run before any checkpoint references it.
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { randomUUID } from "node:crypto";
@@ -133,7 +134,7 @@ describe("e2e: run-time protocol errors", function () {
     return log;
   }
 
-  describe("exec protocol errors (seed 003 §26.6, §26.7, §26.10)", () => {
+  describe("exec protocol errors (docs/protocol/cursor-transport.md §7.5; docs/protocol/cursor-tools.md §2.5, §3.1)", () => {
     it("a result for an exec id that was never issued fails the run and aborts the running execs", async () => {
       const requestsBefore = openai.requests.length;
       const { client, run } = startTwoReads({ silent: true }, "unknown-id");
@@ -184,7 +185,8 @@ describe("e2e: run-time protocol errors", function () {
         "invalid_argument",
         "protocol error: Read: expected read_result but the client sent write_result",
       );
-      // The wrong branch consumed exec 1 (003 §26.12), so only exec 2, still running, is aborted.
+      // The wrong branch consumed exec 1 (docs/protocol/cursor-tools.md §3.4), so only exec 2, still running, is
+      // aborted.
       expect(run.kinds()).to.deep.equal([...UNTIL_TWO_EXECS, "abort", "end:invalid_argument"]);
       expect(run.aborts).to.deep.equal([2]);
       expect(run.kinds()).not.to.include("tool_call_completed");
@@ -213,7 +215,7 @@ describe("e2e: run-time protocol errors", function () {
     });
   });
 
-  describe("model output outside the run's manifest (seed 003 §26.12)", () => {
+  describe("model output outside the run's manifest (docs/protocol/cursor-tools.md §1.2)", () => {
     it("a call of a tool the mode does not offer fails the run before any card or exec", async () => {
       openai.enqueue({ text: "On it.", toolCalls: [{ id: "call_x", name: "Teleport", args: { to: "mars" } }] });
       const client = new CursorClient(gw.url);
@@ -229,7 +231,7 @@ describe("e2e: run-time protocol errors", function () {
     });
   });
 
-  describe("refused blob SET (seed 003 §20.1, §26.4)", () => {
+  describe("refused blob SET (docs/protocol/cursor-run.md §5.2, §10.2–§10.5)", () => {
     /** Refuses the n-th SET the client sees and records which blob it was. */
     function refusingClient(n: number, files: Record<string, string> = {}) {
       let sets = 0;

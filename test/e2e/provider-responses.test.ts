@@ -1,4 +1,5 @@
-// Wire-level closed loop over the OpenAI Responses API (seed 003 §16.3, §17, §26.9): a configured model with
+// Wire-level closed loop over the OpenAI Responses API (docs/protocol/cursor-run.md §7.3, §8.1, §8.5): a configured
+// model with
 // `provider: openai-responses` answers with reasoning (encrypted) + a tool call, the Cursor client executes it, the
 // second call carries the reasoning item with the capsule of its output_item.done plus the string result, and the
 // final answer ends the run. After a restart the conversation continues prefix-stable. The fake provider rejects,
@@ -173,7 +174,8 @@ describe("e2e: OpenAI Responses closed loop with reasoning replay and restart", 
     assertEndStreamInvariants(next.frames);
     expect(reopened.violations()).to.deep.equal([]);
 
-    // Call 3 = call 2 + the second response's items (reasoning with its finished capsule, final answer) + the new user turn.
+    // Call 3 = call 2 + the second response's items (reasoning with its finished capsule, final answer) + the new user
+    // turn.
     const [third] = bodiesSince(requestsBefore + 2);
     const answerItems = responses.sentItems.slice(itemsBefore + 3, itemsBefore + 5);
     expect(answerItems.map((item) => item.type)).to.deep.equal(["reasoning", "message"]);

@@ -1,7 +1,7 @@
-// Restart (seed 003 §13, §17, §19.4, §20.2; ARCHITECTURE invariants 3, 4): the gateway is stopped after a completed
-// run and started again; the next run_request carries the client's last checkpoint and a new user message, and the
-// conversation continues with its whole history, prefix-stable. With the store lost, every root blob the
-// checkpoint references is fetched back from the client with get_blob_args and verified against its id.
+// Restart (docs/protocol/cursor-run.md §6, §8.1, §10.2, §11; ARCHITECTURE invariants 3, 4): the gateway is stopped
+// after a completed run and started again; the next run_request carries the client's last checkpoint and a new user
+// message, and the conversation continues with its whole history, prefix-stable. With the store lost, every root blob
+// the checkpoint references is fetched back from the client with get_blob_args and verified against its id.
 import { expect } from "chai";
 import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -117,7 +117,8 @@ describe("e2e: restart continues a conversation from the client's checkpoint", f
     return client;
   }
 
-  /** Request N+1 starts with request N plus the answer to it; one runtime user message per run (003 §17, §23). */
+  /** Request N+1 starts with request N plus the answer to it; one runtime user message per run
+   * (docs/protocol/cursor-run.md §8.1, §8.6). */
   function expectPrefixStable(first: ChatBody[], second: ChatBody): void {
     const last = first[first.length - 1]!;
     const prefix = [...last.messages, { role: "assistant", content: FIRST_ANSWER }];

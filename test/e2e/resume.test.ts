@@ -1,6 +1,6 @@
-// resume_action (seed 003 §19.4): Cursor comes back after a broken stream with the latest eligible checkpoint and a
-// resume_action instead of a new message. If that checkpoint holds a pending tool round, the gateway runs the
-// round's tools again and only then calls the model; the turn continues where the checkpoint left it.
+// resume_action (docs/protocol/cursor-run.md §11): Cursor comes back after a broken stream with the latest eligible
+// checkpoint and a resume_action instead of a new message. If that checkpoint holds a pending tool round, the gateway
+// runs the round's tools again and only then calls the model; the turn continues where the checkpoint left it.
 import { expect } from "chai";
 import { fromBinary } from "@bufbuild/protobuf";
 import { ConversationTurnStructureSchema, type ConversationStateStructure } from "../../proto/gen/agent/v1/agent_pb.js";
@@ -117,8 +117,9 @@ describe("e2e: resume_action continues a turn from the client's checkpoint", fun
     const conversationId = `resume-plain-${process.pid}`;
     const first = rig.start(fake, { conversationId, text: "read a.txt", workspace });
     await fake.waitForRequests(2);
-    // The settled checkpoint (pending 0) is the last eligible one before the stream broke (003 §19.4). It is published
-    // before the second provider call starts, but the client may read it just after the provider saw that call.
+    // The settled checkpoint (pending 0) is the last eligible one before the stream broke (docs/protocol/cursor-run.md
+    // §11). It is published before the second provider call starts, but the client may read it just after the provider
+    // saw that call.
     await waitUntil(
       () => first.run.lastCheckpoint()?.pendingToolCalls.length === 0,
       10_000,

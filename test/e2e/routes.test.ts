@@ -1,5 +1,5 @@
 // The gateway's own /__byok/ routes and the relay of every other path to the upstream (ARCHITECTURE external
-// contract, seed 003 §31), against the real gateway process and a fake upstream.
+// contract, docs/protocol/cursor-transport.md §8.3), against the real gateway process and a fake upstream.
 import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -46,7 +46,7 @@ describe("e2e: gateway routes and the upstream relay", function () {
     });
   });
 
-  describe("relay to the upstream (seed 003 §31)", () => {
+  describe("relay to the upstream (docs/protocol/cursor-transport.md §8.3)", () => {
     it("forwards method, path, query, end-to-end headers and body, and returns the upstream's answer untouched", async () => {
       const answer = Uint8Array.from([0x0a, 0x03, 0x61, 0x62, 0x63, 0x00, 0xff]);
       upstream.enqueue({

@@ -1,8 +1,10 @@
 // Durable commits per tool round (issue 6: ≤ 2 fsyncs per round was the target). With synchronous = FULL in WAL
-// mode each commit is one fsync. A round commits three times, each for a rule of seed 003: the assistant batch with
-// the staged checkpoint (§13.3, published before any tool runs), the tool results before their tool_call_completed
-// (§26.10), the settled checkpoint with the next provider_call_index (§13.3, §27). Counted through the diagnostics'
-// onQuery hook on the real gateway; a change that adds a commit to the round fails here.
+// mode each commit is one fsync. A round commits three times, each for a rule of the run contract
+// (docs/protocol/cursor-run.md): the assistant batch with the staged checkpoint (docs/protocol/cursor-run.md §6.2–§6.3,
+// published before any tool runs), the tool results before their tool_call_completed (docs/protocol/cursor-tools.md
+// §2.5), the settled checkpoint with the next provider_call_index (docs/protocol/cursor-run.md §6.2–§6.3, §6.5).
+// Counted through the diagnostics' onQuery hook on the real gateway; a change that adds a commit to the round fails
+// here.
 import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -62,7 +64,8 @@ describe("e2e: store commits per tool round", function () {
     const one = await commitsOfTurn(1);
     const three = await commitsOfTurn(3);
     expect((three.commits - one.commits) / 2).to.be.at.most(COMMITS_PER_TOOL_ROUND);
-    // The settled checkpoints carried the call indexes: the run's row names its last call (0-based, 003 §27).
+    // The settled checkpoints carried the call indexes: the run's row names its last call (0-based,
+    // docs/protocol/cursor-run.md §6.5).
     const store = await openStore({ dataDir: dir });
     try {
       expect((await store.getRun(three.requestId))!.providerCallIndex).to.equal(3);

@@ -1,4 +1,4 @@
-// Wire-level e2e: Write and StrReplace (seed 003 §30; tool-wire-map §3.2). Content streams to the card while the
+// Wire-level e2e: Write and StrReplace (docs/protocol/cursor-tools.md §5.6). Content streams to the card while the
 // model is still producing arguments; execution is a hidden read_args then write_args, both with the model's
 // tool_call_id and each with its own Exec id; the written text is LF-normalised; a failed replacement never writes.
 import { expect } from "chai";
@@ -12,7 +12,8 @@ describe("e2e tools: Write and StrReplace", function () {
 
   it("writes a new file: content deltas before started, hidden read then write with one tool_call_id, CRLF → LF", async () => {
     const fake = await rig.fake();
-    // Seed 003 §30: the tool_call_id is opaque and may hold a real newline; it is reused byte for byte everywhere.
+    // docs/protocol/cursor-tools.md §2.6: the tool_call_id is opaque and may hold a real newline; it is reused byte for
+    // byte everywhere.
     const callId = "call_w\nfc_1_0";
     // 4-character argument pieces: '{"pa' 'th":' '"n.t' 'xt",' '"con' 'tent' 's":"' 'one\' 'r\nt' 'wo\r' '\n"}' —
     // an escape split across pieces, and a CR at the end of a piece whose LF comes in the next one.
@@ -91,7 +92,8 @@ describe("e2e tools: Write and StrReplace", function () {
       streamContent: "one\ntwo\n",
     });
 
-    // Hidden read (not found → empty "before"), then write: same tool_call_id, different Exec ids (§30).
+    // Hidden read (not found → empty "before"), then write: same tool_call_id, different Exec ids
+    // (docs/protocol/cursor-tools.md §5.6).
     const [read, write] = execs(run);
     expect(read!.case).to.equal("readArgs");
     expect(write!.case).to.equal("writeArgs");

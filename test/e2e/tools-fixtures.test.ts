@@ -1,7 +1,8 @@
 // Wire-level e2e with recorded provider streams (../shared/fixtures/providers) replayed through the real gateway.
 // The recorded OpenAI tool-call streams call tools our agent manifest does not have (get_weather, get_country,
 // get_product_name), so the OpenAI recording used is a plain text turn; DeepSeek's recorded reasoning stream covers
-// thinking (seed 003 §28), and a DeepSeek tool round checks that reasoning_content is replayed exactly (§26.9).
+// thinking (docs/protocol/cursor-run.md §7.4), and a DeepSeek tool round checks that reasoning_content is replayed
+// exactly (docs/protocol/cursor-run.md §8.5).
 import { expect } from "chai";
 import { readFileSync } from "node:fs";
 import { createWorkspace } from "../support/client-workspace.js";

@@ -120,7 +120,8 @@ export function execs(run: RunHandle): Array<{ id: number; case: string; value: 
 }
 
 /**
- * Seed 003 §19.1/§20.1: for each checkpoint frame, every blob in its reference closure was SET on this run before
+ * docs/protocol/cursor-run.md §5.2: for each checkpoint frame, every blob in its reference closure was SET on this run
+ * before
  * the frame arrived, and its successful set_blob_result had left the client before the frame arrived. Returns one
  * line per breach (empty = fine).
  */

@@ -1,4 +1,4 @@
-// Wire-level e2e: the Shell tool (seed 003 §29, §26.7; tool-wire-map §3.1). Live stdout/stderr become
+// Wire-level e2e: the Shell tool (docs/protocol/cursor-tools.md §3.1, §5.5). Live stdout/stderr become
 // tool_call_delta with call_id and model_call_id; ShellArgs carry block_until_ms as timeout with BACKGROUND
 // behaviour; a failing exit reaches the model as an error result; a backgrounded shell is a success and is
 // never aborted.
@@ -91,7 +91,8 @@ describe("e2e tools: Shell", function () {
       ["stdout", "built in 0.4s\n"],
     ]);
 
-    // No block_until_ms from the model: the protocol default, and the client backgrounds instead of killing (§29).
+    // No block_until_ms from the model: the protocol default, and the client backgrounds instead of killing
+    // (docs/protocol/cursor-tools.md §5.5).
     const [args] = shellArgs(run);
     expect(args).to.include({
       command: "npm run build",

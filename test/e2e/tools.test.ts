@@ -1,6 +1,6 @@
-// Wire-level e2e: client-executed tools over the real gateway (seed 003 §18, §19, §21, §26.10; tool-wire-map §1).
-// The Read closed loop and a parallel Read + Grep batch answered out of order. Shell, edits and recorded
-// provider fixtures are in the tools-*.test.ts files beside this one.
+// Wire-level e2e: client-executed tools over the real gateway (docs/protocol/cursor-tools.md §2, §2.5, §4;
+// docs/protocol/cursor-run.md §9). The Read closed loop and a parallel Read + Grep batch answered out of order. Shell,
+// edits and recorded provider fixtures are in the tools-*.test.ts files beside this one.
 import { expect } from "chai";
 import { createWorkspace } from "../support/client-workspace.js";
 import { sleep } from "../support/util.js";
@@ -93,7 +93,8 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
     expect(completed!.callId).to.equal(started!.callId);
     expect(completed!.modelCallId).to.equal(started!.modelCallId);
     const done = completed!.toolCall!;
-    // Real wall-clock times (seed 003 §26.10), not placeholders: inside the run's window, started ≤ completed.
+    // Real wall-clock times (docs/protocol/cursor-tools.md §2.5), not placeholders: inside the run's window, started ≤
+    // completed.
     expect(
       done.startedAtMs! >= t0 && done.startedAtMs! <= done.completedAtMs! && done.completedAtMs! <= t1,
       `started ${done.startedAtMs} completed ${done.completedAtMs} outside [${t0}, ${t1}]`,
@@ -128,11 +129,12 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
     expect(shape[1]!.pending).to.equal(0);
     expect(shape[1]!.roots).to.be.greaterThan(shape[0]!.roots);
     expect(shape.slice(2).map((s) => s.pending)).to.deep.equal([1, 0, 0]);
-    // read_paths grows with the successful Read once its result is committed (§19.4).
+    // read_paths grows with the successful Read once its result is committed (docs/protocol/cursor-run.md §11).
     expect(run.checkpoints[0]!.readPaths).to.deep.equal([]);
     expect(run.checkpoints.slice(1).map((c) => c.readPaths)).to.deep.equal(Array(4).fill(["src/a.txt"]));
 
-    // Usage: turn_ended sums both provider calls; used_tokens is the last call's prompt + completion (§19.4, §21).
+    // Usage: turn_ended sums both provider calls; used_tokens is the last call's prompt + completion
+    // (docs/protocol/cursor-run.md §9, §11).
     const [turnEnded] = updates(run, "turnEnded");
     expect(turnEnded).to.deep.include({
       inputTokens: 250n,
@@ -144,7 +146,7 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
     expect(updates(run, "tokenDelta").map((t) => t.tokens)).to.deep.equal([20, 7]);
     expect(run.checkpoints[0]!.tokenDetails?.usedTokens).to.equal(120);
     expect(run.lastCheckpoint()!.tokenDetails?.usedTokens).to.equal(157);
-    // The context breakdown: eight categories adding up exactly to used_tokens (§21).
+    // The context breakdown: eight categories adding up exactly to used_tokens (docs/protocol/cursor-run.md §9).
     for (const checkpoint of run.checkpoints) {
       const { usedTokens, breakdown } = checkpoint.tokenDetails!;
       expect(breakdown!.categories).to.have.length(8);
@@ -173,7 +175,8 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
       hooks: {
         // The Read (first Exec) is answered only after the Grep (second Exec) was answered.
         onExec: (_exec, { index, run: r }) => (index === 0 ? { holdUntil: r.execAnswered(1) } : undefined),
-        // Hold the acks of the settled checkpoint's blobs: the provider must not be called before them (§19.4).
+        // Hold the acks of the settled checkpoint's blobs: the provider must not be called before them
+        // (docs/protocol/cursor-run.md §11).
         onKv: (_kv, { run: r }) => {
           if (r.checkpoints.length !== 1 || updates(r, "toolCallCompleted").length !== 2) return undefined;
           return { holdUntil: sleep(300).then(() => void requestsAtSettledAcks.push(fake.requests.length)) };
@@ -233,7 +236,8 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
       requestsAtSettledAcks.every((n) => n === 1),
       `requests seen at ack time: ${requestsAtSettledAcks}`,
     ).to.equal(true);
-    // One pending assistant message holds the whole batch (seed 003 §19.3: "pending assistant = 1").
+    // One pending assistant message holds the whole batch (docs/protocol/cursor-tools.md §4.1: "pending assistant =
+    // 1").
     expect(
       checkpointShape(run)
         .slice(0, 2)

@@ -1,4 +1,4 @@
-// Wire-level transport behaviour of the real gateway process (seed 000 §1–§2, seed 001, 003 §2, §26.2, §31):
+// Wire-level transport behaviour of the real gateway process (docs/protocol/cursor-transport.md §1–§3, §6, §7.2, §8.3):
 // BidiAppend ordering and de-duplication, RunSSE attach order, reconnect replay, malformed appends and RunSSE frame
 // compression. The gateway's own routes and the relay are in routes.test.ts.
 import { create, toBinary, toJsonString } from "@bufbuild/protobuf";
@@ -122,7 +122,7 @@ describe("e2e: transport (BidiAppend, RunSSE)", function () {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  describe("BidiAppend ordering (seed 001, 003 §2)", () => {
+  describe("BidiAppend ordering (docs/protocol/cursor-transport.md §1, §6)", () => {
     it("holds appends after a missing append_seqno until it arrives, then processes them in order", async () => {
       openai.enqueue(readTurn("call_ooo", "a.txt"), { text: "read it" });
       let held: HeldAppend | undefined;
@@ -210,7 +210,7 @@ describe("e2e: transport (BidiAppend, RunSSE)", function () {
     });
   });
 
-  describe("RunSSE attach order and reconnect (seed 000 §1, 001)", () => {
+  describe("RunSSE attach order and reconnect (docs/protocol/cursor-transport.md §1, §6)", () => {
     for (const runSseFirst of [false, true]) {
       it(`runs to the end when ${runSseFirst ? "RunSSE opens before" : "the run_request append comes before"} the other`, async () => {
         openai.enqueue({ text: `hello (runSseFirst ${runSseFirst})` });
@@ -265,7 +265,7 @@ describe("e2e: transport (BidiAppend, RunSSE)", function () {
     });
   });
 
-  describe("malformed BidiAppend (seed 000 §2, 003 §26.2)", () => {
+  describe("malformed BidiAppend (docs/protocol/cursor-transport.md §3, §7.2)", () => {
     const someMessage = () =>
       clientMessage({ case: "execClientMessage", value: { id: 1, message: { case: "readResult", value: {} } } });
     const hexOf = (m: AgentClientMessage) => Buffer.from(toBinary(AgentClientMessageSchema, m)).toString("hex");
@@ -388,7 +388,7 @@ describe("e2e: transport (BidiAppend, RunSSE)", function () {
     });
   });
 
-  describe("RunSSE compression (seed 000 §1.2)", () => {
+  describe("RunSSE compression (docs/protocol/cursor-transport.md §2)", () => {
     const isLarge = (f: Extract<ObservedFrame, { kind: "message" }>) =>
       toBinary(AgentServerMessageSchema, f.message).length >= 1024;
 

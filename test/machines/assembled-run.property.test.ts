@@ -1,7 +1,8 @@
 // Property test of the assembled run (issue 3): fast-check interleaves provider events, client exec answers, KV
 // acknowledgements, cancels, engine failures and timer expiries against the real Run + ModelCall + ToolRound +
-// PendingExec + Checkpoint machines, then checks the termination invariants on the frames they emitted (seed 003
-// §22.3, §26.4–26.7, §20.1, §28). The summary line gives how many sequences ran and how they ended.
+// PendingExec + Checkpoint machines, then checks the termination invariants on the frames they emitted
+// (docs/protocol/cursor-run.md §5.2, §7.4, §10.2–§10.6; docs/protocol/cursor-transport.md §7.5;
+// docs/protocol/cursor-tools.md §3.1). The summary line gives how many sequences ran and how they ended.
 import { expect } from "chai";
 import fc from "fast-check";
 import { create } from "@bufbuild/protobuf";
@@ -199,14 +200,15 @@ function checkInvariants(run: AssembledRun, client: Client): "succeeded" | "fail
   assertEndStreamInvariants(observed);
   const kinds = observed.map(frameKind);
 
-  // Every thinking segment is closed, with its real elapsed time, before the EndStream (003 §28).
+  // Every thinking segment is closed, with its real elapsed time, before the EndStream (docs/protocol/cursor-run.md
+  // §7.4).
   const lastThinking = kinds.lastIndexOf("thinking_delta");
   if (lastThinking >= 0)
     expect(kinds.indexOf("thinking_completed", lastThinking), "thinking left open at the end").to.be.greaterThan(
       lastThinking,
     );
 
-  // A checkpoint is published only once every blob SET before it was acknowledged (003 §20.1).
+  // A checkpoint is published only once every blob SET before it was acknowledged (docs/protocol/cursor-run.md §5.2).
   const ackedSoFar = new Set<number>();
   const setSoFar: number[] = [];
   for (const e of run.log) {
@@ -221,7 +223,8 @@ function checkInvariants(run: AssembledRun, client: Client): "succeeded" | "fail
       ).to.deep.equal([]);
   }
 
-  // Abort exactly the execs the client was still running; none after success (003 §26.4, §26.7).
+  // Abort exactly the execs the client was still running; none after success (docs/protocol/cursor-run.md §10.2–§10.5;
+  // docs/protocol/cursor-tools.md §3.1).
   const aborts = kinds
     .flatMap((k, i) => (k === "abort" ? [i] : []))
     .map((i) => {

@@ -23,7 +23,7 @@ const idOf = (m: AgentClientMessage) =>
     ? m.message.value.message.value.id
     : -1;
 
-describe("append_seqno admission (seed 001)", () => {
+describe("append_seqno admission (docs/protocol/cursor-transport.md §6)", () => {
   const start = { nextSeqno: 1n, held: new Map<bigint, AgentClientMessage>() };
 
   it("delivers the next seqno at once and advances", () => {

@@ -69,7 +69,7 @@ describe("prompt assets: loading the real assets", () => {
     }
   });
 
-  it("teaches the Shell background contract of seed 003 §29", () => {
+  it("teaches the Shell background contract of docs/protocol/cursor-tools.md §5.5", () => {
     const shell = assets.catalog.get("Shell")!;
     const text = [shell.description, ...descriptionsIn(shell.parameters, "Shell").map(([, d]) => d)].join("\n");
     const needles = [

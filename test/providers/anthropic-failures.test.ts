@@ -1,7 +1,7 @@
-// The strict contract of seed 003 §16.3 for Anthropic Messages streams: HTTP failures, `error` events, bare EOF,
-// unclosed or foreign blocks, bad tool input, stop reasons other than end_turn / stop_sequence / tool_use, and
-// cancellation all end in ProviderError, never in a `done`; pings and unknown event types are skipped; usage is
-// folded from message_start and message_delta into exactly one event.
+// The strict contract of docs/protocol/cursor-run.md §7.3 for Anthropic Messages streams: HTTP failures, `error`
+// events, bare EOF, unclosed or foreign blocks, bad tool input, stop reasons other than end_turn / stop_sequence /
+// tool_use, and cancellation all end in ProviderError, never in a `done`; pings and unknown event types are skipped;
+// usage is folded from message_start and message_delta into exactly one event.
 import { expect } from "chai";
 import { createAnthropicAdapter } from "../../providers/anthropic.js";
 import type { ModelEvent, ModelRequest, ProviderAdapter } from "../../providers/types.js";

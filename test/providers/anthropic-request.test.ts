@@ -1,6 +1,6 @@
 // What goes on the wire to /v1/messages, projected from one canonical history with text, thinking (signed and
-// redacted), parallel tool calls and results delivered out of order (seed 003 §17, §26.8, §26.9): no dangling
-// tool_use, results as strings in one user message, replay blocks first and unmodified, request N+1 extending
+// redacted), parallel tool calls and results delivered out of order (docs/protocol/cursor-run.md §8.1, §8.4, §8.5): no
+// dangling tool_use, results as strings in one user message, replay blocks first and unmodified, request N+1 extending
 // request N, and a history from another endpoint still giving a valid request.
 import { expect } from "chai";
 import {

@@ -11,7 +11,7 @@ const result = (id: string): CanonicalMessage => ({
   toolRoundId: "round",
 });
 
-describe("history projection (seed 003 §17.2, §26.9)", () => {
+describe("history projection (docs/protocol/cursor-run.md §8.3, §8.5)", () => {
   it("drops the system root, restores provider call order and keeps results in completion order", () => {
     const history: CanonicalMessage[] = [
       { role: "system", content: "s" },

@@ -1,5 +1,5 @@
-// The strict contract of seed 003 §16.3: HTTP failures, bare EOF, unclosed blocks, bad tool arguments, a
-// second usage, unknown finish reasons and cancellation all end in ProviderError, never in a `done`.
+// The strict contract of docs/protocol/cursor-run.md §7.3: HTTP failures, bare EOF, unclosed blocks, bad tool
+// arguments, a second usage, unknown finish reasons and cancellation all end in ProviderError, never in a `done`.
 import { expect } from "chai";
 import { createOpenAIChatAdapter } from "../../providers/openai-chat.js";
 import type { ModelEvent, ModelRequest, ProviderAdapter } from "../../providers/types.js";

@@ -1,5 +1,5 @@
-// What goes on the wire to /chat/completions: message projection (seed 003 §26.8, §26.9), headers, and
-// byte-stable bodies so consecutive calls share their prefix (seed 003 §17).
+// What goes on the wire to /chat/completions: message projection (docs/protocol/cursor-run.md §8.4, §8.5), headers, and
+// byte-stable bodies so consecutive calls share their prefix (docs/protocol/cursor-run.md §8.1).
 import { expect } from "chai";
 import { createOpenAIChatAdapter, projectChatRequest } from "../../providers/openai-chat.js";
 import type { ModelMessage, ModelRequest, ReplayState } from "../../providers/types.js";

@@ -1,6 +1,7 @@
-// The strict contract of seed 003 §16.3 for the Responses API: HTTP failures, `error` events, response.failed,
-// response.incomplete, bare EOF, unfinished items, bad tool arguments and cancellation all end in ProviderError,
-// never in a `done`; and the edges of a well-formed stream (whole arguments in the finished item, several items).
+// The strict contract of docs/protocol/cursor-run.md §7.3 for the Responses API: HTTP failures, `error` events,
+// response.failed, response.incomplete, bare EOF, unfinished items, bad tool arguments and cancellation all end in
+// ProviderError, never in a `done`; and the edges of a well-formed stream (whole arguments in the finished item,
+// several items).
 import { expect } from "chai";
 import { createOpenAIResponsesAdapter } from "../../providers/openai-responses.js";
 import type { ModelEvent, ModelRequest, ProviderAdapter } from "../../providers/types.js";

@@ -1,6 +1,7 @@
-// What goes on the wire to /responses, projected from one canonical history (seed 003 §16.3, §17, §26.8, §26.9):
-// text, reasoning, a parallel tool round answered out of order, and turns from other endpoints. No dangling calls,
-// results as strings, this endpoint's replay items unmodified, and every request extending the one before it.
+// What goes on the wire to /responses, projected from one canonical history (docs/protocol/cursor-run.md §7.3, §8.1,
+// §8.4, §8.5): text, reasoning, a parallel tool round answered out of order, and turns from other endpoints. No
+// dangling calls, results as strings, this endpoint's replay items unmodified, and every request extending the one
+// before it.
 import { expect } from "chai";
 import { projectHistory, type CanonicalMessage } from "../../providers/messages.js";
 import {

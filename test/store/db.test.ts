@@ -12,7 +12,7 @@ describe("store: database setup", () => {
   });
   afterEach(() => t.cleanup());
 
-  it("every connection runs WAL, synchronous=FULL, foreign keys and a busy timeout (003 §13.3)", async () => {
+  it("every connection runs WAL, synchronous=FULL, foreign keys and a busy timeout (docs/protocol/cursor-run.md §6.2–§6.3)", async () => {
     const db = await t.inspect();
     const pragma = async (name: string) => Object.values((await db.raw(`PRAGMA ${name}`))[0] as object)[0];
     expect(await pragma("journal_mode")).to.equal("wal");

@@ -23,7 +23,7 @@ function graph(label: string, shared = blobOf("shared step", BlobKinds.Conversat
   };
 }
 
-describe("store: blob garbage collection (003 §13.5)", () => {
+describe("store: blob garbage collection (docs/protocol/cursor-run.md §6.6)", () => {
   let t: TempStore;
   beforeEach(async () => {
     t = await tempStore();

@@ -56,7 +56,7 @@ describe("store: canonical messages and runtime events", () => {
     for (let i = 0; i < 20; i += 2) expect(loaded[i + 1].body).to.equal(loaded[i].body.replace("a", "b"));
   });
 
-  describe("appendRuntimeMessageOnce (003 §23.2)", () => {
+  describe("appendRuntimeMessageOnce (docs/protocol/cursor-run.md §8.6)", () => {
     it("appends one role=user, origin=runtime message the first time", async () => {
       await t.store.appendMessages("c1", "r1", [{ role: "user", origin: "user", body: "q" }]);
       const first = await t.store.appendRuntimeMessageOnce("c1", "r1", "run-request:r1", "<reminder>1</reminder>");

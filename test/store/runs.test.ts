@@ -21,7 +21,7 @@ describe("store: runs", () => {
     expect(await t.store.getRun("nope")).to.equal(undefined);
   });
 
-  it("provider_call_index is persisted as each call starts (003 §27) and survives reopening", async () => {
+  it("provider_call_index is persisted as each call starts (docs/protocol/cursor-run.md §6.5) and survives reopening", async () => {
     await t.store.createRun(run);
     await t.store.setProviderCallIndex("req-1", 0);
     await t.store.setProviderCallIndex("req-1", 1);

@@ -1,6 +1,7 @@
 // The fake Cursor client's automatic answers to the server's reverse requests: KV (the client is the blob store,
-// seed 003 §6, §20.1), Exec (results, then stream_close, seed 003 §26.7) and interaction queries (only when a test
-// says how). Tests bend the behaviour per request with hooks: delay, hold, wrong branch, throw, close early, silence.
+// docs/protocol/cursor-run.md §5, §5.2), Exec (results, then stream_close, docs/protocol/cursor-tools.md §3.1) and
+// interaction queries (only when a test says how). Tests bend the behaviour per request with hooks: delay, hold, wrong
+// branch, throw, close early, silence.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { createHash } from "node:crypto";
 import type {
@@ -83,7 +84,7 @@ export async function answerKv(ctx: ResponderContext, kv: KvServerMessage): Prom
     await reply({ case: "getBlobResult", value: { blobData: ctx.store.blobs.get(blobHex(m.value.blobId)) } });
     return;
   }
-  // Seed 003 §6: the client verifies SHA-256(data) == id before storing.
+  // docs/protocol/cursor-run.md §5: the client verifies SHA-256(data) == id before storing.
   const hex = blobHex(m.value.blobId);
   const actual = sha256Hex(m.value.blobData);
   let refusal = plan.error;
@@ -130,7 +131,7 @@ export async function answerExecRequest(ctx: ResponderContext, exec: ExecServerM
     if (!wanted()) return;
     last = ctx.send({ case: "execClientMessage", value: { id, message: step.message } });
   }
-  // The real client closes the Exec stream right after the terminal result (seed 003 §26.7).
+  // The real client closes the Exec stream right after the terminal result (docs/protocol/cursor-tools.md §3.1).
   if (answer.terminal && !plan.closeBeforeResult) last = close();
   await last;
 }

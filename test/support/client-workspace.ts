@@ -1,6 +1,7 @@
 // The fake Cursor client's side of Exec: an in-memory workspace and a scripted shell. Each function answers one
-// ExecServerMessage the way the real client does, with the typed result branch the tool expects (seed 000 §10,
-// tool-wire-map §2, §3.1). The gateway never touches a disk itself; everything it learns comes from here.
+// ExecServerMessage the way the real client does, with the typed result branch the tool expects
+// (docs/protocol/cursor-tools.md §3.3, docs/protocol/cursor-tools.md §5, §5.5). The gateway never touches a disk
+// itself; everything it learns comes from here.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { posix } from "node:path";
 import {
@@ -43,7 +44,7 @@ export interface ShellStep {
   stdout?: string;
   stderr?: string;
   exit?: number;
-  /** Terminal: the client moved the process to the background (seed 003 §29). */
+  /** Terminal: the client moved the process to the background (docs/protocol/cursor-tools.md §5.5). */
   backgrounded?: boolean;
   /** The command never finishes: no terminal event is ever sent (until the server aborts it). */
   never?: boolean;

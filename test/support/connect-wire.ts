@@ -1,7 +1,8 @@
 // The two HTTP calls Cursor makes, spoken with node:http and the project's envelope codec — never through the
 // gateway's own handlers. RunSSE: Connect server-stream, request = one envelope holding BidiRequestId, response =
 // envelopes (0x01 gzip, 0x02 end-stream JSON) under content-type text/event-stream or application/connect+proto
-// (seed 001 §3). BidiAppend: Connect unary with a binary proto body (seed 000 §2).
+// (docs/protocol/cursor-transport.md §1). BidiAppend: Connect unary with a binary proto body
+// (docs/protocol/cursor-transport.md §3).
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { request, type IncomingMessage } from "node:http";
 import {
@@ -33,7 +34,8 @@ export interface RunSseEvents {
   violation(detail: string): void;
 }
 
-/** Connect clients finish a call when the body ends, not at the end-stream frame (STACK-NOTES §4). */
+/** Connect clients finish a call when the body ends, not at the end-stream frame (docs/protocol/cursor-transport.md
+ * §2.4). */
 const bodyCloseGraceMs = 2_000;
 
 export interface RunSseConnection {

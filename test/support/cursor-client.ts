@@ -45,7 +45,8 @@ export interface RunStart {
   requestId?: string;
   modelId: string;
   text?: string;
-  /** Send resume_action instead of user_message_action (seed 003 §19.4: recovery after a broken stream). */
+  /** Send resume_action instead of user_message_action (docs/protocol/cursor-run.md §11: recovery after a broken
+   * stream). */
   resume?: boolean;
   checkpoint?: ConversationStateStructure;
   credentials?: { apiKey: string; baseUrl?: string };
@@ -73,7 +74,7 @@ export interface HeldAppend {
 }
 
 export class CursorClient {
-  /** The client's blob store: hex blob id → bytes (seed 003 §6). */
+  /** The client's blob store: hex blob id → bytes (docs/protocol/cursor-run.md §5). */
   readonly blobs = new Map<string, Uint8Array>();
   /** Blob ids whose successful set_blob_result has been sent (or that a test preloaded). */
   readonly acknowledged = new Set<string>();
@@ -304,7 +305,8 @@ export class RunHandle {
     }
   }
 
-  /** False for a replay on a later connection; a repeat on the same connection is a server bug (seed 003 §26.7). */
+  /** False for a replay on a later connection; a repeat on the same connection is a server bug
+   * (docs/protocol/cursor-tools.md §3.1). */
   private firstSighting(key: string, connection: number): boolean {
     const seenOn = this.seenIds.get(key);
     if (seenOn === undefined) {
@@ -316,7 +318,8 @@ export class RunHandle {
     return false;
   }
 
-  /** Seed 003 §19.1: a checkpoint may reference only blobs whose SET the client already acknowledged. */
+  /** docs/protocol/cursor-run.md §5.2: a checkpoint may reference only blobs whose SET the client already acknowledged.
+   * */
   private checkClosure(checkpoint: ConversationStateStructure): void {
     const { referenced } = blobClosure(checkpoint, this.client.blobs);
     const unacknowledged = referenced.filter((hex) => !this.client.acknowledged.has(hex));

@@ -1,6 +1,6 @@
 // What the fake Cursor client saw on RunSSE, and the readings tests make of it: a compact kind list for asserting
-// exact frame order, the end-of-stream invariants (seed 003 §22, §26.4–26.5), and a checkpoint's blob closure
-// (seed 003 §5, §7.1, §19.1).
+// exact frame order, the end-of-stream invariants (docs/protocol/cursor-run.md §10, §10.2–§10.6), and a checkpoint's
+// blob closure (docs/protocol/cursor-run.md §4.1, §5.2).
 import { fromBinary } from "@bufbuild/protobuf";
 import { AssertionError } from "chai";
 import {
@@ -14,7 +14,8 @@ import type { ErrorDetails } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
 
 export type RunEnd =
   | { ok: true }
-  /** code is a Connect code from the end-stream, or `http_<status>` / `missing_end_stream` / `client_protocol_error`. */
+  /** code is a Connect code from the end-stream, or `http_<status>` / `missing_end_stream` / `client_protocol_error`.
+   * */
   | { ok: false; code: string; message: string; errorDetails?: ErrorDetails };
 
 export type ObservedFrame =
@@ -83,7 +84,8 @@ function messageKind(message: AgentServerMessage): string {
 const snake = (camel: string): string => camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /**
- * The termination invariants every run must satisfy (seed 003 §22.3, §26.4, §26.5; ARCHITECTURE invariants 1–2),
+ * The termination invariants every run must satisfy (docs/protocol/cursor-run.md §10.2–§10.5, §10.6; ARCHITECTURE
+ * invariants 1–2),
  * checked for each RunSSE connection the test did not drop itself (a reconnect replays the backlog, so each
  * connection must be whole on its own): it ends with exactly one end-stream and nothing after it; success ⇒ exactly
  * one turn_ended, followed only by checkpoints — staged, settled, the settled one repeated — before end:ok;
@@ -162,7 +164,8 @@ export interface BlobClosure {
 
 /**
  * The blobs a checkpoint depends on: root_prompt_messages_json entries, turns → ConversationTurnStructure →
- * user_message (→ UserMessage.conversation_state_blob_id → that state's own closure) and steps (seed 003 §5, §7.1).
+ * user_message (→ UserMessage.conversation_state_blob_id → that state's own closure) and steps
+ * (docs/protocol/cursor-run.md §4.1).
  */
 export function blobClosure(
   checkpoint: ConversationStateStructure,

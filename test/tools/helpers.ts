@@ -7,7 +7,7 @@ import { ExecClientMessageSchema, ExecServerMessageSchema, ToolCallSchema } from
 import type { ExecClientMessage, ToolCall } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { DriverStep, ExecRequest, ToolCompletion, ToolContext, ToolInvocation } from "../../cursor/tools/types.js";
 
-/** A captured-style call id: it holds a real newline (seed 003 §30). */
+/** A captured-style call id: it holds a real newline (docs/protocol/cursor-tools.md §2.6). */
 export const CALL_ID = "call_7Hq2\nfc_68a1f0_0";
 
 export const ctx: ToolContext = { conversationId: "conv-1", terminalsFolder: "/home/u/.cursor/projects/p/terminals" };

@@ -54,7 +54,7 @@ describe("JsonStringPropertyStream", () => {
     expect(out.brokenSurrogate).to.equal(false);
   });
 
-  it("publishes content before path when content comes first (no holding back, seed 003 §30)", () => {
+  it("publishes content before path when content comes first (no holding back, docs/protocol/cursor-tools.md §5.6)", () => {
     const out = feed(['{"contents":"hel', 'lo","pa', 'th":"x.ts"}']);
     expect(out.events.map((e) => e.kind)).to.deep.equal(["text", "text", "text_end", "property"]);
   });

@@ -1,5 +1,5 @@
-// Connect EndStreamResponse (seed 003 §26.2): the last envelope of a stream, flag 0x02, payload JSON even though
-// data frames are protobuf. Success is exactly `{}`; failure carries the error JSON with ErrorDetails.
+// Connect EndStreamResponse (docs/protocol/cursor-transport.md §7.2): the last envelope of a stream, flag 0x02, payload
+// JSON even though data frames are protobuf. Success is exactly `{}`; failure carries the error JSON with ErrorDetails.
 import { type EndStream, RpcError } from "../../cursor/errors.js";
 import { connectErrorJson } from "./errors.js";
 import { encodeEnvelope, EnvelopeFlags } from "./envelope.js";

@@ -1,4 +1,4 @@
-// Connect streaming envelope (seed 000 §1.2, seed 003 §16.4): 1 byte of flags, a 4-byte big-endian payload
+// Connect streaming envelope (docs/protocol/cursor-transport.md §2): 1 byte of flags, a 4-byte big-endian payload
 // length, then the payload. Flags are bits, not an enum: 0x01 compressed, 0x02 end of stream.
 import { gunzipSync } from "node:zlib";
 import { RpcError } from "../../cursor/errors.js";

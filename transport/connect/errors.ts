@@ -1,5 +1,5 @@
-// The Connect error encoding (seed 003 §26.2–26.3): the error JSON of end-stream frames and unary bodies, and the
-// HTTP status of a unary error. Pure mappings; no I/O.
+// The Connect error encoding (docs/protocol/cursor-transport.md §7.2–§7.3): the error JSON of end-stream frames and
+// unary bodies, and the HTTP status of a unary error. Pure mappings; no I/O.
 import { toBinary } from "@bufbuild/protobuf";
 import { ErrorDetailsSchema } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
 import type { ConnectCode, RpcError } from "../../cursor/errors.js";
@@ -46,7 +46,7 @@ export function connectErrorJson(err: RpcError): ConnectErrorJson {
   return json;
 }
 
-// Connect requires standard base64 without `=` padding for detail values (seed 003 §26.3).
+// Connect requires standard base64 without `=` padding for detail values (docs/protocol/cursor-transport.md §7.3).
 function base64NoPadding(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64").replace(/=+$/, "");
 }

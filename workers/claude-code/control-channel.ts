@@ -1,4 +1,4 @@
-// Our side of the control RPC (seed 004, control request lifecycle): a request is registered as pending before it
+// Our side of the control RPC (docs/protocol/claude-code.md §6.2): a request is registered as pending before it
 // is written, settled by the control_response with the same request_id, abandoned after a bounded wait, and failed
 // when the transport closes (trap 8). Responses nobody waits for (late acks of abandoned requests) are kept in a
 // bounded buffer, oldest evicted first.

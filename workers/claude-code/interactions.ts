@@ -10,7 +10,7 @@ interface PendingInteraction {
   readonly input: Record<string, unknown>;
 }
 
-/** Fields of a can_use_tool request kept for the client (notes §5.2). */
+/** Fields of a can_use_tool request kept for the client (docs/protocol/claude-code.md). */
 const permissionFields = [
   "tool_name",
   "display_name",

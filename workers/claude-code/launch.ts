@@ -1,5 +1,6 @@
-// How one CLI process is launched (notes §5.2): stream-json both ways, partial messages, the permission channel on
-// stdio (never --dangerously-skip-permissions: refused as root, fixture h1, and it removes the channel), and
+// How one CLI process is launched (docs/protocol/claude-code.md): stream-json both ways, partial messages, the
+// permission channel on stdio (never --dangerously-skip-permissions: refused as root, fixture h1, and it removes the
+// channel), and
 // --resume when the session's transcript exists, else --session-id (a fresh --session-id over an existing transcript
 // dies with "already in use", fixture g1). The environment is built from an allow-list, not inherited wholesale.
 import { existsSync, readdirSync, statSync } from "node:fs";

@@ -4,7 +4,8 @@
 import type { TurnOutcome, TurnUsage, WorkerEvent } from "../types.js";
 import type { StdoutFrame } from "./frames.js";
 
-/** Result subtypes that mean "a configured limit was reached" (seed 004: the four error subtypes). */
+/** Result subtypes that mean "a configured limit was reached" (docs/protocol/claude-code.md: the four error subtypes).
+ * */
 const limitSubtypes = new Set(["error_max_turns", "error_max_budget_usd", "error_max_structured_output_retries"]);
 const limitReasons = new Set(["max_turns", "error_max_turns", "max_budget_usd", "max_structured_output_retries"]);
 

@@ -1,5 +1,5 @@
-// Harness for ModelCall (seed 003 §16.3, §28): the real machine with its frames recorded and a provider actor that
-// does nothing; the path supplies the unified ModelEvents, provider errors, EOF and STOP.
+// Harness for ModelCall (docs/protocol/cursor-run.md §7.3, §7.4): the real machine with its frames recorded and a
+// provider actor that does nothing; the path supplies the unified ModelEvents, provider errors, EOF and STOP.
 import { expect } from "chai";
 import { createActor, fromCallback } from "xstate";
 import type { AgentServerMessage } from "../../../proto/gen/agent/v1/agent_pb.js";

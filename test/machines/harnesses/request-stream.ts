@@ -1,5 +1,5 @@
-// Harness for RequestStream (seed 001 §4): the real machine with its deliver/abandon actions recorded and its
-// emitted frames, heartbeats and end observed; timers run on the SimulatedClock.
+// Harness for RequestStream (docs/protocol/cursor-transport.md §6): the real machine with its deliver/abandon actions
+// recorded and its emitted frames, heartbeats and end observed; timers run on the SimulatedClock.
 import { create, toBinary } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { createActor } from "xstate";

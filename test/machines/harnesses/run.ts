@@ -1,6 +1,7 @@
-// Harness for Run (seed 003 §16.1, §22, §26.4–26.7): the real machine and its real actions; setup actors never
-// settle on their own and the ModelCall / ToolRound / Checkpoint children are stubs that record what the run tells
-// them, so the path supplies every outcome (including ones a real child produces only rarely).
+// Harness for Run (docs/protocol/cursor-run.md §7.1, §10, §10.2–§10.6; docs/protocol/cursor-transport.md §7.5;
+// docs/protocol/cursor-tools.md §3.1): the real machine and its real actions; setup actors never settle on their own
+// and the ModelCall / ToolRound / Checkpoint children are stubs that record what the run tells them, so the path
+// supplies every outcome (including ones a real child produces only rarely).
 import { expect } from "chai";
 import { createHash } from "node:crypto";
 import { createActor, fromCallback, type AnyMachineSnapshot } from "xstate";

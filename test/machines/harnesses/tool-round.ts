@@ -1,6 +1,6 @@
-// Harness for ToolRound (seed 003 §19.3, §26.7, §26.10, §26.12): the real machine with real PendingExec children
-// (their aborts recorded) and the real Read driver; checkpoint and result-commit actors never settle on their own,
-// the path supplies their outcomes.
+// Harness for ToolRound (docs/protocol/cursor-tools.md §1.2, §2.5, §3.1, §4.1): the real machine with real PendingExec
+// children (their aborts recorded) and the real Read driver; checkpoint and result-commit actors never settle on their
+// own, the path supplies their outcomes.
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { createActor, fromCallback, type AnyActorRef } from "xstate";

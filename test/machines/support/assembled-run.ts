@@ -141,7 +141,8 @@ export class AssembledRun {
     });
   }
 
-  /** Final: turn_ended, staged, settled and the settled one again (003 §26.4); a round's: one checkpoint. */
+  /** Final: turn_ended, staged, settled and the settled one again (docs/protocol/cursor-run.md §10.2–§10.5); a round's:
+   * one checkpoint. */
   private plan(kind: CheckpointKind): CheckpointPlan {
     const blob = () => {
       const n = this.blobCounter++;

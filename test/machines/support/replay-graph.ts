@@ -1,4 +1,4 @@
-// Model-based testing of the lifecycle machines from their graphs (issue 3; STACK-NOTES §6, approach B).
+// Model-based testing of the lifecycle machines from their graphs (issue 3).
 // @xstate/graph's getShortestPaths / getAdjacencyMap walk a "replay logic": each vertex is the event trace that
 // reached it, and each transition replays that trace plus one event on a fresh *real* actor (real actions, fake
 // side-effect actors that never settle on their own, a SimulatedClock for `after` timers). The paths found are then
@@ -192,7 +192,7 @@ function transitionPaths(shortest: GeneratedPath[], adjacency: Adjacency): Gener
 /**
  * Simple paths (no vertex twice) from the initial vertex to every final vertex, depth first, at most `max` of them.
  * @xstate/graph's getSimplePaths enumerates every simple path to every vertex before anything can be capped, which
- * does not finish on these graphs (STACK-NOTES §6), so the same walk runs here over its adjacency map, bounded.
+ * does not finish on these graphs, so the same walk runs here over its adjacency map, bounded.
  */
 function simplePathsToEndings(adjacency: Adjacency, initial: string, max: number): GeneratedPath[] {
   const paths: GeneratedPath[] = [];
