@@ -18,7 +18,7 @@ import { CursorClient } from "../support/cursor-client.js";
 import { type FakeOpenAI, startFakeOpenAI } from "../support/fake-openai.js";
 import { type GatewayProcess, killAllGateways, startGatewayProcess } from "../support/gateway-process.js";
 import { assertEndStreamInvariants, type RunEnd, textDeltas } from "../support/observed-frames.js";
-import { sharedFixture, waitUntil } from "../support/util.js";
+import { fixturePath, waitUntil } from "../support/util.js";
 
 const MODEL_ID = "byok-e2e-endings";
 const API_KEY = "sk-e2e-endings-9c41f2d07b6a";
@@ -179,7 +179,7 @@ describe("e2e: how runs end", function () {
   it("reasoning then EOF: thinking_completed is sent before the error EndStream", async () => {
     // A real DeepSeek recording, cut after the role chunk and two reasoning chunks (no finish, no [DONE]).
     const recorded = await readFile(
-      sharedFixture("providers/openai-compatible/deepseek-reasoner-reasoning-content-then-text.sse"),
+      fixturePath("providers/openai-compatible/deepseek-reasoner-reasoning-content-then-text.sse"),
       "utf8",
     );
     const events = recorded.split("\n\n").filter((e) => e.startsWith("data: "));
