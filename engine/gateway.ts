@@ -1,5 +1,5 @@
-// Assembles the gateway: store, prompt assets, the agent service and the HTTP listener (ARCHITECTURE "External
-// contract"). close() is the SIGTERM path: stop accepting, end live runs as canceled, close the store.
+// Assembles the gateway: store, prompt assets, the agent service and the HTTP listener (README.md "Command
+// line"). close() is the SIGTERM path: stop accepting, end live runs as canceled, close the store.
 import { mkdir } from "node:fs/promises";
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";

@@ -1,5 +1,5 @@
-// The `byok` CLI as an external program: exit codes, usage and the `serve` contract (ARCHITECTURE.md
-// "External contract"). Runs the real bin through tsx, as `npm start` does.
+// The `byok` CLI as an external program: exit codes, usage and the `serve` contract (README.md
+// "Command line"). Runs the real bin through tsx, as `npm start` does.
 import { expect } from "chai";
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
