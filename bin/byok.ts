@@ -99,7 +99,7 @@ function checkOption(name: string, rawName: string, value: string | undefined): 
   if (!Object.hasOwn(options, name)) throw new UsageError(`unknown option ${rawName}`);
   const option = options[name as OptionName];
   if (option.type === "boolean" && value !== undefined) throw new UsageError(`${rawName} takes no value`);
-  if (option.type === "string" && (value === undefined || value.startsWith("--")))
+  if (option.type === "string" && (value === undefined || value === "" || value.startsWith("--")))
     throw new UsageError(`${rawName} expects ${option.expects}`);
 }
 
@@ -158,7 +158,6 @@ function parsePort(text: string, flag = "--port"): number {
 
 /** A name that does not resolve would otherwise fail deep inside listen() as a bare getaddrinfo error. */
 async function checkHost(host: string): Promise<string> {
-  if (host === "") throw new UsageError(`--host expects ${options.host.expects}`);
   try {
     await lookup(host);
   } catch (err) {

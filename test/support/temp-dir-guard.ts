@@ -12,8 +12,11 @@ const systemTemp = tmpdir();
 const runDir = mkdtempSync(join(systemTemp, "byok-test-"));
 process.env.TMPDIR = runDir;
 
+/** tsx keeps its compile cache in the temp dir on purpose (`tsx-<uid>`); it goes with the run directory. */
+const isTsxCache = (name: string) => /^tsx-\d+$/.test(name);
+
 export function mochaGlobalTeardown(): void {
-  const left = readdirSync(runDir);
+  const left = readdirSync(runDir).filter((name) => !isTsxCache(name));
   process.env.TMPDIR = systemTemp;
   rmSync(runDir, { recursive: true, force: true });
   if (left.length > 0)
