@@ -78,7 +78,7 @@ describe("npm start", function () {
       process.kill(pgid, signal);
       await waitUntil(
         () => !groupAlive(pgid),
-        5_000,
+        15_000,
         () => `processes of the group survived ${signal}:\n${stderr}`,
       );
       expect(await portFree(port), "the port is free again").to.equal(true);
