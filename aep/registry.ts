@@ -1,6 +1,6 @@
-// Live AEP sessions by server id and by client key (trap 24: the key is the client's, the id is ours). Opens are
-// serialised so two inits with the same key cannot create two sessions; a key whose session is not in memory is
-// revived from the store (its worker resumes on the next input).
+// Live AEP sessions by server id and by client key (docs/protocol/README.md §3.2: the key is the client's, the id is
+// ours). Opens are serialised so two inits with the same key cannot create two sessions; a key whose session is not in
+// memory is revived from the store (its worker resumes on the next input).
 import { randomUUID } from "node:crypto";
 import { AttachRefused } from "../machines/aep-connection.js";
 import type { AepStore } from "../store/index.js";

@@ -252,7 +252,7 @@ export class AepSession {
     );
   }
 
-  /** Runs after a durable write; a failed write is logged and the announcement withheld (trap 1). */
+  /** Runs after a durable write; a failed write is logged and the announcement withheld (docs/protocol/aep.md §8.1). */
   private afterWrite(write: Promise<void>, announce: () => void): void {
     this.track(
       write.then(announce, (err: unknown) =>

@@ -1,6 +1,6 @@
-// The gateway's YAML config (ARCHITECTURE.md "External contract"; JSON is valid YAML). Validation happens once at
+// The gateway's YAML config (README.md "Configuration"; JSON is valid YAML). Validation happens once at
 // load so a bad file fails the start with a message naming the file and the offending path. Key values never
-// appear in any message (invariant 8): we format issues ourselves and never echo YAML source snippets.
+// appear in any message (docs/protocol/README.md §6.8): we format issues ourselves and never echo YAML source snippets.
 import { readFileSync, statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { parse as parseYaml, YAMLParseError } from "yaml";

@@ -1,13 +1,14 @@
-// Assembles the gateway: store, prompt assets, the agent service and the HTTP listener (ARCHITECTURE "External
-// contract"). close() is the SIGTERM path: stop accepting, end live runs as canceled, close the store.
-import { mkdir } from "node:fs/promises";
+// Assembles the gateway: store, prompt assets, the agent service and the HTTP listener (README.md "Command
+// line"). Start-up fails with a ConfigError naming the flag, field or file when what it was given cannot be used,
+// and "gateway started" is logged only once every listener is bound. close() is the SIGTERM path: stop accepting,
+// end live runs as canceled, close the store.
 import { readFileSync } from "node:fs";
-import type { AddressInfo } from "node:net";
-import { startAepListener, type AepListener } from "../aep/listener.js";
+import type { AddressInfo, Server } from "node:net";
+import { isLoopback, startAepListener, type AepListener } from "../aep/listener.js";
 import { workdirResolver } from "../aep/workdir.js";
 import { loadPromptAssets } from "../prompt/assets.js";
 import { createProviderAdapter } from "../providers/index.js";
-import { openStore } from "../store/index.js";
+import { DataDirError, openStore, type Store } from "../store/index.js";
 import { createApp } from "../transport/app.js";
 import { createDiagnostics, DIAGNOSTICS_ENV } from "../transport/diagnostics.js";
 import { createDualServer } from "../transport/listener.js";
@@ -16,7 +17,7 @@ import { DEFAULT_WORKER } from "../workers/types.js";
 import { AgentService } from "./agent-service.js";
 import { scheduleBlobGc } from "./blob-gc.js";
 import { HistoryCache } from "./history-cache.js";
-import type { GatewayConfig } from "./config.js";
+import { ConfigError, type GatewayConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
 
 export interface GatewayOptions {
@@ -24,6 +25,8 @@ export interface GatewayOptions {
   port: number;
   dataDir: string;
   config: GatewayConfig;
+  /** The file `config` was read from, named in start-up errors about it. */
+  configFile?: string;
   upstream: string;
   log: Logger;
   /** Overrides config aep.port (`--aep-port`); either one turns the AEP listener on. */
@@ -41,13 +44,16 @@ const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.
   .version;
 
 export async function startGateway(o: GatewayOptions): Promise<Gateway> {
+  const aepPort = o.aepPort ?? o.config.aep?.port;
+  checkAepAccess(o, aepPort);
   const assets = loadPromptAssets(); // a broken asset stops start-up with a clear message
-  await mkdir(o.dataDir, { recursive: true });
   // Bench-only (docs/performance.md); never enabled unless asked for in the environment.
   const diagnostics = process.env[DIAGNOSTICS_ENV] === "1" ? createDiagnostics() : undefined;
   const store = await openStore({
     dataDir: o.dataDir,
     ...(diagnostics ? { onQuery: diagnostics.countStatement } : {}),
+  }).catch((err: unknown) => {
+    throw err instanceof DataDirError ? new ConfigError(err.message) : err;
   });
   const history = new HistoryCache();
   const service = new AgentService({
@@ -64,16 +70,12 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     createApp({ service, upstream: o.upstream, log: o.log, version: VERSION, diagnostics }).callback(),
   );
   const { server } = http;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(o.port, o.host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const host = o.host.includes(":") ? `[${o.host}]` : o.host;
-  o.log.info("gateway started", { host: o.host, port, data_dir: o.dataDir, models: o.config.models.map((m) => m.id) });
   let aep: AepListener | undefined;
   try {
-    aep = await startAep(o, store);
+    await listen(server, o.port, o.host).catch((err: unknown) => {
+      throw listenError(err, `the Connect port (--port) ${o.host}:${o.port}`);
+    });
+    aep = aepPort === undefined ? undefined : await startAep(o, aepPort, store);
   } catch (err) {
     const stopped = http.close();
     http.closeAllConnections();
@@ -82,6 +84,9 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     await store.close();
     throw err;
   }
+  const { port } = server.address() as AddressInfo;
+  const host = o.host.includes(":") ? `[${o.host}]` : o.host;
+  o.log.info("gateway started", { host: o.host, port, data_dir: o.dataDir, models: o.config.models.map((m) => m.id) });
   return {
     url: `http://${host}:${port}`,
     ...(aep ? { aepUrl: aep.url } : {}),
@@ -98,21 +103,52 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   };
 }
 
-async function startAep(
-  o: GatewayOptions,
-  store: Awaited<ReturnType<typeof openStore>>,
-): Promise<AepListener | undefined> {
+/** The AEP endpoint may leave loopback only behind a token; said before anything else starts. */
+function checkAepAccess(o: GatewayOptions, aepPort: number | undefined): void {
   const aep = o.config.aep;
-  const port = o.aepPort ?? aep?.port;
-  if (port === undefined) return undefined;
+  if (aepPort === undefined || aep?.host === undefined || isLoopback(aep.host) || aep.token) return;
+  throw new ConfigError(
+    `${o.configFile ?? "config"}: aep.token is required when aep.host is not a loopback address (${aep.host})`,
+  );
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+/** Why an address cannot be listened on, for the errors a user can act on. */
+const LISTEN_FAILURES = new Map<string, string>([
+  ["EADDRINUSE", "is already in use"],
+  ["EACCES", "needs privileges this process does not have"],
+  ["EADDRNOTAVAIL", "is not an address of this machine"],
+]);
+
+/** A listener that cannot bind is a start-up error naming which listener and address; anything else stays as is. */
+function listenError(err: unknown, listener: string): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  const reason = code === undefined ? undefined : LISTEN_FAILURES.get(code);
+  return reason ? new ConfigError(`${listener} ${reason} (${code})`) : err;
+}
+
+async function startAep(o: GatewayOptions, port: number, store: Store): Promise<AepListener> {
+  const aep = o.config.aep;
+  const host = aep?.host ?? "127.0.0.1";
   await store.aep.settleAfterRestart();
   return startAepListener({
     port,
-    host: aep?.host ?? "127.0.0.1",
+    host,
     ...(aep?.token ? { token: aep.token } : {}),
     store: store.aep,
     factory: workerFactoryFor(DEFAULT_WORKER, o.config.workers),
     workdirFor: workdirResolver({ ...(aep?.workdir ? { base: aep.workdir } : {}), dataDir: o.dataDir }),
     log: o.log,
+  }).catch((err: unknown) => {
+    throw listenError(err, `the AEP port (--aep-port or aep.port) ${host}:${port}`);
   });
 }

@@ -1,4 +1,4 @@
-// Which endpoint serves a run (ARCHITECTURE "External contract"): a configured model whose id matches the client's
+// Which endpoint serves a run (README.md "Configuration"): a configured model whose id matches the client's
 // requested model, else the credentials the client sent with the request (an API key, or an Azure OpenAI
 // deployment), else no BYOK route at all. The client's model parameters (effort, max mode) apply either way.
 import type { RequestedModel } from "../proto/gen/agent/v1/agent_pb.js";
@@ -45,7 +45,7 @@ export function resolveModel(models: readonly ModelConfig[], requested: Requeste
   );
 }
 
-/** The endpoint the request's own credentials name; messages never quote a credential (invariant 8). */
+/** The endpoint the request's own credentials name; messages never quote one (docs/protocol/README.md §6.8). */
 function credentialsEndpoint(requested: RequestedModel | undefined): ProviderEndpoint | undefined {
   const credentials = requested?.credentials;
   switch (credentials?.case) {

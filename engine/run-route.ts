@@ -1,4 +1,4 @@
-// Which side serves a run (ARCHITECTURE "External contract"): the gateway runs it itself when the requested model
+// Which side serves a run (README.md "Configuration"): the gateway runs it itself when the requested model
 // is configured here or the request carries the user's own credentials; every other run — Cursor's own models —
 // goes to the upstream unchanged, BidiAppends and RunSSE alike.
 import type { RequestedModel } from "../proto/gen/agent/v1/agent_pb.js";

@@ -1,5 +1,5 @@
 // Structured logging: one JSON object per line on stderr (stdout belongs to the CLI's own output). The redaction
-// guard is the last line of defence for invariant 8 — credentials never reach a log line.
+// guard is the last line of defence for docs/protocol/README.md §6.8 — credentials never reach a log line.
 export interface Logger {
   info(msg: string, fields?: object): void;
   warn(msg: string, fields?: object): void;

@@ -1,5 +1,5 @@
-// AepInteraction: one per permission_request / question_request / elicitation_request (docs/protocol/aep.md §9,
-// trap 6). It ends exactly once: answered by the client, auto-denied after 5 minutes, withdrawn by the worker, or
+// AepInteraction: one per permission_request / question_request / elicitation_request (docs/protocol/aep.md §9.5,
+// §9.6). It ends exactly once: answered by the client, auto-denied after 5 minutes, withdrawn by the worker, or
 // canceled with its turn. A late timer or answer of an ended interaction changes nothing: the actor is gone, and a new
 // request reusing the id is a new actor of the turn's current worker generation.
 import { sendParent, setup } from "xstate";

@@ -1,6 +1,6 @@
 // AepSession: one AEP session (docs/protocol/aep.md §9): idle ⇄ busy, with one AepTurn invoked per accepted input
 // and the worker process as a spawned child per generation. Worker events are routed only when they carry the
-// current generation, so late events of a killed or replaced process change nothing (trap 6). The worker starts on
+// current generation, so late events of a killed or replaced process change nothing (aep.md §9.6). The worker starts on
 // the first input (the CLI prints nothing before one), resumes its own session after a crash or gc, and a reset
 // gives it a new one. Controls other than stop end a running turn first; their `state` follows that turn's `done`.
 import { assign, enqueueActions, fromCallback, setup } from "xstate";

@@ -1,6 +1,6 @@
 // The HTTP edge every endpoint adapter shares: POST a JSON body, wait for headers, hand back the SSE body.
 // One AbortSignal covers both the header wait and the body read (docs/protocol/cursor-run.md §7.3), and no error
-// message ever carries the API key (ARCHITECTURE invariant 8).
+// message ever carries the API key (docs/protocol/README.md §6.8).
 import { readEventStream } from "./sse.js";
 import { ProviderError, type ModelEvent } from "./types.js";
 

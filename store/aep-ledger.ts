@@ -2,7 +2,7 @@ import type { Knex } from "knex";
 
 // The input idempotency ledger (docs/protocol/aep.md §7, §7.2): one root row per (session, client message id),
 // written before the worker sees the input. Delivery: accepted → delivered | unknown | failed. Runtime: started →
-// completed | failed | unknown. `unknown` is a fact, never a reason to re-send (trap 11).
+// completed | failed | unknown. `unknown` is a fact, never a reason to re-send (aep.md §7.2).
 
 export type DeliveryStatus = "accepted" | "delivered" | "unknown" | "failed";
 export type RuntimeStatus = "started" | "completed" | "failed" | "unknown";

@@ -1,4 +1,3 @@
-import { mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import * as aepLedger from "./aep-ledger.js";
 import type { AepInputRecord, DeliveryStatus, RecordInputResult, RuntimeStatus } from "./aep-ledger.js";
@@ -8,6 +7,7 @@ import * as blobs from "./blobs.js";
 import type { BlobPut } from "../cursor/blob-graph.js";
 import * as conversations from "./conversations.js";
 import type { CheckpointCommit, ConversationHead } from "./conversations.js";
+import { prepareDataDir } from "./data-dir.js";
 import { openDb } from "./db.js";
 import { collectBlobs, type GcResult } from "./gc.js";
 import * as messages from "./messages.js";
@@ -16,6 +16,7 @@ import * as runs from "./runs.js";
 import type { NewRun, RunOutcome, RunRecord } from "./runs.js";
 
 export { BlobIntegrityError } from "./blobs.js";
+export { DataDirError } from "./data-dir.js";
 export type { AepInputRecord, DeliveryStatus, RecordInputResult, RuntimeStatus } from "./aep-ledger.js";
 export type { AepSessionRecord, AepSessionState, AepSessionUpdate } from "./aep-sessions.js";
 export type { CheckpointCommit, ConversationHead } from "./conversations.js";
@@ -90,10 +91,13 @@ export interface StoreOptions {
   onQuery?: (sql: string, inTransaction: boolean) => void;
 }
 
-/** Opens (creating the directory and file if needed) and migrates the SQLite store. */
+/**
+ * Opens (creating the directory and file if needed) and migrates the SQLite store. A directory that cannot hold it
+ * fails at once with a DataDirError naming the directory and the reason.
+ */
 export async function openStore(opts: StoreLocation & StoreOptions): Promise<Store> {
   const filename = "dataDir" in opts ? join(opts.dataDir, DB_FILENAME) : opts.filename;
-  await mkdir(dirname(filename), { recursive: true });
+  await prepareDataDir(dirname(filename));
   const db = await openDb(filename, { onQuery: opts.onQuery });
   return {
     close: () => db.destroy(),

@@ -9,7 +9,7 @@ export interface NewMessage {
   role: string;
   /** A MessageOrigin; the schema rejects anything else. */
   origin: string;
-  /** Canonical JSON, replayed byte-identical to providers (invariant 4). */
+  /** Canonical JSON, replayed byte-identical to providers (docs/protocol/README.md §6.4). */
   body: string;
   blobId?: Uint8Array;
   toolRoundId?: string;

@@ -3,7 +3,7 @@ import type { Knex } from "knex";
 export type RunStatus = "running" | "succeeded" | "failed" | "canceled";
 export type TerminalRunStatus = Exclude<RunStatus, "running">;
 
-/** Provider-reported token counts only (invariant 6); absent when the provider did not report them. */
+/** Provider-reported token counts only (docs/protocol/README.md §6.6); absent when the provider did not report them. */
 export interface RunUsage {
   inputTokens?: number;
   outputTokens?: number;

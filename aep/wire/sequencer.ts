@@ -1,4 +1,4 @@
-// The per-session outbound sequencer (docs/protocol/aep.md §5, traps 1, 14, 15, 16): every seq-bearing
+// The per-session outbound sequencer (docs/protocol/aep.md §5, §8.1): every seq-bearing
 // event of a session passes through here. `emit` checks the ordering invariants on the session's logical stream and
 // offers the event to the attached connection's queue; `commit` is the only place a seq is assigned, when the queue
 // hands the event to the socket, after the drop decision. Ping/pong and pre-session errors use seq 0 and never come

@@ -9,7 +9,7 @@ const RUNTIME = ["started", "completed", "failed", "unknown"];
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable("aep_sessions", (t) => {
     t.text("session_id").notNullable().primary();
-    // The client's own key (trap 24): kept apart from the server's session id.
+    // The client's own key (docs/protocol/README.md §3.2): kept apart from the server's session id.
     t.text("session_key").nullable().unique("aep_sessions_key_idx");
     t.text("worker").notNullable();
     t.text("workdir").notNullable();
@@ -22,7 +22,7 @@ export async function up(knex: Knex): Promise<void> {
     t.bigInteger("updated_at").notNullable();
   });
 
-  // Root records are kept (trap 11): a client may retry an input id for as long as it likes.
+  // Root records are kept (docs/protocol/aep.md §7.1): a client may retry an input id for as long as it likes.
   await knex.schema.createTable("aep_inputs", (t) => {
     t.text("session_id").notNullable().references("session_id").inTable("aep_sessions").onDelete("CASCADE");
     t.text("client_message_id").notNullable();

@@ -1,7 +1,6 @@
 // AEP control actions on the session core (scripted worker): reset, terminate, delete, gc and cd.
 import { expect } from "chai";
 import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runPlainTurn, useScriptedRig } from "./scripted-rig.js";
 
@@ -74,7 +73,7 @@ describe("AEP control actions (scripted worker)", () => {
     rig.factory.last.emit({ type: "turn.finished", outcome: "completed" });
     await client.next("done", from);
 
-    const elsewhere = await mkdtemp(join(tmpdir(), "aep-cd-"));
+    const elsewhere = await mkdtemp(join(rig.workdir, "cd-")); // removed with the workdir
     client.send("control", { action: "cd", workdir: elsewhere });
     await client.next(
       (e) =>

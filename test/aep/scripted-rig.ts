@@ -1,7 +1,7 @@
 // The session-core rig: a real AEP listener on a temp store, sessions run on the scripted worker. Registers its
 // hooks in the calling describe; tests may replace `listener` (a restart) and the rig closes whichever is current.
 import { expect } from "chai";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startAepListener, type AepListener, type AepListenerOptions } from "../../aep/listener.js";
@@ -58,6 +58,7 @@ export function useScriptedRig(): ScriptedRig {
   afterEach(async () => {
     await rig.listener.close();
     await rig.temp.cleanup();
+    await rm(rig.workdir, { recursive: true, force: true });
     expect(errors, "no invariant violations or failures logged").to.deep.equal([]);
   });
   return rig;

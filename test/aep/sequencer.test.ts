@@ -1,4 +1,4 @@
-// The sequencer and the backpressure queue (docs/protocol/aep.md §5, §6; traps 1, 14, 16): seq from 1 in wire
+// The sequencer and the backpressure queue (docs/protocol/aep.md §5, §6, §8.1): seq from 1 in wire
 // order, dropped deltas take none, only deltas and raw are dropped, control goes ahead, and the ordering rules are
 // enforced where events enter, whatever the order they were produced in.
 import { expect } from "chai";

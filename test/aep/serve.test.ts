@@ -2,7 +2,7 @@
 // SIGTERM closes it with the gateway. Also the AEP part of the config file.
 import { expect } from "chai";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseConfig } from "../../engine/config.js";
@@ -56,6 +56,7 @@ describe("byok serve with AEP", () => {
     child.kill("SIGTERM");
     expect((await client.closed).code).to.equal(1001);
     expect(await exited).to.equal(0);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it("exits 2 on a bad --aep-port", () => {
@@ -65,7 +66,7 @@ describe("byok serve with AEP", () => {
       timeout: 15000,
     });
     expect(run.status).to.equal(2);
-    expect(run.stderr).to.contain("--aep-port expects 0-65535");
+    expect(run.stderr).to.match(/^byok: --aep-port expects a port number 0-65535, got "http"\n/);
   });
 
   it("refuses to serve AEP on a non-loopback address without a token", () => {
@@ -77,8 +78,11 @@ describe("byok serve with AEP", () => {
       ["--import", "tsx", "bin/byok.ts", "serve", "--port", "0", "--data-dir", dir, "--config", config],
       { cwd: root, encoding: "utf8", timeout: 15000 },
     );
-    expect(run.status).to.equal(1);
-    expect(run.stderr).to.contain("aep.token is required");
+    rmSync(dir, { recursive: true, force: true });
+    expect(run.status).to.equal(2);
+    expect(run.stderr).to.equal(
+      `byok: ${config}: aep.token is required when aep.host is not a loopback address (0.0.0.0)\n`,
+    );
   });
 });
 

@@ -1,8 +1,8 @@
-// The `byok` CLI as an external program: exit codes, usage and the `serve` contract (ARCHITECTURE.md
-// "External contract"). Runs the real bin through tsx, as `npm start` does.
+// The `byok` CLI as an external program: exit codes, usage and the `serve` contract (README.md
+// "Command line"). Runs the real bin through tsx, as `npm start` does.
 import { expect } from "chai";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -19,13 +19,15 @@ function byok(...args: string[]) {
 }
 
 describe("byok CLI", () => {
-  it("--help prints the usage and exits 0", () => {
-    const run = byok("--help");
-    expect(run.status).to.equal(0);
-    expect(run.stdout).to.match(/^Usage: byok <command>/);
-    for (const flag of ["--host", "--port", "--data-dir", "--config", "--upstream"])
-      expect(run.stdout).to.contain(flag);
-  });
+  for (const args of [["--help"], ["-h"], ["help"], ["serve", "--help"]]) {
+    it(`byok ${args.join(" ")} prints the usage on stdout and exits 0`, () => {
+      const run = byok(...args);
+      expect(run).to.include({ status: 0, stderr: "" });
+      expect(run.stdout).to.match(/^Usage: byok <command>/);
+      for (const flag of ["--host", "--port", "--data-dir", "--config", "--upstream", "--aep-port", "help"])
+        expect(run.stdout).to.contain(flag);
+    });
+  }
 
   it("--version prints the package version", () => {
     expect(byok("--version")).to.include({ status: 0, stdout: `${version}\n` });
@@ -40,25 +42,35 @@ describe("byok CLI", () => {
     expect(run.stdout).to.equal(`${version}\n`);
   });
 
-  const usageErrors: Array<[string, string[]]> = [
-    ["an unknown flag", ["serve", "--bogus"]],
-    ["a non-numeric port", ["serve", "--port", "abc"]],
-    ["a port above 65535", ["serve", "--port", "65536"]],
-    ["a negative port", ["serve", "--port=-1"]],
-    ["a flag without its value", ["serve", "--port"]],
-    ["a non-http upstream", ["serve", "--upstream", "ftp://example.com"]],
-    ["an unparseable upstream", ["serve", "--upstream", "not a url"]],
-    ["no command", []],
-    ["an unknown command", ["launch"]],
-    ["two commands", ["serve", "diagrams"]],
-    ["a serve option on diagrams", ["diagrams", "--port", "1"]],
+  // Each error is one line naming the flag (or command) and what it expects, then the usage; never a stack trace.
+  const usageErrors: Array<[string, string[], string]> = [
+    ["an unknown flag", ["serve", "--bogus"], "unknown option --bogus"],
+    ["an unknown short flag", ["serve", "-x"], "unknown option -x"],
+    ["a non-numeric port", ["serve", "--port", "abc"], '--port expects a port number 0-65535, got "abc"'],
+    ["a port above 65535", ["serve", "--port", "65536"], '--port expects a port number 0-65535, got "65536"'],
+    ["a negative port", ["serve", "--port", "-1"], '--port expects a port number 0-65535, got "-1"'],
+    ["a negative port given inline", ["serve", "--port=-1"], '--port expects a port number 0-65535, got "-1"'],
+    ["a flag without its value", ["serve", "--port"], "--port expects a port number 0-65535"],
+    ["a flag followed by another flag", ["serve", "--data-dir", "--port", "1"], "--data-dir expects a directory"],
+    ["a value given to a switch", ["--help=yes"], "--help takes no value"],
+    ["an empty host", ["serve", "--host", ""], "--host expects a host name or address"],
+    ["a non-http upstream", ["serve", "--upstream", "ftp://x"], '--upstream expects an http(s) URL, got "ftp://x"'],
+    [
+      "an unparseable upstream",
+      ["serve", "--upstream", "not a url"],
+      '--upstream expects an http(s) URL, got "not a url"',
+    ],
+    ["no command", [], "missing command"],
+    ["an unknown command", ["launch"], 'unknown command "launch"'],
+    ["two commands", ["serve", "diagrams"], "too many arguments"],
+    ["a serve option on diagrams", ["diagrams", "--port", "1"], "--port is an option of serve"],
   ];
-  for (const [what, args] of usageErrors) {
-    it(`exits 2 with the usage on ${what}`, () => {
+  for (const [what, args, message] of usageErrors) {
+    it(`exits 2 with one line and the usage on ${what}`, () => {
       const run = byok(...args);
       expect(run.status).to.equal(2);
-      expect(run.stderr).to.match(/^byok: /);
-      expect(run.stderr).to.contain("Usage: byok");
+      expect(run.stderr.startsWith(`byok: ${message}\n\nUsage: byok <command>`), run.stderr).to.equal(true);
+      expect(run.stderr).not.to.match(/\n\s+at /);
       expect(run.stdout).to.equal("");
     });
   }
@@ -71,6 +83,7 @@ describe("byok CLI", () => {
       "models:\n  - id: m\n    provider: anthropic\n    baseUrl: ftp://x\n    apiKey: sk-cli-secret\n    model: c\n",
     );
     const run = byok("serve", "--config", file, "--data-dir", dir);
+    rmSync(dir, { recursive: true, force: true });
     expect(run.status).to.equal(2);
     expect(run.stderr).to.equal(`byok: ${file}: models[0].baseUrl: expected an http(s) URL\n`);
     expect(run.stderr + run.stdout).not.to.contain("sk-cli-secret");
@@ -107,5 +120,6 @@ describe("byok CLI", () => {
     child.kill("SIGTERM");
     expect(await exited).to.equal(0);
     expect(stdout.trim().split("\n")).to.have.length(1);
+    rmSync(dataDir, { recursive: true, force: true });
   });
 });

@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, loadConfig, parseConfig } from "../../engine/config.js";
@@ -197,6 +197,7 @@ describe("gateway config", () => {
       ConfigError,
       /missing\.yaml: cannot read config file \(ENOENT\)/,
     );
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it("loads no models without a path", () => {

@@ -1,8 +1,8 @@
 // How runs end, on the wire (docs/protocol/cursor-run.md §10, §10.2–§10.6; docs/protocol/cursor-transport.md §7;
-// docs/protocol/cursor-tools.md §3.1; ARCHITECTURE invariants 1, 2, 8): provider failures end with `unavailable` +
-// aiserver.v1.ErrorDetails and nothing that looks like success; cancel and supersession end
-// `canceled` after aborting what runs; SIGTERM ends live runs as canceled and exits 0; credentials never leak.
-// The real gateway runs as a child process; only Cursor, the provider and the upstream are fakes.
+// docs/protocol/cursor-tools.md §3.1; docs/protocol/README.md §6.1, §6.2, §6.8): provider failures end with
+// `unavailable` + aiserver.v1.ErrorDetails and nothing that looks like success; cancel and supersession end `canceled`
+// after aborting what runs; SIGTERM ends live runs as canceled and exits 0; credentials never leak. The real gateway
+// runs as a child process; only Cursor, the provider and the upstream are fakes.
 import { create, toBinary } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { randomUUID } from "node:crypto";
@@ -18,7 +18,7 @@ import { CursorClient } from "../support/cursor-client.js";
 import { type FakeOpenAI, startFakeOpenAI } from "../support/fake-openai.js";
 import { type GatewayProcess, killAllGateways, startGatewayProcess } from "../support/gateway-process.js";
 import { assertEndStreamInvariants, type RunEnd, textDeltas } from "../support/observed-frames.js";
-import { sharedFixture, waitUntil } from "../support/util.js";
+import { fixturePath, waitUntil } from "../support/util.js";
 
 const MODEL_ID = "byok-e2e-endings";
 const API_KEY = "sk-e2e-endings-9c41f2d07b6a";
@@ -89,7 +89,7 @@ describe("e2e: how runs end", function () {
     const stderr = gw.stderrLines().join("\n");
     expect(stderr).to.include('"msg":"gateway started"'); // the log is really being read
     for (const key of [API_KEY, CLIENT_KEY])
-      expect(stderr, "invariant 8: no key in the gateway's log").not.to.include(key);
+      expect(stderr, "docs/protocol/README.md §6.8: no key in the gateway's log").not.to.include(key);
   };
 
   const conversation = (): string => `conv-endings-${randomUUID()}`;
@@ -179,7 +179,7 @@ describe("e2e: how runs end", function () {
   it("reasoning then EOF: thinking_completed is sent before the error EndStream", async () => {
     // A real DeepSeek recording, cut after the role chunk and two reasoning chunks (no finish, no [DONE]).
     const recorded = await readFile(
-      sharedFixture("providers/openai-compatible/deepseek-reasoner-reasoning-content-then-text.sse"),
+      fixturePath("providers/openai-compatible/deepseek-reasoner-reasoning-content-then-text.sse"),
       "utf8",
     );
     const events = recorded.split("\n\n").filter((e) => e.startsWith("data: "));

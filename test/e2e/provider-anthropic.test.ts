@@ -1,10 +1,10 @@
-// Wire-level closed loop for an Anthropic model (docs/protocol/cursor-run.md §7, §8.1, §8.5; ARCHITECTURE invariants 4,
-// 5, 8): the real gateway, configured with `provider: anthropic`, talks to a fake Messages API. The first response
-// thinks (signed), says something and calls Read; the client runs the tool; the second call must carry the thinking
-// block with its signature unchanged, first in the assistant turn, and the result as a tool_result string; the final
-// text ends the turn. Then the gateway is restarted and the conversation continues prefix-stable, the signed thinking
-// block still replayed byte for byte from the stored history. Further cases: a conversation whose tool round ran
-// on openai-chat continues on anthropic with a valid request, and a run is routed by its own sk-ant- key.
+// Wire-level closed loop for an Anthropic model (docs/protocol/cursor-run.md §7, §8.1, §8.5; docs/protocol/README.md
+// §6.4, §6.5, §6.8): the real gateway, configured with `provider: anthropic`, talks to a fake Messages API. The first
+// response thinks (signed), says something and calls Read; the client runs the tool; the second call must carry the
+// thinking block with its signature unchanged, first in the assistant turn, and the result as a tool_result string; the
+// final text ends the turn. Then the gateway is restarted and the conversation continues prefix-stable, the signed
+// thinking block still replayed byte for byte from the stored history. Further cases: a conversation whose tool round
+// ran on openai-chat continues on anthropic with a valid request, and a run is routed by its own sk-ant- key.
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { randomUUID } from "node:crypto";
@@ -37,7 +37,7 @@ const effortHigh = (runRequest: { requestedModel?: { parameters: unknown[] } }) 
   ];
 };
 
-/** Request N+1 starts with request N's messages, byte for byte as JSON (ARCHITECTURE invariant 4). */
+/** Request N+1 starts with request N's messages, byte for byte as JSON (docs/protocol/README.md §6.4). */
 function addedAfter(earlier: RecordedRequest, later: RecordedRequest): unknown[] {
   const before = earlier.body.messages as unknown[];
   const after = later.body.messages as unknown[];

@@ -1,7 +1,7 @@
-// Restart (docs/protocol/cursor-run.md §6, §8.1, §10.2, §11; ARCHITECTURE invariants 3, 4): the gateway is stopped
-// after a completed run and started again; the next run_request carries the client's last checkpoint and a new user
-// message, and the conversation continues with its whole history, prefix-stable. With the store lost, every root blob
-// the checkpoint references is fetched back from the client with get_blob_args and verified against its id.
+// Restart (docs/protocol/cursor-run.md §6, §8.1, §10.2, §11; docs/protocol/README.md §6.3, §6.4): the gateway is
+// stopped after a completed run and started again; the next run_request carries the client's last checkpoint and a new
+// user message, and the conversation continues with its whole history, prefix-stable. With the store lost, every root
+// blob the checkpoint references is fetched back from the client with get_blob_args and verified against its id.
 import { expect } from "chai";
 import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";

@@ -1,5 +1,5 @@
-// The gateway's own /__byok/ routes and the relay of every other path to the upstream (ARCHITECTURE external
-// contract, docs/protocol/cursor-transport.md §8.3), against the real gateway process and a fake upstream.
+// The gateway's own /__byok/ routes and the relay of every other path to the upstream (README.md "Pointing
+// Cursor at it", docs/protocol/cursor-transport.md §8.3), against the real gateway process and a fake upstream.
 import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -28,7 +28,7 @@ describe("e2e: gateway routes and the upstream relay", function () {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  describe("gateway routes (ARCHITECTURE external contract)", () => {
+  describe('gateway routes (README.md "Pointing Cursor at it")', () => {
     it("GET /__byok/health answers 200 JSON with status ok", async () => {
       const res = await fetch(`${gw.url}/__byok/health`);
       expect(res.status).to.equal(200);

@@ -1,4 +1,4 @@
-// Runs for models this gateway does not serve go to the upstream whole (ARCHITECTURE external contract): every
+// Runs for models this gateway does not serve go to the upstream whole (README.md "Configuration"): every
 // BidiAppend of the request is relayed byte for byte and the client's RunSSE carries the upstream's own stream,
 // whether RunSSE was opened before the run_request (the usual order) or after it. Real gateway, fake upstream.
 import { expect } from "chai";

@@ -1,4 +1,4 @@
-// Wire-level e2e with recorded provider streams (../shared/fixtures/providers) replayed through the real gateway.
+// Wire-level e2e with recorded provider streams (test/fixtures/providers) replayed through the real gateway.
 // The recorded OpenAI tool-call streams call tools our agent manifest does not have (get_weather, get_country,
 // get_product_name), so the OpenAI recording used is a plain text turn; DeepSeek's recorded reasoning stream covers
 // thinking (docs/protocol/cursor-run.md §7.4), and a DeepSeek tool round checks that reasoning_content is replayed
@@ -7,11 +7,11 @@ import { expect } from "chai";
 import { readFileSync } from "node:fs";
 import { createWorkspace } from "../support/client-workspace.js";
 import { textDeltas } from "../support/observed-frames.js";
-import { sharedFixture } from "../support/util.js";
+import { fixturePath } from "../support/util.js";
 import { assertCleanSuccess, assertPrefix, useToolsRig, updates } from "./tools-kit.js";
 
-const textUsageChunk = sharedFixture("providers/openai-chat/text-usage-chunk.sse");
-const deepseekThinking = sharedFixture("providers/openai-compatible/deepseek-reasoner-reasoning-content-then-text.sse");
+const textUsageChunk = fixturePath("providers/openai-chat/text-usage-chunk.sse");
+const deepseekThinking = fixturePath("providers/openai-compatible/deepseek-reasoner-reasoning-content-then-text.sse");
 
 interface Recorded {
   content: string[];

@@ -178,7 +178,7 @@ export function assertCleanSuccess(run: RunHandle, client: CursorClient): void {
   expect(run.aborts, "no Exec may be aborted on a successful run").to.deep.equal([]);
 }
 
-/** Request N+1 starts with request N's messages, byte for byte as JSON (ARCHITECTURE invariant 4). */
+/** Request N+1 starts with request N's messages, byte for byte as JSON (docs/protocol/README.md §6.4). */
 export function assertPrefix(earlier: RecordedChatRequest, later: RecordedChatRequest): unknown[] {
   const before = earlier.body.messages as unknown[];
   const after = later.body.messages as unknown[];

@@ -7,9 +7,8 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** The recorded provider streams (fixtures/providers/<endpoint>/*.sse, each with a PROVENANCE.md). */
-export const FIXTURES_DIR =
-  process.env.BYOK_PROVIDER_FIXTURES ?? fileURLToPath(new URL("../../../shared/fixtures/providers/", import.meta.url));
+/** The recorded provider streams (test/fixtures/providers/<endpoint>/*.sse, each folder with a PROVENANCE.md). */
+export const FIXTURES_DIR = fileURLToPath(new URL("../fixtures/providers/", import.meta.url));
 
 export interface RecordedRequest {
   method: string;

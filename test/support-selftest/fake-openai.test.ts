@@ -2,9 +2,9 @@ import { expect } from "chai";
 import { createParser } from "eventsource-parser";
 import { readFile } from "node:fs/promises";
 import { type FakeOpenAI, startFakeOpenAI } from "../support/fake-openai.js";
-import { sharedFixture } from "../support/util.js";
+import { fixturePath } from "../support/util.js";
 
-const fixture = sharedFixture("providers/openai-chat/text-then-tool-call.sse");
+const fixture = fixturePath("providers/openai-chat/text-then-tool-call.sse");
 
 interface ChunkRecord {
   choices: Array<{

@@ -84,12 +84,11 @@ function messageKind(message: AgentServerMessage): string {
 const snake = (camel: string): string => camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /**
- * The termination invariants every run must satisfy (docs/protocol/cursor-run.md §10.2–§10.5, §10.6; ARCHITECTURE
- * invariants 1–2),
- * checked for each RunSSE connection the test did not drop itself (a reconnect replays the backlog, so each
- * connection must be whole on its own): it ends with exactly one end-stream and nothing after it; success ⇒ exactly
- * one turn_ended, followed only by checkpoints — staged, settled, the settled one repeated — before end:ok;
- * error/cancel ⇒ no turn_ended and no text_delta carrying the error message.
+ * The termination invariants every run must satisfy (docs/protocol/cursor-run.md §10.2–§10.5, §10.6;
+ * docs/protocol/README.md §6.1–§6.2), checked for each RunSSE connection the test did not drop itself (a reconnect
+ * replays the backlog, so each connection must be whole on its own): it ends with exactly one end-stream and nothing
+ * after it; success ⇒ exactly one turn_ended, followed only by checkpoints — staged, settled, the settled one repeated
+ * — before end:ok; error/cancel ⇒ no turn_ended and no text_delta carrying the error message.
  */
 export function assertEndStreamInvariants(frames: readonly ObservedFrame[]): void {
   const connections = [...new Set(frames.map((f) => f.connection))];

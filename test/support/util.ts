@@ -21,13 +21,9 @@ export async function waitUntil(condition: () => boolean, timeoutMs: number, des
   }
 }
 
-/**
- * A file under the team's shared/fixtures folder, which sits beside the repository (also in CI's fresh clone);
- * BYOK_SHARED_DIR overrides the location.
- */
-export function sharedFixture(relativePath: string): string {
-  const shared = process.env.BYOK_SHARED_DIR ?? fileURLToPath(new URL("../../../shared/", import.meta.url));
-  return join(shared, "fixtures", relativePath);
+/** A recorded fixture under test/fixtures/ (each folder says in its README where the recordings come from). */
+export function fixturePath(relativePath: string): string {
+  return join(fileURLToPath(new URL("../fixtures/", import.meta.url)), relativePath);
 }
 
 export interface LoopbackServer {

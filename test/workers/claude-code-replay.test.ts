@@ -1,10 +1,10 @@
-// Every recorded run of the real CLI 2.1.328 (shared/fixtures/claude-code) replayed through the driver's parser,
+// Every recorded run of the real CLI 2.1.328 (test/fixtures/claude-code) replayed through the driver's parser,
 // mapper and process machine: the WorkerEvents each produces, and what the driver writes back for the recorded
 // permission decisions.
 import { expect } from "chai";
 import { readdirSync } from "node:fs";
 import type { WorkerEvent } from "../../workers/types.js";
-import { sharedFixture } from "../support/util.js";
+import { fixturePath } from "../support/util.js";
 import { type Replay, brief, replayRecording } from "./replay.js";
 
 /** Brief lines, with a run of deltas of one block collapsed to `text.delta <block> ×N`. */
@@ -52,7 +52,7 @@ describe("claude-code driver: replay of the recorded CLI runs", () => {
   };
 
   it("covers every recording in the fixture folder", () => {
-    const scenarios = readdirSync(sharedFixture("claude-code"))
+    const scenarios = readdirSync(fixturePath("claude-code"))
       .filter((f) => f.endsWith(".ndjson") && !f.endsWith(".requests.ndjson"))
       .map((f) => f.replace(/\.ndjson$/, ""))
       .sort();

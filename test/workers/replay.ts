@@ -1,4 +1,4 @@
-// Replays one recorded CLI run (shared/fixtures/claude-code/<scenario>.ndjson) through the driver's parser, mapper
+// Replays one recorded CLI run (test/fixtures/claude-code/<scenario>.ndjson) through the driver's parser, mapper
 // and WorkerProcess machine, with no process: stdout frames in, WorkerEvents out. The recorded stdin answers to
 // permission prompts are re-decided through the driver's own answer path, so a test can compare what the driver
 // would have written with what the recording wrote.
@@ -10,7 +10,7 @@ import { ClaudeCodeMapper } from "../../workers/claude-code/mapper.js";
 import { NdjsonSplitter } from "../../workers/claude-code/ndjson.js";
 import { trackingEventOf } from "../../workers/claude-code/worker.js";
 import type { InteractionAnswer, WorkerEvent } from "../../workers/types.js";
-import { sharedFixture } from "../support/util.js";
+import { fixturePath } from "../support/util.js";
 
 interface RecordedLine {
   t: number;
@@ -31,7 +31,7 @@ export interface Replay {
 }
 
 export function replayRecording(scenario: string): Replay {
-  const lines = readFileSync(sharedFixture(`claude-code/${scenario}.ndjson`), "utf8")
+  const lines = readFileSync(fixturePath(`claude-code/${scenario}.ndjson`), "utf8")
     .split("\n")
     .filter((l) => l.trim() !== "")
     .map((l) => JSON.parse(l) as RecordedLine);

@@ -1,7 +1,7 @@
-// Our side of the control RPC (docs/protocol/claude-code.md §6.2): a request is registered as pending before it
-// is written, settled by the control_response with the same request_id, abandoned after a bounded wait, and failed
-// when the transport closes (trap 8). Responses nobody waits for (late acks of abandoned requests) are kept in a
-// bounded buffer, oldest evicted first.
+// Our side of the control RPC (docs/protocol/claude-code.md §6.2): a request is registered as pending before it is
+// written, settled by the control_response with the same request_id, abandoned after a bounded wait, and failed when
+// the transport closes (claude-code.md §6.2). Responses nobody waits for (late acks of abandoned requests) are kept in
+// a bounded buffer, oldest evicted first.
 import type { ControlResponseFrame } from "./frames.js";
 
 export type ControlResult = { ok: true; response: unknown } | { ok: false; error: string };

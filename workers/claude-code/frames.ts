@@ -1,5 +1,5 @@
 // The Claude Code CLI's stream-json frames (docs/protocol/claude-code.md; observed on 2.1.328,
-// shared/fixtures/claude-code). Stdout frames are read loosely (unknown types and fields are expected and tolerated);
+// test/fixtures/claude-code). Stdout frames are read loosely (unknown types and fields are expected and tolerated);
 // stdin frames are built here only and validated before they are written, because one bad stdin line kills the CLI
 // (fixture i1).
 import { z } from "zod";

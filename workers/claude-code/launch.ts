@@ -66,7 +66,7 @@ export function planLaunch(request: LaunchRequest): LaunchPlan {
 
 /**
  * Whether a non-empty transcript `<id>.jsonl` exists in any project folder of the config dir (an empty session
- * folder is not resumable: trap 19).
+ * folder is not resumable: docs/protocol/claude-code.md §2.3).
  */
 export function transcriptExists(configDir: string, workerSessionId: string): boolean {
   const projects = join(configDir, "projects");

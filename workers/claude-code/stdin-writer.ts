@@ -1,6 +1,6 @@
-// The one writer of the CLI's stdin (traps 7 and 20): user frames and control frames share a single queue, each
-// write is one validated line, the next starts only after the previous was flushed, and end() (EOF) waits for the
-// queue. A failed write rejects that write only; later ones fail fast once the stream is gone.
+// The one writer of the CLI's stdin (docs/protocol/claude-code.md §4): user frames and control frames share a single
+// queue, each write is one validated line, the next starts only after the previous was flushed, and end() (EOF) waits
+// for the queue. A failed write rejects that write only; later ones fail fast once the stream is gone.
 import type { Writable } from "node:stream";
 import { type StdinFrame, encodeStdinLine } from "./frames.js";
 
