@@ -10,13 +10,14 @@ import { createProviderAdapter } from "../providers/index.js";
 import { openStore } from "../store/index.js";
 import { createApp } from "../transport/app.js";
 import { createDiagnostics, DIAGNOSTICS_ENV } from "../transport/diagnostics.js";
+import { isLoopbackHost } from "../transport/gate.js";
 import { createDualServer } from "../transport/listener.js";
 import { workerFactoryFor } from "../workers/registry.js";
 import { DEFAULT_WORKER } from "../workers/types.js";
 import { AgentService } from "./agent-service.js";
 import { scheduleBlobGc } from "./blob-gc.js";
 import { HistoryCache } from "./history-cache.js";
-import type { GatewayConfig } from "./config.js";
+import { ConfigError, type GatewayConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
 
 export interface GatewayOptions {
@@ -41,6 +42,7 @@ const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.
   .version;
 
 export async function startGateway(o: GatewayOptions): Promise<Gateway> {
+  refuseUnguardedExposure(o);
   const assets = loadPromptAssets(); // a broken asset stops start-up with a clear message
   await mkdir(o.dataDir, { recursive: true });
   // Bench-only (docs/performance.md); never enabled unless asked for in the environment.
@@ -60,8 +62,10 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     timers: o.config.timers ?? {},
   });
   const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear(), idle: () => !service.hasLiveRuns() });
+  const security = o.config.security ?? {};
+  const access = { ...security, host: o.host, port: () => (server.address() as AddressInfo).port };
   const http = createDualServer(
-    createApp({ service, upstream: o.upstream, log: o.log, version: VERSION, diagnostics }).callback(),
+    createApp({ service, upstream: o.upstream, log: o.log, version: VERSION, diagnostics, access }).callback(),
   );
   const { server } = http;
   await new Promise<void>((resolve, reject) => {
@@ -96,6 +100,15 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       o.log.info("gateway stopped");
     },
   };
+}
+
+/** Anyone who reaches a non-loopback address could run the agent with the user's keys: a token is required. */
+function refuseUnguardedExposure(o: GatewayOptions): void {
+  if (isLoopbackHost(o.host) || o.config.security?.token) return;
+  throw new ConfigError(
+    `--host ${o.host} is not a loopback address: anyone who can reach it could run the agent with your API keys. ` +
+      "Set security.token (or security.tokenEnv) in the config, or keep --host 127.0.0.1 and use an SSH tunnel",
+  );
 }
 
 async function startAep(

@@ -6,6 +6,7 @@ import type { AgentBackend } from "./agent-backend.js";
 import type { Logger } from "../log/logger.js";
 import { bidiAppendHandler } from "./bidi-append.js";
 import type { Diagnostics } from "./diagnostics.js";
+import { gate, type GateOptions } from "./gate.js";
 import { createRelay } from "./relay.js";
 import { runSseHandler } from "./run-sse.js";
 
@@ -18,9 +19,16 @@ export function createApp(opts: {
   log: Logger;
   version: string;
   diagnostics?: Diagnostics;
+  access: Omit<GateOptions, "contentTypes">;
 }): Koa {
   const app = new Koa();
   const router = new Router();
+  // Connect unary (BidiAppend) takes binary or JSON; the RunSSE stream is read as binary envelopes only.
+  const contentTypes = new Map([
+    [RUN_SSE_PATH, ["application/connect+proto"]],
+    [BIDI_APPEND_PATH, ["application/proto", "application/json"]],
+  ]);
+  app.use(gate({ ...opts.access, contentTypes }));
   router.get("/__byok/health", (ctx) => {
     ctx.body = { status: "ok", name: "byok-gateway", version: opts.version };
   });
