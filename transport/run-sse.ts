@@ -131,6 +131,9 @@ function readRequestId(ctx: Context, body: Uint8Array): string {
   reader.end();
   if (envelopes.length !== 1)
     throw new RpcError(`RunSSE expects exactly one request message, got ${envelopes.length}`, "invalid_argument");
+  // An end-of-stream envelope carries the EndStream JSON, never a request (docs/protocol/cursor-transport.md §2.2).
+  if (envelopes[0]!.flags & EnvelopeFlags.endStream)
+    throw new RpcError("protocol error: the RunSSE request envelope has the end-stream flag", "invalid_argument");
   const encoding = ctx.get("connect-content-encoding") === "gzip" ? "gzip" : "identity";
   const payload = decodePayload(envelopes[0]!, encoding, MAX_REQUEST_BYTES);
   let requestId: string;

@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AgentClientMessageSchema } from "../../proto/gen/agent/v1/agent_pb.js";
 import { BidiAppendRequestSchema, BidiRequestIdSchema } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
-import { encodeEnvelope } from "../../transport/connect/envelope.js";
+import { parseEndStream } from "../../transport/connect/end-stream.js";
+import { encodeEnvelope, EnvelopeFlags, EnvelopeReader } from "../../transport/connect/envelope.js";
 import { bidiAppendPath, runSsePath } from "../support/connect-wire.js";
 import { CursorClient } from "../support/cursor-client.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.js";
@@ -155,6 +156,23 @@ describe("e2e: only the user's own Cursor reaches the Connect port", function ()
       expect((await run.done).ok).to.equal(true);
       const fromWindow = await call(gw, "/__byok/health", { origin: "vscode-file://vscode-app" });
       expect(fromWindow.status).to.equal(200);
+    });
+
+    it("refuses a RunSSE request envelope with the end-stream flag (invalid_argument)", async () => {
+      const payload = toBinary(BidiRequestIdSchema, create(BidiRequestIdSchema, { requestId: randomUUID() }));
+      const res = await call(
+        gw,
+        runSsePath,
+        { "content-type": "application/connect+proto" },
+        encodeEnvelope(EnvelopeFlags.endStream, payload),
+      );
+      expect(res.status).to.equal(200);
+      const [end, ...rest] = new EnvelopeReader().push(res.body);
+      expect(rest).to.have.length(0);
+      expect(end!.flags).to.equal(EnvelopeFlags.endStream);
+      const { error } = parseEndStream(end!.payload);
+      expect(error?.code).to.equal("invalid_argument");
+      expect(error?.message).to.contain("end-stream flag");
     });
 
     it("relays other routes for the right Host", async () => {
