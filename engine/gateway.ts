@@ -46,7 +46,8 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const assets = loadPromptAssets(); // a broken asset stops start-up with a clear message
   await mkdir(o.dataDir, { recursive: true });
   // Bench-only (docs/performance.md); never enabled unless asked for in the environment.
-  const diagnostics = process.env[DIAGNOSTICS_ENV] === "1" ? createDiagnostics() : undefined;
+  const diagnostics =
+    process.env[DIAGNOSTICS_ENV] === "1" ? createDiagnostics(() => service.streamCounts()) : undefined;
   const store = await openStore({
     dataDir: o.dataDir,
     ...(diagnostics ? { onQuery: diagnostics.countStatement } : {}),
@@ -60,6 +61,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     history,
     adapterFor: createProviderAdapter,
     timers: o.config.timers ?? {},
+    limits: o.config.limits ?? {},
   });
   const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear(), idle: () => !service.hasLiveRuns() });
   const security = o.config.security ?? {};

@@ -62,18 +62,24 @@ export function runSseHandler(service: AgentBackend, relay: Relay) {
         resolve();
       };
       res.on("close", finish);
-      detach = service.subscribe(requestId, {
-        frame: write,
-        heartbeat: () => write(HEARTBEAT),
-        end: (end: EndStream) => {
-          // The client ends the call when the body ends, not at the end-stream frame: end both together.
-          if (!res.writableEnded) res.end(encodeEndStream(end));
-        },
-        handOver: () => {
-          detach();
-          void followUpstream(ctx, relay, body).finally(resolve);
-        },
-      });
+      try {
+        detach = service.subscribe(requestId, {
+          frame: write,
+          heartbeat: () => write(HEARTBEAT),
+          end: (end: EndStream) => {
+            // The client ends the call when the body ends, not at the end-stream frame: end both together.
+            if (!res.writableEnded) res.end(encodeEndStream(end));
+          },
+          handOver: () => {
+            detach();
+            void followUpstream(ctx, relay, body).finally(resolve);
+          },
+        });
+      } catch (e) {
+        // Refused before any frame, e.g. too many streams already waiting for their run_request.
+        const error = e instanceof RpcError ? e : new RpcError(String(e), "internal");
+        res.end(encodeEndStream({ ok: false, error }));
+      }
     });
     await ended;
   };
