@@ -9,6 +9,7 @@ import { loadPromptAssets } from "../prompt/assets.js";
 import { createProviderAdapter } from "../providers/index.js";
 import { openStore } from "../store/index.js";
 import { createApp } from "../transport/app.js";
+import { DECODE_WEIGHT } from "../transport/body.js";
 import { createDiagnostics, DIAGNOSTICS_ENV } from "../transport/diagnostics.js";
 import { isLoopbackHost } from "../transport/gate.js";
 import { createDualServer } from "../transport/listener.js";
@@ -43,6 +44,7 @@ const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.
 
 export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   refuseUnguardedExposure(o);
+  bodyLimits(o.config); // checked before anything starts
   const assets = loadPromptAssets(); // a broken asset stops start-up with a clear message
   await mkdir(o.dataDir, { recursive: true });
   // Bench-only (docs/performance.md); never enabled unless asked for in the environment.
@@ -66,8 +68,9 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear(), idle: () => !service.hasLiveRuns() });
   const security = o.config.security ?? {};
   const access = { ...security, host: o.host, port: () => (server.address() as AddressInfo).port };
+  const bodies = bodyLimits(o.config);
   const http = createDualServer(
-    createApp({ service, upstream: o.upstream, log: o.log, version: VERSION, diagnostics, access }).callback(),
+    createApp({ service, upstream: o.upstream, log: o.log, version: VERSION, diagnostics, access, bodies }).callback(),
   );
   const { server } = http;
   await new Promise<void>((resolve, reject) => {
@@ -111,6 +114,22 @@ function refuseUnguardedExposure(o: GatewayOptions): void {
     `--host ${o.host} is not a loopback address: anyone who can reach it could run the agent with your API keys. ` +
       "Set security.token (or security.tokenEnv) in the config, or keep --host 127.0.0.1 and use an SSH tunnel",
   );
+}
+
+/** Per request 64 MiB (as before the budget); all bodies in flight together 512 MiB of memory. */
+const DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024;
+const DEFAULT_BODY_BUDGET_BYTES = 512 * 1024 * 1024;
+
+function bodyLimits(config: GatewayConfig): { maxRequestBytes: number; budgetBytes: number } {
+  const maxRequestBytes = config.limits?.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
+  const budgetBytes = config.limits?.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES;
+  if (maxRequestBytes * DECODE_WEIGHT > budgetBytes) {
+    throw new ConfigError(
+      `limits.bodyBudgetBytes (${budgetBytes}) must hold one request of limits.maxRequestBytes (${maxRequestBytes}) ` +
+        `while it is decoded: at least ${DECODE_WEIGHT} × ${maxRequestBytes}`,
+    );
+  }
+  return { maxRequestBytes, budgetBytes };
 }
 
 async function startAep(

@@ -15,24 +15,27 @@ import { encodeEndStream } from "./connect/end-stream.js";
 import type { EndStream } from "../cursor/errors.js";
 import { decodePayload, encodeEnvelope, EnvelopeFlags, EnvelopeReader } from "./connect/envelope.js";
 import { RpcError } from "../cursor/errors.js";
-import { readBody } from "./body.js";
+import { type BodyBudget, readBody } from "./body.js";
 import type { Relay } from "./relay.js";
 
 const MAX_REQUEST_BYTES = 64 * 1024;
 const COMPRESS_MIN_BYTES = 1024;
 const HEARTBEAT = toBinary(AgentServerMessageSchema, frames.heartbeat());
 
-export function runSseHandler(service: AgentBackend, relay: Relay) {
+export function runSseHandler(service: AgentBackend, relay: Relay, budget: BodyBudget) {
   return async (ctx: Context): Promise<void> => {
     let body: Uint8Array;
     let requestId: string;
+    const lease = budget.lease();
     try {
-      body = await readBody(ctx.req, MAX_REQUEST_BYTES);
+      body = await readBody(ctx.req, MAX_REQUEST_BYTES, lease);
       requestId = readRequestId(ctx, body);
     } catch (e) {
       const error = e instanceof RpcError ? e : new RpcError(String(e), "invalid_argument");
       writeHead(ctx, false).end(encodeEndStream({ ok: false, error }));
       return;
+    } finally {
+      lease.release(); // the request is one small envelope: nothing of it is decoded any further
     }
     if (service.routeOf(requestId) === "upstream") return relay.pass(ctx, body);
     const gzip = acceptsGzip(ctx.get("connect-accept-encoding"));

@@ -52,6 +52,7 @@ describe("e2e: abandoned RunSSE streams are closed, bounded and freed", function
     gw = await startGatewayProcess({
       dataDir,
       env: { BYOK_DIAGNOSTICS: "1" },
+      readyTimeoutMs: 60_000,
       config: {
         timers: { runRequestWaitMs: WAIT_MS, terminalRetentionMs: RETENTION_MS },
         limits: { maxWaitingStreams: STREAMS },
