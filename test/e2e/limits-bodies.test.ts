@@ -129,4 +129,16 @@ describe("e2e: request bodies share a memory budget", function () {
     const again = await post(gw.url, body);
     expect(again.code).to.equal("invalid_argument");
   });
+
+  it("refuses to start when the budget cannot hold one body of the per-request cap (exit 2)", async () => {
+    const failure = await startGatewayProcess({
+      dataDir,
+      config: { limits: { maxRequestBytes: MIB, bodyBudgetBytes: 2 * MIB } },
+    }).then(
+      () => "started",
+      (e: Error) => e.message,
+    );
+    expect(failure).to.match(/exited early with code 2/);
+    expect(failure).to.contain("limits.bodyBudgetBytes (2097152) must hold one request of limits.maxRequestBytes");
+  });
 });
