@@ -13,6 +13,7 @@ import { DEFAULT_LIMITS, OutboundQueue, type QueueLimits } from "./wire/backpres
 import { decodeClientFrame, serverEnvelope, type ErrorCode, type ServerEvent } from "./wire/envelope.js";
 import { AepRegistry } from "./registry.js";
 import type { AepSession, SessionDeps } from "./session.js";
+import { isLoopbackHost } from "../transport/gate.js";
 
 /** Bound on one client frame; inputs are text, not uploads. */
 export const MAX_FRAME_BYTES = 1024 * 1024;
@@ -33,12 +34,8 @@ export interface AepListener {
   close(): Promise<void>;
 }
 
-export function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
 export async function startAepListener(o: AepListenerOptions): Promise<AepListener> {
-  if (!isLoopback(o.host) && !o.token)
+  if (!isLoopbackHost(o.host) && !o.token)
     throw new Error(`aep.host ${o.host} is not a loopback address: aep.token is required`);
   const registry = new AepRegistry(o.store, { ...o, resolveWorkdir: (w) => o.workdirFor(w) }, o.maxLiveSessions);
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
@@ -103,7 +100,7 @@ function bearerOf(req: IncomingMessage): string | undefined {
 
 function isLoopbackOrigin(origin: string): boolean {
   try {
-    return isLoopback(new URL(origin).hostname);
+    return isLoopbackHost(new URL(origin).hostname);
   } catch {
     return false;
   }

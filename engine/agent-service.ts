@@ -21,7 +21,10 @@ import { endStreamFor } from "./run-end.js";
 import { RunSetupError } from "./run-errors.js";
 import { routeRun, UpstreamRequests } from "./run-route.js";
 import type { Logger } from "../log/logger.js";
-import type { TimerConfig } from "./config.js";
+import type { LimitsConfig, TimerConfig } from "./config.js";
+
+/** RunSSE streams waiting for their run_request at once (docs/protocol/cursor-transport.md §6.9). */
+export const DEFAULT_MAX_WAITING_STREAMS = 1_000;
 
 interface RunHandle {
   session: RunSession;
@@ -36,10 +39,16 @@ interface StreamEntry {
   handOvers: Set<() => void>;
 }
 
-export type ServiceDeps = Omit<RunDeps, "isCurrent"> & { log: Logger; timers: TimerConfig };
+export type ServiceDeps = Omit<RunDeps, "isCurrent"> & {
+  log: Logger;
+  timers: TimerConfig;
+  limits: Pick<LimitsConfig, "maxWaitingStreams">;
+};
 
 export class AgentService implements AgentBackend {
   private readonly streams = new Map<string, StreamEntry>();
+  /** Request ids whose stream still waits for its run_request: kept in step with each machine's state. */
+  private readonly waiting = new Set<string>();
   private readonly liveRuns = new Map<string, RunHandle>();
   private readonly upstreamRequests = new UpstreamRequests();
   private closing = false;
@@ -56,8 +65,17 @@ export class AgentService implements AgentBackend {
     return this.upstreamRequests.has(requestId) ? "upstream" : "local";
   }
 
+  /** Streams held in memory, and how many of them still wait for a run_request (diagnostics). */
+  streamCounts(): { streams: number; waiting: number } {
+    return { streams: this.streams.size, waiting: this.waiting.size };
+  }
+
   /** RunSSE: replays the backlog, then follows the stream; the returned function detaches. */
   subscribe(requestId: string, sink: StreamSink): () => void {
+    const maxWaiting = this.deps.limits.maxWaitingStreams ?? DEFAULT_MAX_WAITING_STREAMS;
+    if (!this.streams.has(requestId) && this.waiting.size >= maxWaiting) {
+      throw new RpcError(`${maxWaiting} RunSSE streams already wait for their run_request`, "resource_exhausted");
+    }
     const entry = this.entry(requestId);
     const { actor } = entry;
     const { backlog, end } = actor.getSnapshot().context;
@@ -130,6 +148,7 @@ export class AgentService implements AgentBackend {
     await Promise.race([Promise.all(ended), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
     for (const entry of this.streams.values()) entry.actor.stop();
     this.streams.clear();
+    this.waiting.clear();
   }
 
   private entry(requestId: string): StreamEntry {
@@ -147,7 +166,18 @@ export class AgentService implements AgentBackend {
     );
     const entry: StreamEntry = { actor, run: undefined, handOvers: new Set() };
     this.streams.set(requestId, entry);
-    actor.subscribe({ complete: () => this.streams.get(requestId) === entry && this.streams.delete(requestId) });
+    const forget = () => {
+      if (this.streams.get(requestId) !== entry) return;
+      this.streams.delete(requestId);
+      this.waiting.delete(requestId);
+    };
+    actor.subscribe({
+      next: (snapshot) => {
+        if (snapshot.matches({ open: { run: "awaitingRunRequest" } })) this.waiting.add(requestId);
+        else this.waiting.delete(requestId);
+      },
+      complete: forget,
+    });
     actor.start();
     return entry;
   }
@@ -251,6 +281,7 @@ export class AgentService implements AgentBackend {
     const entry = this.streams.get(requestId);
     if (!entry) return;
     this.streams.delete(requestId);
+    this.waiting.delete(requestId);
     for (const follow of [...entry.handOvers]) follow();
     entry.actor.stop();
   }
@@ -273,6 +304,7 @@ function streamDelays(t: TimerConfig) {
     ...(t.heartbeatMs ? { heartbeatAfter: t.heartbeatMs } : {}),
     ...(t.reconnectGraceMs ? { reconnectGrace: t.reconnectGraceMs } : {}),
     ...(t.terminalRetentionMs ? { retention: t.terminalRetentionMs } : {}),
+    ...(t.runRequestWaitMs ? { runRequestWait: t.runRequestWaitMs } : {}),
   };
 }
 

@@ -36,6 +36,24 @@ export interface TimerConfig {
   reconnectGraceMs?: number;
   terminalRetentionMs?: number;
   kvReplyDeadlineMs?: number;
+  /** A RunSSE whose request_id gets no run_request within this is ended (docs/protocol/cursor-transport.md §6.9). */
+  runRequestWaitMs?: number;
+}
+
+/** Who may talk to the Connect port (docs/protocol/cursor-transport.md §9). The token is a secret: never logged. */
+export interface SecurityConfig {
+  token?: string;
+  /** Extra Host values accepted besides the loopback names on the listening port: `name` (any port) or `name:port`. */
+  allowedHosts?: string[];
+  /** Browser origins accepted besides Cursor's own window (`vscode-file://vscode-app`). */
+  allowedOrigins?: string[];
+}
+
+/** Memory bounds of request bodies and waiting streams (docs/protocol/cursor-transport.md §2.5, §6.9). */
+export interface LimitsConfig {
+  maxRequestBytes?: number;
+  bodyBudgetBytes?: number;
+  maxWaitingStreams?: number;
 }
 
 /** `workers.claude-code`: how the AEP gateway launches the Claude Code CLI. env values are secrets: never logged. */
@@ -55,6 +73,8 @@ export interface GatewayConfig {
   timers?: TimerConfig;
   aep?: AepConfig;
   workers?: WorkersConfig;
+  security?: SecurityConfig;
+  limits?: LimitsConfig;
 }
 
 export class ConfigError extends Error {
@@ -116,6 +136,23 @@ const configSchema = z.strictObject({
       reconnectGraceMs: positiveInt.optional(),
       terminalRetentionMs: positiveInt.optional(),
       kvReplyDeadlineMs: positiveInt.optional(),
+      runRequestWaitMs: positiveInt.optional(),
+    })
+    .optional(),
+  security: z
+    .strictObject({
+      token: z.string().min(16, "must be at least 16 characters").optional(),
+      tokenEnv: nonEmpty.optional(),
+      allowedHosts: z.array(nonEmpty).optional(),
+      allowedOrigins: z.array(nonEmpty).optional(),
+    })
+    .refine((s) => s.token === undefined || s.tokenEnv === undefined, "token and tokenEnv exclude each other")
+    .optional(),
+  limits: z
+    .strictObject({
+      maxRequestBytes: positiveInt.optional(),
+      bodyBudgetBytes: positiveInt.optional(),
+      maxWaitingStreams: positiveInt.optional(),
     })
     .optional(),
   workers: z
@@ -171,8 +208,23 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
   if (workdir !== undefined && !isDirectory(workdir))
     problems.push(`${source}: aep.workdir: ${workdir} is not an existing directory`);
   const workers = resolveWorkers(result.data.workers, source, env, problems);
+  const security = resolveSecurity(result.data.security, source, env, problems);
   if (problems.length > 0) throw new ConfigError(problems.join("\n"));
-  return { ...result.data, models, ...(workers ? { workers } : {}) };
+  return { ...result.data, models, ...(workers ? { workers } : {}), ...(security ? { security } : {}) };
+}
+
+function resolveSecurity(
+  security: z.infer<typeof configSchema>["security"],
+  source: string,
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+): SecurityConfig | undefined {
+  if (security?.tokenEnv === undefined) return security;
+  const { tokenEnv, ...rest } = security;
+  const token = env[tokenEnv] ?? "";
+  if (token.length < 16)
+    problems.push(`${source}: security.tokenEnv: environment variable ${tokenEnv} must hold at least 16 characters`);
+  return { ...rest, token };
 }
 
 type ParsedWorkers = z.infer<typeof configSchema>["workers"];

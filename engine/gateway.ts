@@ -4,13 +4,15 @@
 // end live runs as canceled, close the store.
 import { readFileSync } from "node:fs";
 import type { AddressInfo, Server } from "node:net";
-import { isLoopback, startAepListener, type AepListener } from "../aep/listener.js";
+import { startAepListener, type AepListener } from "../aep/listener.js";
 import { workdirResolver } from "../aep/workdir.js";
 import { loadPromptAssets } from "../prompt/assets.js";
 import { createProviderAdapter } from "../providers/index.js";
 import { DataDirError, openStore, type Store } from "../store/index.js";
 import { createApp } from "../transport/app.js";
+import { DECODE_WEIGHT } from "../transport/body.js";
 import { createDiagnostics, DIAGNOSTICS_ENV } from "../transport/diagnostics.js";
+import { isLoopbackHost } from "../transport/gate.js";
 import { createDualServer } from "../transport/listener.js";
 import { workerFactoryFor } from "../workers/registry.js";
 import { DEFAULT_WORKER } from "../workers/types.js";
@@ -46,9 +48,12 @@ const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.
 export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const aepPort = o.aepPort ?? o.config.aep?.port;
   checkAepAccess(o, aepPort);
+  refuseUnguardedExposure(o);
+  const bodies = bodyLimits(o.config); // checked before anything starts
   const assets = loadPromptAssets(); // a broken asset stops start-up with a clear message
   // Bench-only (docs/performance.md); never enabled unless asked for in the environment.
-  const diagnostics = process.env[DIAGNOSTICS_ENV] === "1" ? createDiagnostics() : undefined;
+  const diagnostics =
+    process.env[DIAGNOSTICS_ENV] === "1" ? createDiagnostics(() => service.streamCounts()) : undefined;
   const store = await openStore({
     dataDir: o.dataDir,
     ...(diagnostics ? { onQuery: diagnostics.countStatement } : {}),
@@ -64,10 +69,13 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     history,
     adapterFor: createProviderAdapter,
     timers: o.config.timers ?? {},
+    limits: o.config.limits ?? {},
   });
   const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear(), idle: () => !service.hasLiveRuns() });
+  const security = o.config.security ?? {};
+  const access = { ...security, host: o.host, port: () => (server.address() as AddressInfo).port };
   const http = createDualServer(
-    createApp({ service, upstream: o.upstream, log: o.log, version: VERSION, diagnostics }).callback(),
+    createApp({ service, upstream: o.upstream, log: o.log, version: VERSION, diagnostics, access, bodies }).callback(),
   );
   const { server } = http;
   let aep: AepListener | undefined;
@@ -103,10 +111,35 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   };
 }
 
+/** Anyone who reaches a non-loopback address could run the agent with the user's keys: a token is required. */
+function refuseUnguardedExposure(o: GatewayOptions): void {
+  if (isLoopbackHost(o.host) || o.config.security?.token) return;
+  throw new ConfigError(
+    `--host ${o.host} is not a loopback address: anyone who can reach it could run the agent with your API keys. ` +
+      "Set security.token (or security.tokenEnv) in the config, or keep --host 127.0.0.1 and use an SSH tunnel",
+  );
+}
+
+/** Per request 64 MiB (as before the budget); all bodies in flight together 512 MiB of memory. */
+const DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024;
+const DEFAULT_BODY_BUDGET_BYTES = 512 * 1024 * 1024;
+
+function bodyLimits(config: GatewayConfig): { maxRequestBytes: number; budgetBytes: number } {
+  const maxRequestBytes = config.limits?.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
+  const budgetBytes = config.limits?.bodyBudgetBytes ?? DEFAULT_BODY_BUDGET_BYTES;
+  if (maxRequestBytes * DECODE_WEIGHT > budgetBytes) {
+    throw new ConfigError(
+      `limits.bodyBudgetBytes (${budgetBytes}) must hold one request of limits.maxRequestBytes (${maxRequestBytes}) ` +
+        `while it is decoded: at least ${DECODE_WEIGHT} × ${maxRequestBytes}`,
+    );
+  }
+  return { maxRequestBytes, budgetBytes };
+}
+
 /** The AEP endpoint may leave loopback only behind a token; said before anything else starts. */
 function checkAepAccess(o: GatewayOptions, aepPort: number | undefined): void {
   const aep = o.config.aep;
-  if (aepPort === undefined || aep?.host === undefined || isLoopback(aep.host) || aep.token) return;
+  if (aepPort === undefined || aep?.host === undefined || isLoopbackHost(aep.host) || aep.token) return;
   throw new ConfigError(
     `${o.configFile ?? "config"}: aep.token is required when aep.host is not a loopback address (${aep.host})`,
   );

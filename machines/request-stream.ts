@@ -2,11 +2,11 @@
 // Admits BidiAppend messages in append_seqno order (duplicates dropped, gaps wait), keeps the outbound backlog so a
 // reconnecting RunSSE subscriber gets the whole stream again (kept as encoded AgentServerMessage payloads: bytes, not
 // object graphs, are what a long run retains and what a replay writes), sends a heartbeat after 5 s of silence (never
-// stored), asks for the run to be abandoned when no subscriber came back within the reconnect grace, and keeps a
-// terminal stream for 30 s.
+// stored), asks for the run to be abandoned when no subscriber came back within the reconnect grace, ends a stream
+// whose run_request never came, and keeps a terminal stream for 30 s.
 import { assign, emit, enqueueActions, setup } from "xstate";
 import type { AgentClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
-import type { EndStream } from "../cursor/errors.js";
+import { type EndStream, RpcError } from "../cursor/errors.js";
 
 /** A gap larger than this many held messages is refused rather than buffered without bound. */
 export const MAX_HELD_APPENDS = 1024;
@@ -81,13 +81,29 @@ const requestStreamSetup = setup({
     /** Cursor reuses an ended request_id by starting again at append_seqno 1 with a new run_request
      * (docs/protocol/cursor-transport.md §6). */
     restartsRequest: ({ event }) => event.type === "APPEND" && event.seqno === 1n && isRunRequest(event.message),
+    carriesRunRequest: ({ event }) => event.type === "APPEND" && isRunRequest(event.message),
   },
   delays: {
     heartbeatAfter: 5_000,
     reconnectGrace: 30_000,
     retention: 30_000,
+    /** In line with the reconnect grace: a client that opened RunSSE appends its run_request at once. */
+    runRequestWait: 30_000,
   },
 });
+
+/** A RunSSE opened for a request_id that never got its run_request (docs/protocol/cursor-transport.md §6.9). */
+export const noRunRequestEnd: EndStream = {
+  ok: false,
+  error: new RpcError("no run_request arrived for this request_id in time; RunSSE closed", "deadline_exceeded"),
+};
+
+const expire = requestStreamSetup.createAction(
+  enqueueActions(({ enqueue }) => {
+    enqueue.assign({ end: noRunRequestEnd });
+    enqueue.emit({ type: "end", end: noRunRequestEnd });
+  }),
+);
 
 const admitAppend = requestStreamSetup.createAction(
   enqueueActions(({ context, event, enqueue }) => {
@@ -121,7 +137,8 @@ export const requestStreamMachine = requestStreamSetup.createMachine({
     "One per request_id. BidiAppend messages are admitted strictly in append_seqno order: duplicates are " +
     "dropped, a gap waits (bounded), unsequenced messages pass through. Every outbound frame is kept in the " +
     "backlog so a reconnecting RunSSE subscriber receives the whole stream again; a heartbeat follows 5 s of " +
-    "silence and is never stored. With no subscriber for 30 s the run is abandoned (canceled). After the " +
+    "silence and is never stored. With no subscriber for 30 s the run is abandoned (canceled). A stream whose " +
+    "run_request does not arrive within 30 s ends with deadline_exceeded. After the " +
     "EndStream the stream stays replayable for 30 s, then disappears; a request_id that starts again at " +
     "append_seqno 1 with a new run_request is reused.",
   id: "requestStream",
@@ -156,6 +173,17 @@ export const requestStreamMachine = requestStreamSetup.createMachine({
             abandoned: {},
           },
         },
+        run: {
+          initial: "awaitingRunRequest",
+          states: {
+            awaitingRunRequest: {
+              // Taking this edge pre-empts open's APPEND handler, so it admits the append itself.
+              on: { APPEND: { guard: "carriesRunRequest", target: "requested", actions: admitAppend } },
+              after: { runRequestWait: { target: "#requestStream.terminal", actions: expire } },
+            },
+            requested: {},
+          },
+        },
         output: {
           initial: "quiet",
           states: {
@@ -170,7 +198,11 @@ export const requestStreamMachine = requestStreamSetup.createMachine({
     },
     terminal: {
       on: {
-        APPEND: { guard: "restartsRequest", target: "open", actions: ["resetForReuse", admitAppend] },
+        APPEND: {
+          guard: "restartsRequest",
+          target: "#requestStream.open.run.requested",
+          actions: ["resetForReuse", admitAppend],
+        },
         SUBSCRIBE: { actions: "subscribe" },
         UNSUBSCRIBE: { actions: "unsubscribe" },
       },

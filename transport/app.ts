@@ -5,7 +5,9 @@ import Router from "@koa/router";
 import type { AgentBackend } from "./agent-backend.js";
 import type { Logger } from "../log/logger.js";
 import { bidiAppendHandler } from "./bidi-append.js";
+import { BodyBudget } from "./body.js";
 import type { Diagnostics } from "./diagnostics.js";
+import { gate, type GateOptions } from "./gate.js";
 import { createRelay } from "./relay.js";
 import { runSseHandler } from "./run-sse.js";
 
@@ -18,9 +20,17 @@ export function createApp(opts: {
   log: Logger;
   version: string;
   diagnostics?: Diagnostics;
+  access: Omit<GateOptions, "contentTypes">;
+  bodies: { maxRequestBytes: number; budgetBytes: number };
 }): Koa {
   const app = new Koa();
   const router = new Router();
+  // Connect unary (BidiAppend) takes binary or JSON; the RunSSE stream is read as binary envelopes only.
+  const contentTypes = new Map([
+    [RUN_SSE_PATH, ["application/connect+proto"]],
+    [BIDI_APPEND_PATH, ["application/proto", "application/json"]],
+  ]);
+  app.use(gate({ ...opts.access, contentTypes }));
   router.get("/__byok/health", (ctx) => {
     ctx.body = { status: "ok", name: "byok-gateway", version: opts.version };
   });
@@ -35,8 +45,9 @@ export function createApp(opts: {
     ctx.body = { code: "not_found", message: `no gateway route ${ctx.method} ${ctx.path}` };
   });
   const relay = createRelay({ upstream: opts.upstream, log: opts.log });
-  router.post(RUN_SSE_PATH, runSseHandler(opts.service, relay));
-  router.post(BIDI_APPEND_PATH, bidiAppendHandler(opts.service, relay));
+  const budget = new BodyBudget(opts.bodies.budgetBytes);
+  router.post(RUN_SSE_PATH, runSseHandler(opts.service, relay, budget));
+  router.post(BIDI_APPEND_PATH, bidiAppendHandler(opts.service, relay, { ...opts.bodies, budget }));
   router.all("/{*rest}", (ctx) => relay.pass(ctx));
   app.use(router.routes());
   app.on("error", (err: Error) => opts.log.error("http error", { error: err.message }));

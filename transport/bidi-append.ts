@@ -13,17 +13,21 @@ import {
 import type { AgentBackend } from "./agent-backend.js";
 import { RpcError } from "../cursor/errors.js";
 import { unaryErrorBody } from "./connect/unary.js";
-import { decodeContentEncoding, readBody } from "./body.js";
+import { type BodyBudget, decodeContentEncoding, readBody } from "./body.js";
 import type { Relay } from "./relay.js";
 
-const MAX_APPEND_BYTES = 64 * 1024 * 1024;
-
-export function bidiAppendHandler(service: AgentBackend, relay: Relay) {
+export function bidiAppendHandler(
+  service: AgentBackend,
+  relay: Relay,
+  bodies: { maxRequestBytes: number; budget: BodyBudget },
+) {
+  const limit = bodies.maxRequestBytes;
   return async (ctx: Context): Promise<void> => {
     const json = (ctx.get("content-type") || "").startsWith("application/json");
+    const lease = bodies.budget.lease();
     try {
-      const raw = await readBody(ctx.req, MAX_APPEND_BYTES);
-      const body = decodeContentEncoding(raw, ctx.get("content-encoding") || undefined, MAX_APPEND_BYTES);
+      const raw = await readBody(ctx.req, limit, lease);
+      const body = await decodeContentEncoding(raw, ctx.get("content-encoding") || undefined, limit, lease);
       const request = decodeRequest(body, json);
       const requestId = request.requestId?.requestId;
       if (!requestId) throw new RpcError("BidiAppend carries no request_id", "invalid_argument");
@@ -41,6 +45,10 @@ export function bidiAppendHandler(service: AgentBackend, relay: Relay) {
       ctx.status = status;
       ctx.type = "application/json";
       ctx.body = body;
+      // Refused before the body was read whole: close rather than read the rest only to discard it.
+      if (!ctx.req.complete && ctx.req.httpVersionMajor === 1) ctx.set("connection", "close");
+    } finally {
+      lease.release();
     }
   };
 }

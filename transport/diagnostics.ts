@@ -15,6 +15,8 @@ export interface DiagnosticsSnapshot {
   /** Durable commits the store made since start (COMMITs and autocommitted writes): with synchronous = FULL in WAL
    * mode each is one WAL fsync. */
   storeCommits: number;
+  /** Request streams in memory, and those of them still waiting for their run_request. */
+  requestStreams: { streams: number; waiting: number };
   /** Event-loop delay since the last reset, in milliseconds. */
   eventLoopDelay: { p50: number; p99: number; max: number; mean: number; samples: number };
 }
@@ -29,7 +31,7 @@ export interface Diagnostics {
 /** Resolution of the delay sampler: fine enough to see a few milliseconds of blocking, cheap enough for 2 cores. */
 const SAMPLE_EVERY_MS = 5;
 
-export function createDiagnostics(): Diagnostics {
+export function createDiagnostics(streams: () => DiagnosticsSnapshot["requestStreams"]): Diagnostics {
   const delay = monitorEventLoopDelay({ resolution: SAMPLE_EVERY_MS });
   delay.enable();
   let storeCommits = 0;
@@ -47,6 +49,7 @@ export function createDiagnostics(): Diagnostics {
         rssBytes: memory.rss,
         heapUsedBytes: memory.heapUsed,
         storeCommits,
+        requestStreams: streams(),
         eventLoopDelay: delayMs(delay),
       };
       if (reset) delay.reset();

@@ -8,6 +8,7 @@ import { performance } from "node:perf_hooks";
 import { pipeline } from "node:stream";
 import type { Context } from "koa";
 import type { Logger } from "../log/logger.js";
+import { TOKEN_HEADER } from "./gate.js";
 
 // RFC 9110 §7.6.1 connection-specific headers, plus `proxy-*` and HTTP/2's `http2-settings`.
 const hopByHop = new Set([
@@ -18,6 +19,8 @@ const hopByHop = new Set([
   "transfer-encoding",
   "upgrade",
   "http2-settings",
+  // The gateway's own token (transport/gate.ts) is for this hop only: it never leaves for the upstream.
+  TOKEN_HEADER,
 ]);
 
 export interface Relay {

@@ -15,24 +15,27 @@ import { encodeEndStream } from "./connect/end-stream.js";
 import type { EndStream } from "../cursor/errors.js";
 import { decodePayload, encodeEnvelope, EnvelopeFlags, EnvelopeReader } from "./connect/envelope.js";
 import { RpcError } from "../cursor/errors.js";
-import { readBody } from "./body.js";
+import { type BodyBudget, readBody } from "./body.js";
 import type { Relay } from "./relay.js";
 
 const MAX_REQUEST_BYTES = 64 * 1024;
 const COMPRESS_MIN_BYTES = 1024;
 const HEARTBEAT = toBinary(AgentServerMessageSchema, frames.heartbeat());
 
-export function runSseHandler(service: AgentBackend, relay: Relay) {
+export function runSseHandler(service: AgentBackend, relay: Relay, budget: BodyBudget) {
   return async (ctx: Context): Promise<void> => {
     let body: Uint8Array;
     let requestId: string;
+    const lease = budget.lease();
     try {
-      body = await readBody(ctx.req, MAX_REQUEST_BYTES);
+      body = await readBody(ctx.req, MAX_REQUEST_BYTES, lease);
       requestId = readRequestId(ctx, body);
     } catch (e) {
       const error = e instanceof RpcError ? e : new RpcError(String(e), "invalid_argument");
       writeHead(ctx, false).end(encodeEndStream({ ok: false, error }));
       return;
+    } finally {
+      lease.release(); // the request is one small envelope: nothing of it is decoded any further
     }
     if (service.routeOf(requestId) === "upstream") return relay.pass(ctx, body);
     const gzip = acceptsGzip(ctx.get("connect-accept-encoding"));
@@ -62,18 +65,24 @@ export function runSseHandler(service: AgentBackend, relay: Relay) {
         resolve();
       };
       res.on("close", finish);
-      detach = service.subscribe(requestId, {
-        frame: write,
-        heartbeat: () => write(HEARTBEAT),
-        end: (end: EndStream) => {
-          // The client ends the call when the body ends, not at the end-stream frame: end both together.
-          if (!res.writableEnded) res.end(encodeEndStream(end));
-        },
-        handOver: () => {
-          detach();
-          void followUpstream(ctx, relay, body).finally(resolve);
-        },
-      });
+      try {
+        detach = service.subscribe(requestId, {
+          frame: write,
+          heartbeat: () => write(HEARTBEAT),
+          end: (end: EndStream) => {
+            // The client ends the call when the body ends, not at the end-stream frame: end both together.
+            if (!res.writableEnded) res.end(encodeEndStream(end));
+          },
+          handOver: () => {
+            detach();
+            void followUpstream(ctx, relay, body).finally(resolve);
+          },
+        });
+      } catch (e) {
+        // Refused before any frame, e.g. too many streams already waiting for their run_request.
+        const error = e instanceof RpcError ? e : new RpcError(String(e), "internal");
+        res.end(encodeEndStream({ ok: false, error }));
+      }
     });
     await ended;
   };
@@ -131,6 +140,9 @@ function readRequestId(ctx: Context, body: Uint8Array): string {
   reader.end();
   if (envelopes.length !== 1)
     throw new RpcError(`RunSSE expects exactly one request message, got ${envelopes.length}`, "invalid_argument");
+  // An end-of-stream envelope carries the EndStream JSON, never a request (docs/protocol/cursor-transport.md §2.2).
+  if (envelopes[0]!.flags & EnvelopeFlags.endStream)
+    throw new RpcError("protocol error: the RunSSE request envelope has the end-stream flag", "invalid_argument");
   const encoding = ctx.get("connect-content-encoding") === "gzip" ? "gzip" : "identity";
   const payload = decodePayload(envelopes[0]!, encoding, MAX_REQUEST_BYTES);
   let requestId: string;

@@ -27,7 +27,8 @@ interface Stream {
 }
 
 const streams = new Map<string, Stream>();
-const diagnostics = createDiagnostics();
+// No agent routes here: no request streams.
+const diagnostics = createDiagnostics(() => ({ streams: 0, waiting: 0 }));
 
 function stream(requestId: string): Stream {
   let s = streams.get(requestId);

@@ -6,7 +6,7 @@ import {
   AgentServerMessageSchema,
   type AgentClientMessage,
 } from "../../proto/gen/agent/v1/agent_pb.js";
-import { admit, requestStreamMachine } from "../../machines/request-stream.js";
+import { admit, noRunRequestEnd, requestStreamMachine } from "../../machines/request-stream.js";
 import { frames } from "../../cursor/frames.js";
 
 /** The backlog holds encoded frames, as the engine sends them. */
@@ -114,6 +114,7 @@ describe("RequestStream machine", () => {
 
   it("abandons the run 30 s after the last subscriber left, not before, and not if it came back", () => {
     const s = stream();
+    s.actor.send({ type: "APPEND", seqno: 1n, message: runRequest() });
     s.actor.send({ type: "SUBSCRIBE" });
     s.actor.send({ type: "UNSUBSCRIBE" });
     s.clock.increment(29_000);
@@ -123,6 +124,34 @@ describe("RequestStream machine", () => {
     s.actor.send({ type: "UNSUBSCRIBE" });
     s.clock.increment(30_000);
     expect(s.abandoned()).to.equal(1);
+  });
+
+  it("ends a stream whose run_request never came after 30 s with deadline_exceeded, then forgets it", () => {
+    const s = stream();
+    s.actor.send({ type: "SUBSCRIBE" });
+    s.clock.increment(29_999);
+    expect(s.seen.filter((e) => e === "end")).to.have.length(0);
+    s.clock.increment(1);
+    expect(s.actor.getSnapshot().value).to.equal("terminal");
+    expect(s.seen.at(-1)).to.equal("end");
+    expect(s.actor.getSnapshot().context.end).to.equal(noRunRequestEnd);
+    expect(noRunRequestEnd.ok || noRunRequestEnd.error.code).to.equal("deadline_exceeded");
+    s.clock.increment(30_000);
+    expect(s.actor.getSnapshot().status).to.equal("done");
+  });
+
+  it("keeps waiting no longer once the run_request came, in order or held, nor after a reuse", () => {
+    const s = stream();
+    s.actor.send({ type: "SUBSCRIBE" });
+    s.actor.send({ type: "APPEND", seqno: 1n, message: runRequest() });
+    s.clock.increment(120_000);
+    expect(s.actor.getSnapshot().value).to.not.equal("terminal");
+    expect(s.delivered).to.deep.equal([-1]);
+    s.actor.send({ type: "END", end: { ok: true } });
+    s.actor.send({ type: "APPEND", seqno: 1n, message: runRequest() });
+    s.clock.increment(120_000);
+    expect(s.actor.getSnapshot().context.end).to.equal(undefined);
+    expect(s.delivered).to.deep.equal([-1, -1]);
   });
 
   it("keeps a terminal stream replayable for 30 s, then stops", () => {

@@ -12,6 +12,8 @@ export interface GatewayProcessOptions {
   /** An object is written as YAML; a string is written verbatim (so tests can hand over invalid config). */
   config: object | string;
   upstream?: string;
+  /** The --host to bind (default 127.0.0.1); the returned url always names 127.0.0.1 for a wildcard address. */
+  host?: string;
   /** Added to the parent's environment. */
   env?: Record<string, string>;
   /** Script to run instead of bin/byok.ts (relative to the repository root); the harness's own tests use it. */
@@ -48,7 +50,7 @@ export async function startGatewayProcess(opts: GatewayProcessOptions): Promise<
     opts.entry ?? "bin/byok.ts",
     "serve",
     "--host",
-    "127.0.0.1",
+    opts.host ?? "127.0.0.1",
     "--port",
     "0",
     "--data-dir",
@@ -165,7 +167,7 @@ function waitForReady(
       const match = readyLine.exec(line.trim());
       if (!match || settled) return;
       finish();
-      resolve(match[1]!.replace(/\/$/, ""));
+      resolve(match[1]!.replace(/\/$/, "").replace(/\/\/(0\.0\.0\.0|\[::\])/, "//127.0.0.1"));
     };
     const timer = setTimeout(() => fail(`no "byok-gateway listening on <url>" line within ${timeoutMs} ms`), timeoutMs);
     stdout.onLine.add(onLine);

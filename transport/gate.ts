@@ -1,0 +1,125 @@
+// Who may talk to the Connect port (docs/protocol/cursor-transport.md §9). Every request passes here before any
+// route reads its body: a Host that is not the gateway's own address (DNS rebinding), a browser Origin that is not
+// allowed (cross-site POSTs, which need no CORS preflight as text/plain), a missing or wrong token when one is
+// configured, and a non-Connect content type on a Connect route are refused at once.
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { Context, Middleware, Next } from "koa";
+import { RpcError } from "../cursor/errors.js";
+import { unaryErrorBody } from "./connect/unary.js";
+
+/** The header a token-guarded gateway expects; Cursor's own Authorization header belongs to the upstream. */
+export const TOKEN_HEADER = "x-byok-token";
+/** Cursor's workbench window: a web page cannot carry this origin. */
+const CURSOR_ORIGIN = "vscode-file://vscode-app";
+const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"];
+
+export interface GateOptions {
+  /** The port the gateway listens on (known only once it listens: port 0 picks one). */
+  port: () => number;
+  /** The address given to listen(); a specific non-wildcard address is accepted as a Host too. */
+  host: string;
+  token?: string;
+  allowedHosts?: readonly string[];
+  allowedOrigins?: readonly string[];
+  /** Connect routes: path → the content types each accepts. */
+  contentTypes: ReadonlyMap<string, readonly string[]>;
+}
+
+export function gate(opts: GateOptions): Middleware {
+  const origins = new Set([CURSOR_ORIGIN, ...(opts.allowedOrigins ?? [])].map((o) => o.toLowerCase()));
+  const tokenDigest = opts.token === undefined ? undefined : digest(opts.token);
+  const hostAllowed = hostCheck(opts);
+  return async (ctx: Context, next: Next) => {
+    const refusal = check(ctx);
+    if (refusal) return refuse(ctx, refusal);
+    await next();
+  };
+
+  function check(ctx: Context): Refusal | undefined {
+    const host = authority(ctx);
+    if (!host || !hostAllowed(host)) {
+      return { error: new RpcError(`Host ${JSON.stringify(host ?? "")} is not this gateway`, "permission_denied") };
+    }
+    const origin = ctx.get("origin");
+    if (origin && !origins.has(origin.toLowerCase())) {
+      return { error: new RpcError(`Origin ${JSON.stringify(origin)} is not allowed`, "permission_denied") };
+    }
+    if (tokenDigest && !tokenMatches(ctx.get(TOKEN_HEADER), tokenDigest)) {
+      return { error: new RpcError(`missing or wrong ${TOKEN_HEADER}`, "unauthenticated") };
+    }
+    const accepted = opts.contentTypes.get(ctx.path);
+    if (ctx.method === "POST" && accepted && !accepted.includes(mediaType(ctx.get("content-type")))) {
+      const message = `content-type ${JSON.stringify(ctx.get("content-type"))} is not accepted; use ${accepted.join(" or ")}`;
+      return { error: new RpcError(message, "invalid_argument"), status: 415, acceptPost: accepted.join(", ") };
+    }
+    return undefined;
+  }
+}
+
+interface Refusal {
+  error: RpcError;
+  /** Overrides the code's HTTP status (415 for a content type, as the Connect protocol has it). */
+  status?: number;
+  acceptPost?: string;
+}
+
+/** The Connect unary error shape on every route; the unread body is not waited for. */
+function refuse(ctx: Context, refusal: Refusal): void {
+  const { status, body } = unaryErrorBody(refusal.error);
+  ctx.status = refusal.status ?? status;
+  ctx.type = "application/json";
+  ctx.body = body;
+  if (refusal.acceptPost) ctx.set("accept-post", refusal.acceptPost);
+  if (ctx.req.httpVersionMajor === 1) ctx.set("connection", "close");
+}
+
+/** HTTP/2 carries the authority as a pseudo-header; HTTP/1.1 as Host. */
+function authority(ctx: Context): string | undefined {
+  const value = ctx.req.headers[":authority"] ?? ctx.req.headers.host;
+  return typeof value === "string" && value !== "" ? value.toLowerCase() : undefined;
+}
+
+/**
+ * Accepted: the loopback names and the listening address on the listening port, and each configured entry —
+ * `name:port` exactly, a bare `name` on any port.
+ */
+function hostCheck(opts: GateOptions): (authority: string) => boolean {
+  const own = [...LOOPBACK_NAMES];
+  const bound = opts.host.includes(":") ? `[${opts.host}]` : opts.host;
+  if (!isWildcard(opts.host)) own.push(bound.toLowerCase());
+  const configured = (opts.allowedHosts ?? []).map((h) => h.toLowerCase());
+  const anyPort = new Set(configured.filter((h) => splitAuthority(h).port === undefined));
+  const exact = new Set(configured.filter((h) => !anyPort.has(h)));
+  return (value) => {
+    const { name, port } = splitAuthority(value);
+    if (anyPort.has(name) || exact.has(value)) return true;
+    return own.includes(name) && (port ?? "80") === String(opts.port());
+  };
+}
+
+function splitAuthority(value: string): { name: string; port: string | undefined } {
+  const match = /^(\[[^\]]*\]|[^:]*)(?::(\d+))?$/.exec(value);
+  return match ? { name: match[1]!, port: match[2] } : { name: value, port: undefined };
+}
+
+function isWildcard(host: string): boolean {
+  return host === "0.0.0.0" || host === "::";
+}
+
+/** Loopback: the only addresses where no one but this machine's processes can connect. */
+export function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+function mediaType(contentType: string): string {
+  return contentType.split(";")[0]!.trim().toLowerCase();
+}
+
+// Digests of equal length make the comparison constant-time whatever the presented token's length.
+function digest(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
+}
+
+function tokenMatches(presented: string, expected: Buffer): boolean {
+  return presented !== "" && timingSafeEqual(digest(presented), expected);
+}
