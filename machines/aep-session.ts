@@ -86,7 +86,6 @@ const sessionSetup = setup({
       event.generation === context.generation &&
       event.event.type === "worker.exited",
     workerAlive: ({ context }) => context.workerAlive,
-    controlWaits: ({ context }) => context.pendingControl !== undefined,
     gc: ({ event }) => isControl(event, "gc"),
     reset: ({ event }) => isControl(event, "reset"),
     cd: ({ event }) => isControl(event, "cd"),
@@ -254,6 +253,12 @@ export const aepSessionMachine = sessionSetup.createMachine({
         },
         onDone: "idle",
       },
+      initial: "running",
+      states: {
+        running: {},
+        /** A control arrived: the turn is ending for it; the control takes effect once idle. */
+        endingForControl: {},
+      },
       on: {
         WORKER: [
           // The turn ends failed (worker crash) on the exit it is forwarded.
@@ -264,6 +269,7 @@ export const aepSessionMachine = sessionSetup.createMachine({
         ANSWER: { actions: sendTo("turn", ({ event }) => event) },
         // The turn ends stopped with the control's name as its reason; the worker goes with it.
         CONTROL: {
+          target: ".endingForControl",
           actions: [
             assign({ pendingControl: ({ event }) => event.control }),
             sendTo("turn", ({ event }) => ({ type: "CONTROL" as const, reason: event.control.action })),

@@ -38,7 +38,7 @@ export type TurnEnd =
     }
   | {
       outcome: "stopped";
-      cause: "interrupted" | "stop_honoured" | "killed" | "session_control";
+      cause: "interrupted" | "stop_honoured" | "exited_while_stopping" | "killed" | "session_control";
       reason: string;
       usage?: TurnUsage;
     };
@@ -171,6 +171,7 @@ function endOf(
     case "interrupted":
       return { outcome: "stopped", cause, reason: "interrupted", ...usage };
     case "stop_honoured":
+    case "exited_while_stopping":
     case "killed":
       return { outcome: "stopped", cause, reason: context.stopReason, ...usage };
     case "session_control":
@@ -346,9 +347,9 @@ export const aepTurnMachine = turnSetup.createMachine({
     "arrive before the delivery is confirmed are held and replayed in order. Stop interrupts the worker and " +
     "kills it if the interrupt is not acknowledged or not honoured within the grace. Every cause of an end is " +
     "its own edge — delivery failed, worker result success, error, API error or limit, interrupted by the " +
-    "worker, worker crash, stop honoured, killed after a stop, session control — into exactly one of " +
-    "completed, failed, stopped, whose entry alone emits error (failed only), then done, then settles the " +
-    "runtime fact after done.",
+    "worker, worker crash, stop honoured, exit while stopping, killed after a stop, session control — into " +
+    "exactly one of completed, failed, stopped, whose entry alone emits error (failed only), then done, then " +
+    "settles the runtime fact after done.",
   id: "aepTurn",
   context: ({ input }) => ({
     ...input,
@@ -443,7 +444,7 @@ export const aepTurnMachine = turnSetup.createMachine({
         WORKER: [
           { guard: "resultCompleted", target: "completed", actions: endBy("finished") },
           { guard: "resultNotCompleted", target: "stopped", actions: endBy("stop_honoured") },
-          { guard: "workerExited", target: "stopped", actions: endBy("killed") },
+          { guard: "workerExited", target: "stopped", actions: endBy("exited_while_stopping") },
           { actions: relay },
         ],
       },
@@ -451,6 +452,7 @@ export const aepTurnMachine = turnSetup.createMachine({
         interrupting: {
           invoke: {
             src: "interrupt",
+            id: "interrupt",
             input: ({ context }) => ({ generation: context.generation }),
             onDone: [
               {
@@ -464,7 +466,10 @@ export const aepTurnMachine = turnSetup.createMachine({
         },
         /** The worker acknowledged the interrupt; its result should follow within the grace. */
         awaitingEnd: {},
-        killing: { entry: killWorker },
+        killing: {
+          entry: killWorker,
+          on: { WORKER: { guard: "workerExited", target: "#aepTurn.stopped", actions: endBy("killed") } },
+        },
       },
     },
     completed: { type: "final", entry: finish },
