@@ -376,6 +376,7 @@ export class AepSession {
       session_id: this.sessionId,
       execution_id: executionId,
       outcome: end.outcome,
+      cause: end.cause,
     });
     this.afterWrite(this.deps.store.setRuntime(executionId, failed ? "failed" : "completed", code), () =>
       this.emit({

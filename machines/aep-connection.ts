@@ -25,9 +25,23 @@ export class AttachRefused extends Error {
   }
 }
 
+/** Why a connection ended; each is its own edge into `closed`, and the machine's output. */
+export type ConnectionEndCause =
+  | "init_timeout"
+  | "attach_refused"
+  | "flooded_before_state"
+  | "closed_before_init"
+  | "closed_during_attach"
+  | "closed";
+
+interface AepConnectionContext {
+  held: readonly ClientEnvelope[];
+  end: ConnectionEndCause | undefined;
+}
+
 const connectionSetup = setup({
   types: {
-    context: {} as { held: ClientEnvelope[] },
+    context: {} as AepConnectionContext,
     events: {} as AepConnectionEvent,
   },
   actors: {
@@ -51,6 +65,7 @@ const connectionSetup = setup({
     hold: assign({
       held: ({ context, event }) => (event.type === "FRAME" ? [...context.held, event.envelope] : context.held),
     }),
+    recordEnd: assign((_, params: { cause: ConnectionEndCause }) => ({ end: params.cause })),
   },
   guards: {
     isInit: ({ event }) => event.type === "FRAME" && event.envelope.event.type === "init",
@@ -67,19 +82,23 @@ const replayHeld = connectionSetup.createAction(
   }),
 );
 
+const endBy = (cause: ConnectionEndCause) => ({ type: "recordEnd" as const, params: { cause } });
+
 export const aepConnectionMachine = connectionSetup.createMachine({
   description:
     "One per AEP WebSocket. The first frame must be init within 30 s, else an error and close; frames sent " +
     "while the session is being found or created are held (at most 64) and replayed in order. ping is " +
     "answered (seq 0) in every state. After the socket closes nothing reaches the session, and a connection " +
-    "that closed during its attach is never attached.",
+    "that closed during its attach is never attached. Each ending is its own edge: init timeout, attach " +
+    "refused, too many frames before state, socket closed before init, during the attach or once attached.",
   id: "aepConnection",
-  context: { held: [] },
+  context: { held: [], end: undefined },
   initial: "awaitingInit",
-  on: { SOCKET_CLOSED: ".closed" },
+  output: ({ context }) => ({ cause: context.end! }),
   states: {
     awaitingInit: {
       on: {
+        SOCKET_CLOSED: { target: "closed", actions: endBy("closed_before_init") },
         FRAME: [
           { guard: "isInit", target: "attaching" },
           { guard: "isPing", actions: "pong" },
@@ -98,6 +117,7 @@ export const aepConnectionMachine = connectionSetup.createMachine({
         initTimeout: {
           target: "closed",
           actions: [
+            endBy("init_timeout"),
             { type: "sendError", params: { code: "PROTOCOL_VIOLATION", message: "no init within 30 s of connecting" } },
             { type: "close", params: { reason: "init timeout" } },
           ],
@@ -122,12 +142,14 @@ export const aepConnectionMachine = connectionSetup.createMachine({
                     "INTERNAL_ERROR",
                     `init failed: ${event.error instanceof Error ? event.error.message : String(event.error)}`,
                   );
+            enqueue(endBy("attach_refused"));
             enqueue({ type: "sendError", params: { code: refused.code, message: refused.message } });
             enqueue({ type: "close", params: { reason: refused.code } });
           }),
         },
       },
       on: {
+        SOCKET_CLOSED: { target: "closed", actions: endBy("closed_during_attach") },
         FRAME: [
           { guard: "isPing", actions: "pong" },
           {
@@ -138,6 +160,7 @@ export const aepConnectionMachine = connectionSetup.createMachine({
             guard: "holdIsFull",
             target: "closed",
             actions: [
+              endBy("flooded_before_state"),
               {
                 type: "sendError",
                 params: {
@@ -155,6 +178,7 @@ export const aepConnectionMachine = connectionSetup.createMachine({
     attached: {
       entry: replayHeld,
       on: {
+        SOCKET_CLOSED: { target: "closed", actions: endBy("closed") },
         FRAME: [
           { guard: "isPing", actions: "pong" },
           {

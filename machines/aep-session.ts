@@ -3,7 +3,7 @@
 // current generation, so late events of a killed or replaced process change nothing (aep.md §9.6). The worker starts on
 // the first input (the CLI prints nothing before one), resumes its own session after a crash or gc, and a reset
 // gives it a new one. Controls other than stop end a running turn first; their `state` follows that turn's `done`.
-import { assign, enqueueActions, fromCallback, setup } from "xstate";
+import { assign, enqueueActions, fromCallback, sendTo, setup } from "xstate";
 import type { ServerEvent } from "../aep/wire/envelope.js";
 import type { InteractionAnswer, WorkerEvent } from "../workers/types.js";
 import { aepTurnMachine, type AepTurnInput } from "./aep-turn.js";
@@ -39,9 +39,9 @@ export type AepSessionEvent =
   | { type: "CONTROL"; control: SessionControl }
   | { type: "WORKER"; generation: number; event: WorkerEvent };
 
-const endsSession = (c: SessionControl | undefined) => c?.action === "terminate" || c?.action === "delete";
 const workerChild = (generation: number) => `worker-${generation}`;
-const killedExit: WorkerEvent = { type: "worker.exited", code: null, signal: "SIGKILL", crashed: true };
+const isControl = (event: AepSessionEvent, action: SessionControl["action"]) =>
+  event.type === "CONTROL" && event.control.action === action;
 
 const sessionSetup = setup({
   types: {
@@ -79,8 +79,18 @@ const sessionSetup = setup({
   guards: {
     fromCurrentWorker: ({ context, event }) =>
       event.type === "WORKER" && context.workerAlive && event.generation === context.generation,
-    terminating: ({ context }) => endsSession(context.pendingControl),
-    controlEndsSession: ({ event }) => event.type === "CONTROL" && endsSession(event.control),
+    /** The current worker process is gone (a crash, or an exit the session did not ask for). */
+    currentWorkerExited: ({ context, event }) =>
+      event.type === "WORKER" &&
+      context.workerAlive &&
+      event.generation === context.generation &&
+      event.event.type === "worker.exited",
+    workerAlive: ({ context }) => context.workerAlive,
+    gc: ({ event }) => isControl(event, "gc"),
+    reset: ({ event }) => isControl(event, "reset"),
+    cd: ({ event }) => isControl(event, "cd"),
+    terminate: ({ event }) => isControl(event, "terminate"),
+    delete: ({ event }) => isControl(event, "delete"),
   },
   delays: { idleReclaim: 10 * 60_000 },
 });
@@ -106,23 +116,25 @@ const ensureWorker = sessionSetup.createAction(
 const observeWorker = sessionSetup.createAction(
   enqueueActions(({ context, event, enqueue }) => {
     if (event.type !== "WORKER") return;
-    const w = event.event;
-    if (w.type === "worker.ready" && !context.workerStarted) {
-      enqueue.assign({ workerStarted: true });
-      enqueue({
-        type: "persist",
-        params: {
-          workdir: context.workdir,
-          workerSessionId: context.workerSessionId,
-          workerStarted: true,
-          state: "running",
-        },
-      });
-    }
-    if (w.type === "worker.exited") {
-      enqueue.assign({ workerAlive: false });
-      enqueue.stopChild(workerChild(event.generation));
-    }
+    if (event.event.type !== "worker.ready" || context.workerStarted) return;
+    enqueue.assign({ workerStarted: true });
+    enqueue({
+      type: "persist",
+      params: {
+        workdir: context.workdir,
+        workerSessionId: context.workerSessionId,
+        workerStarted: true,
+        state: "running",
+      },
+    });
+  }),
+);
+
+/** The process already ended on its own: forget its child; the next input starts (and resumes) a new one. */
+const forgetWorker = sessionSetup.createAction(
+  enqueueActions(({ context, enqueue }) => {
+    enqueue.assign({ workerAlive: false });
+    enqueue.stopChild(workerChild(context.generation));
   }),
 );
 
@@ -138,7 +150,8 @@ const observeIdleWorker = sessionSetup.createAction(
   }),
 );
 
-const killWorker = sessionSetup.createAction(
+/** Stopping the child kills the process; its late events carry a generation nobody routes any more. */
+const releaseWorker = sessionSetup.createAction(
   enqueueActions(({ context, enqueue }) => {
     if (!context.workerAlive) return;
     enqueue.stopChild(workerChild(context.generation));
@@ -146,12 +159,11 @@ const killWorker = sessionSetup.createAction(
   }),
 );
 
-/** gc / reset / cd / terminate / delete, once no turn runs. */
+/** A control's effect, once no turn runs; persists where the session stands and tells the client. */
 const applyControl = sessionSetup.createAction(
-  enqueueActions(({ context, enqueue }) => {
-    const control = context.pendingControl;
-    if (!control) return;
-    enqueue.assign({ pendingControl: undefined });
+  enqueueActions(({ context, event, enqueue }) => {
+    if (event.type !== "CONTROL") return;
+    const control = event.control;
     let { workdir, workerSessionId, workerStarted } = context;
     if (control.action === "reset" || control.action === "cd") {
       workerSessionId = crypto.randomUUID();
@@ -175,7 +187,15 @@ const applyControl = sessionSetup.createAction(
       type: "emit",
       params: { event: { type: "state", data: { state: terminated ? "terminated" : "idle", message } } },
     });
-    if (control.action === "delete") enqueue("forget");
+  }),
+);
+
+/** The control the turn ended for goes through the same edges as one sent while idle. */
+const raisePendingControl = sessionSetup.createAction(
+  enqueueActions(({ context, enqueue }) => {
+    if (!context.pendingControl) return;
+    enqueue.raise({ type: "CONTROL", control: context.pendingControl });
+    enqueue.assign({ pendingControl: undefined });
   }),
 );
 
@@ -183,21 +203,18 @@ export const aepSessionMachine = sessionSetup.createMachine({
   description:
     "One per AEP session: idle ⇄ busy with one turn per accepted input. The worker starts on the first input," +
     " as a child per generation; only events of the current generation are routed, so a killed or replaced " +
-    "process changes nothing. A crash or gc leaves the session idle and the next input resumes the worker's " +
-    "own session; reset and cd give it a new one; terminate and delete end the session. A control during a " +
-    "turn ends that turn first, and its state follows the turn's done. An idle worker is reclaimed after 10 " +
-    "minutes.",
+    "process changes nothing. A worker crash, gc or the idle reclaim (10 minutes) releases the worker and the " +
+    "next input resumes the worker's own session; reset and cd give it a new one; terminate and delete end " +
+    "the session — each its own edge. A control during a turn ends that turn first (the turn's own " +
+    "session-control edge) and takes effect, through the same edges, after the turn's done.",
   id: "aepSession",
   context: ({ input }) => ({ ...input, generation: 0, workerAlive: false, pendingControl: undefined }),
   initial: "idle",
-  on: {
-    WORKER: { guard: "fromCurrentWorker", actions: [observeWorker, observeIdleWorker] },
-  },
   states: {
     idle: {
-      entry: applyControl,
+      entry: raisePendingControl,
       // A worker nobody used for a while goes (about 190 MB each); the next input resumes its session.
-      after: { idleReclaim: { actions: killWorker } },
+      after: { idleReclaim: { guard: "workerAlive", target: "idle", actions: releaseWorker } },
       on: {
         INPUT: { target: "busy", actions: ensureWorker },
         // Nothing to stop (the turn already ended, or none began): the client still learns where the session stands.
@@ -209,16 +226,15 @@ export const aepSessionMachine = sessionSetup.createMachine({
         },
         ANSWER: { actions: { type: "rejectAnswer", params: ({ event }) => ({ id: event.id }) } },
         CONTROL: [
-          {
-            guard: "controlEndsSession",
-            target: "terminated",
-            actions: assign({ pendingControl: ({ event }) => event.control }),
-          },
-          {
-            target: "idle",
-            reenter: true,
-            actions: [killWorker, assign({ pendingControl: ({ event }) => event.control })],
-          },
+          { guard: "gc", target: "idle", reenter: true, actions: [releaseWorker, applyControl] },
+          { guard: "reset", target: "idle", reenter: true, actions: [releaseWorker, applyControl] },
+          { guard: "cd", target: "idle", reenter: true, actions: [releaseWorker, applyControl] },
+          { guard: "terminate", target: "terminated", actions: applyControl },
+          { guard: "delete", target: "deleted", actions: applyControl },
+        ],
+        WORKER: [
+          { guard: "currentWorkerExited", target: "idle", actions: forgetWorker },
+          { guard: "fromCurrentWorker", actions: [observeWorker, observeIdleWorker] },
         ],
       },
     },
@@ -235,31 +251,34 @@ export const aepSessionMachine = sessionSetup.createMachine({
             generation: context.generation,
           };
         },
-        onDone: [{ guard: "terminating", target: "terminated" }, { target: "idle" }],
+        onDone: "idle",
+      },
+      initial: "running",
+      states: {
+        running: {},
+        /** A control arrived: the turn is ending for it; the control takes effect once idle. */
+        endingForControl: {},
       },
       on: {
-        WORKER: {
-          guard: "fromCurrentWorker",
-          actions: [enqueueActions(({ event, enqueue }) => enqueue.sendTo("turn", event)), observeWorker],
-        },
-        STOP: { actions: enqueueActions(({ enqueue }) => enqueue.sendTo("turn", { type: "STOP" })) },
-        ANSWER: { actions: enqueueActions(({ event, enqueue }) => enqueue.sendTo("turn", event)) },
-        // The turn ends as stopped with the control's name as its reason; the worker goes with it.
+        WORKER: [
+          // The turn ends failed (worker crash) on the exit it is forwarded.
+          { guard: "currentWorkerExited", actions: [sendTo("turn", ({ event }) => event), forgetWorker] },
+          { guard: "fromCurrentWorker", actions: [sendTo("turn", ({ event }) => event), observeWorker] },
+        ],
+        STOP: { actions: sendTo("turn", { type: "STOP" }) },
+        ANSWER: { actions: sendTo("turn", ({ event }) => event) },
+        // The turn ends stopped with the control's name as its reason; the worker goes with it.
         CONTROL: {
+          target: ".endingForControl",
           actions: [
             assign({ pendingControl: ({ event }) => event.control }),
-            enqueueActions(({ event, enqueue }) => {
-              enqueue.sendTo("turn", { type: "STOP", reason: event.control.action });
-              enqueue.sendTo("turn", { type: "WORKER", event: killedExit });
-            }),
-            killWorker,
+            sendTo("turn", ({ event }) => ({ type: "CONTROL" as const, reason: event.control.action })),
+            releaseWorker,
           ],
         },
       },
     },
-    terminated: {
-      type: "final",
-      entry: [killWorker, applyControl],
-    },
+    terminated: { type: "final", entry: releaseWorker },
+    deleted: { type: "final", entry: [releaseWorker, "forget"] },
   },
 });

@@ -24,20 +24,37 @@ export interface AepTurnInput {
   generation: number;
 }
 
+/** Why a turn ended: each is its own edge in the machine, and the one recorded in its output. */
+export type TurnEndCause = TurnEnd["cause"];
+
 export type TurnEnd =
-  | { outcome: "completed"; usage?: TurnUsage }
-  | { outcome: "failed"; code: ErrorCode; message: string; usage?: TurnUsage }
-  | { outcome: "stopped"; reason: string; usage?: TurnUsage };
+  | { outcome: "completed"; cause: "finished"; usage?: TurnUsage }
+  | {
+      outcome: "failed";
+      cause: "not_delivered" | "result_error" | "api_error" | "limit" | "worker_crash";
+      code: ErrorCode;
+      message: string;
+      usage?: TurnUsage;
+    }
+  | {
+      outcome: "stopped";
+      cause: "interrupted" | "stop_honoured" | "exited_while_stopping" | "killed" | "session_control";
+      reason: string;
+      usage?: TurnUsage;
+    };
+
+/** What arrives while the input is being delivered; it waits for the delivery and is then replayed in order. */
+type HeldEvent = Extract<AepTurnEvent, { type: "WORKER" | "STOP" | "CONTROL" }>;
 
 interface AepTurnContext extends AepTurnInput {
   mapping: MappingState;
-  held: WorkerEvent[];
+  held: readonly HeldEvent[];
   started: boolean;
   errorSent: boolean;
-  stopRequested: boolean;
+  /** The reason the client's stop gave (done.reason of a stopped turn). */
   stopReason: string;
   /** Open interactions: request id → child actor id. */
-  interactions: Record<string, string>;
+  interactions: Readonly<Record<string, string>>;
   nextChild: number;
   end: TurnEnd | undefined;
 }
@@ -45,8 +62,18 @@ interface AepTurnContext extends AepTurnInput {
 export type AepTurnEvent =
   | { type: "WORKER"; event: WorkerEvent }
   | { type: "STOP"; reason?: string }
+  /** A session control (gc, reset, cd, terminate, delete) takes the worker away: the turn ends stopped at once. */
+  | { type: "CONTROL"; reason: string }
   | { type: "ANSWER"; id: string; answer: InteractionAnswer }
   | AepInteractionReport;
+
+type Finished = Extract<WorkerEvent, { type: "turn.finished" }>;
+const workerEvent = (event: AepTurnEvent): WorkerEvent | undefined =>
+  event.type === "WORKER" ? event.event : undefined;
+const finishedWith = (event: AepTurnEvent, outcome: Finished["outcome"]) => {
+  const w = workerEvent(event);
+  return w?.type === "turn.finished" && w.outcome === outcome;
+};
 
 const turnSetup = setup({
   types: {
@@ -79,15 +106,26 @@ const turnSetup = setup({
     killWorker: (_, _params: { generation: number }) => {},
     /** A response for a request this turn does not hold open (supplied by the wiring: an INVALID_MESSAGE error). */
     rejectAnswer: (_, _params: { id: string }) => {},
+    /** The end, with its cause, on the way into a final state (whose entry emits it). */
+    recordEnd: assign(({ context, event }, params: { cause: TurnEndCause; detail?: string }) => ({
+      end: endOf(context, event, params),
+    })),
   },
   guards: {
-    stopWasRequested: ({ context }) => context.stopRequested,
     awaitingInteraction: ({ context }) => Object.keys(context.interactions).length > 0,
     noInteractionOpen: ({ context }) => Object.keys(context.interactions).length === 0,
     notAcknowledged: (_, params: { acked: boolean }) => !params.acked,
-    endedCompleted: ({ context }) => context.end?.outcome === "completed",
-    endedFailed: ({ context }) => context.end?.outcome === "failed",
-    endedStopped: ({ context }) => context.end?.outcome === "stopped",
+    resultCompleted: ({ event }) => finishedWith(event, "completed"),
+    resultFailed: ({ event }) => finishedWith(event, "failed"),
+    resultApiError: ({ event }) => finishedWith(event, "api_error"),
+    resultLimit: ({ event }) => finishedWith(event, "limit"),
+    resultStopped: ({ event }) => finishedWith(event, "stopped"),
+    /** Any result other than success: while stopping, the worker honoured the stop. */
+    resultNotCompleted: ({ event }) => {
+      const w = workerEvent(event);
+      return w?.type === "turn.finished" && w.outcome !== "completed";
+    },
+    workerExited: ({ event }) => workerEvent(event)?.type === "worker.exited",
   },
   delays: {
     /** After an acknowledged interrupt the worker must end the turn within this, or it is killed. */
@@ -95,7 +133,53 @@ const turnSetup = setup({
   },
 });
 
-/** The effects of one worker event inside a running (or stopping) turn. */
+function endOf(
+  context: AepTurnContext,
+  event: AepTurnEvent,
+  { cause, detail }: { cause: TurnEndCause; detail?: string },
+): TurnEnd {
+  const w = workerEvent(event);
+  const usage = w?.type === "turn.finished" && w.usage ? { usage: w.usage } : {};
+  switch (cause) {
+    case "finished":
+      return { outcome: "completed", cause, ...usage };
+    case "not_delivered":
+      return {
+        outcome: "failed",
+        cause,
+        code: "WORKER_START_FAILED",
+        message: `input not delivered to the worker: ${detail}`,
+      };
+    case "result_error":
+    case "api_error":
+    case "limit": {
+      // docs/protocol/aep.md has no code for an upstream error or a turn limit; the message says which it was.
+      const f = w as Finished;
+      return {
+        outcome: "failed",
+        cause,
+        code: errorCodeOf(f.errorCode),
+        message: f.message ?? `turn ${f.outcome}`,
+        ...usage,
+      };
+    }
+    case "worker_crash": {
+      const exit = w as Extract<WorkerEvent, { type: "worker.exited" }>;
+      const message = `worker exited during the turn (code ${exit.code}, signal ${exit.signal})`;
+      return { outcome: "failed", cause, code: "WORKER_CRASH", message };
+    }
+    case "interrupted":
+      return { outcome: "stopped", cause, reason: "interrupted", ...usage };
+    case "stop_honoured":
+    case "exited_while_stopping":
+    case "killed":
+      return { outcome: "stopped", cause, reason: context.stopReason, ...usage };
+    case "session_control":
+      return { outcome: "stopped", cause, reason: event.type === "CONTROL" ? event.reason : context.stopReason };
+  }
+}
+
+/** The effects of one worker event inside a running (or stopping) turn that does not end it. */
 const relay = turnSetup.createAction(
   enqueueActions(({ context, event, enqueue }) => {
     if (event.type !== "WORKER") return;
@@ -129,8 +213,7 @@ const relay = turnSetup.createAction(
         return;
       }
       case "interaction.requested": {
-        const previous = context.interactions[w.id];
-        if (previous) enqueue.stopChild(previous);
+        if (Object.hasOwn(context.interactions, w.id)) enqueue.stopChild(context.interactions[w.id]!);
         const child = `interaction-${context.nextChild}`;
         enqueue.assign({ interactions: { ...context.interactions, [w.id]: child }, nextChild: context.nextChild + 1 });
         enqueue.spawnChild("interaction", {
@@ -140,28 +223,13 @@ const relay = turnSetup.createAction(
         emit(interactionRequest(w));
         return;
       }
-      case "interaction.withdrawn": {
-        const child = context.interactions[w.id];
-        if (child) enqueue.sendTo(child, { type: "WITHDRAW" });
+      case "interaction.withdrawn":
+        if (Object.hasOwn(context.interactions, w.id))
+          enqueue.sendTo(context.interactions[w.id]!, { type: "WITHDRAW" });
         return;
-      }
       case "turn.error":
         enqueue.assign({ errorSent: true });
         emit({ type: "error", data: { code: errorCodeOf(w.code), message: w.message } });
-        return;
-      case "turn.finished":
-        enqueue.assign({ end: endOf(context, w) });
-        return;
-      case "worker.exited":
-        enqueue.assign({
-          end: context.stopRequested
-            ? { outcome: "stopped", reason: context.stopReason }
-            : {
-                outcome: "failed",
-                code: "WORKER_CRASH",
-                message: `worker exited during the turn (code ${w.code}, signal ${w.signal})`,
-              },
-        });
         return;
       case "worker.ready":
         // Which worker and version serve this turn (a client may show it; the e2e tests pin the CLI version by it).
@@ -179,41 +247,34 @@ const relay = turnSetup.createAction(
   }),
 );
 
-function endOf(context: AepTurnContext, w: Extract<WorkerEvent, { type: "turn.finished" }>): TurnEnd {
-  const usage = w.usage;
-  if (w.outcome === "completed") return { outcome: "completed", usage };
-  if (w.outcome === "stopped" || context.stopRequested)
-    return { outcome: "stopped", reason: context.stopRequested ? context.stopReason : "interrupted", usage };
-  // docs/protocol/aep.md has no code for an upstream error or a turn limit; the message says which it was.
-  return { outcome: "failed", code: errorCodeOf(w.errorCode), message: w.message ?? `turn ${w.outcome}`, usage };
-}
-
-const holdWorkerEvent = turnSetup.createAction(
+const hold = turnSetup.createAction(
   enqueueActions(({ context, event, enqueue }) => {
-    if (event.type === "WORKER") enqueue.assign({ held: [...context.held, event.event] });
+    if (event.type === "WORKER" || event.type === "STOP" || event.type === "CONTROL")
+      enqueue.assign({ held: [...context.held, event] });
   }),
 );
 
-/** Held events go back through the running state's own handler, in arrival order. */
+/** Held events go back through the running state's own handlers, in arrival order. */
 const replayHeld = turnSetup.createAction(
   enqueueActions(({ context, enqueue }) => {
     enqueue.assign({ held: [] });
-    for (const w of context.held) enqueue.raise({ type: "WORKER", event: w });
+    for (const e of context.held) enqueue.raise(e);
   }),
 );
 
 const routeAnswer = turnSetup.createAction(
   enqueueActions(({ context, event, enqueue }) => {
     if (event.type !== "ANSWER") return;
-    const child = context.interactions[event.id];
-    if (!child) return enqueue({ type: "rejectAnswer", params: { id: event.id } });
-    enqueue.sendTo(child, { type: "ANSWER", answer: event.answer });
+    if (!Object.hasOwn(context.interactions, event.id))
+      return enqueue({ type: "rejectAnswer", params: { id: event.id } });
+    enqueue.sendTo(context.interactions[event.id]!, { type: "ANSWER", answer: event.answer });
   }),
 );
 
 const forgetInteraction = turnSetup.createAction(
   enqueueActions(({ context, event, enqueue }) => {
-    if (event.type !== "INTERACTION_SETTLED" || context.interactions[event.id] !== event.key) return;
+    if (event.type !== "INTERACTION_SETTLED" || !Object.hasOwn(context.interactions, event.id)) return;
+    if (context.interactions[event.id] !== event.key) return;
     const { [event.id]: _gone, ...rest } = context.interactions;
     enqueue.assign({ interactions: rest });
   }),
@@ -258,20 +319,37 @@ function statsOf(u: TurnUsage): Record<string, unknown> {
   return Object.fromEntries(Object.entries(stats).filter(([, v]) => v !== undefined));
 }
 
-const hasEnded = [
-  { guard: "endedCompleted" as const, target: "#aepTurn.completed" },
-  { guard: "endedFailed" as const, target: "#aepTurn.failed" },
-  { guard: "endedStopped" as const, target: "#aepTurn.stopped" },
-];
+const endBy = (cause: TurnEndCause) => ({ type: "recordEnd" as const, params: { cause } });
+const ackDelivered = {
+  type: "ack",
+  params: ({ context }: { context: AepTurnContext }) => ({
+    executionId: context.executionId,
+    clientMessageId: context.clientMessageId,
+    status: "delivered" as const,
+  }),
+} as const;
+const killWorker = {
+  type: "killWorker",
+  params: ({ context }: { context: AepTurnContext }) => ({ generation: context.generation }),
+} as const;
+
+/** What a live turn (running or stopping) does with answers, settled interactions and a session control. */
+const live = {
+  ANSWER: { actions: routeAnswer },
+  INTERACTION_SETTLED: { actions: forgetInteraction },
+  CONTROL: { target: "#aepTurn.stopped", actions: endBy("session_control") },
+} as const;
 
 export const aepTurnMachine = turnSetup.createMachine({
   description:
     "One per execution. state(running) is its first event; input.ack(delivered|failed) follows the durable " +
-    "ledger write; runtime.execution.started precedes all content; worker events that arrive before the " +
-    "delivery is confirmed are held and replayed in order. Stop interrupts the worker and kills it if the " +
-    "interrupt is not acknowledged or not honoured within the grace. It ends in exactly one of completed, " +
-    "failed, stopped, whose entry alone emits error (failed only), then done, then settles the runtime fact " +
-    "after done.",
+    "ledger write; runtime.execution.started precedes all content; worker events, stops and controls that " +
+    "arrive before the delivery is confirmed are held and replayed in order. Stop interrupts the worker and " +
+    "kills it if the interrupt is not acknowledged or not honoured within the grace. Every cause of an end is " +
+    "its own edge — delivery failed, worker result success, error, API error or limit, interrupted by the " +
+    "worker, worker crash, stop honoured, exit while stopping, killed after a stop, session control — into " +
+    "exactly one of completed, failed, stopped, whose entry alone emits error (failed only), then done, then " +
+    "settles the runtime fact after done.",
   id: "aepTurn",
   context: ({ input }) => ({
     ...input,
@@ -279,7 +357,6 @@ export const aepTurnMachine = turnSetup.createMachine({
     held: [],
     started: false,
     errorSent: false,
-    stopRequested: false,
     stopReason: "stopped_by_user",
     interactions: {},
     nextChild: 0,
@@ -297,36 +374,13 @@ export const aepTurnMachine = turnSetup.createMachine({
       },
       invoke: {
         src: "deliver",
+        id: "deliver",
         input: ({ context }) => ({
           executionId: context.executionId,
           content: context.content,
           generation: context.generation,
         }),
-        onDone: [
-          {
-            guard: "stopWasRequested",
-            target: "stopping",
-            actions: {
-              type: "ack",
-              params: ({ context }) => ({
-                executionId: context.executionId,
-                clientMessageId: context.clientMessageId,
-                status: "delivered" as const,
-              }),
-            },
-          },
-          {
-            target: "running",
-            actions: {
-              type: "ack",
-              params: ({ context }) => ({
-                executionId: context.executionId,
-                clientMessageId: context.clientMessageId,
-                status: "delivered" as const,
-              }),
-            },
-          },
-        ],
+        onDone: { target: "running", actions: ackDelivered },
         onError: {
           target: "failed",
           actions: [
@@ -339,35 +393,40 @@ export const aepTurnMachine = turnSetup.createMachine({
                 errorCode: "WORKER_START_FAILED" as const,
               }),
             },
-            assign({
-              end: ({ event }) => ({
-                outcome: "failed" as const,
-                code: "WORKER_START_FAILED" as const,
-                message: `input not delivered to the worker: ${String((event.error as Error)?.message ?? event.error)}`,
+            {
+              type: "recordEnd",
+              params: ({ event }) => ({
+                cause: "not_delivered" as const,
+                detail: String((event.error as Error | undefined)?.message ?? event.error),
               }),
-            }),
+            },
           ],
         },
       },
       on: {
-        WORKER: { actions: holdWorkerEvent },
-        STOP: {
-          actions: assign({ stopRequested: true, stopReason: ({ event }) => event.reason ?? "stopped_by_user" }),
-        },
+        WORKER: { actions: hold },
+        STOP: { actions: hold },
+        CONTROL: { actions: hold },
         ANSWER: { actions: routeAnswer },
       },
     },
     running: {
       entry: replayHeld,
       initial: "streaming",
-      always: hasEnded,
       on: {
-        WORKER: { actions: relay },
-        ANSWER: { actions: routeAnswer },
-        INTERACTION_SETTLED: { actions: forgetInteraction },
+        ...live,
+        WORKER: [
+          { guard: "resultCompleted", target: "completed", actions: endBy("finished") },
+          { guard: "resultFailed", target: "failed", actions: endBy("result_error") },
+          { guard: "resultApiError", target: "failed", actions: endBy("api_error") },
+          { guard: "resultLimit", target: "failed", actions: endBy("limit") },
+          { guard: "resultStopped", target: "stopped", actions: endBy("interrupted") },
+          { guard: "workerExited", target: "failed", actions: endBy("worker_crash") },
+          { actions: relay },
+        ],
         STOP: {
           target: "stopping",
-          actions: assign({ stopRequested: true, stopReason: ({ event }) => event.reason ?? "stopped_by_user" }),
+          actions: assign({ stopReason: ({ event }) => event.reason ?? "stopped_by_user" }),
         },
       },
       states: {
@@ -376,24 +435,41 @@ export const aepTurnMachine = turnSetup.createMachine({
       },
     },
     stopping: {
-      entry: [replayHeld, cancelInteractions],
-      always: hasEnded,
-      invoke: {
-        src: "interrupt",
-        input: ({ context }) => ({ generation: context.generation }),
-        onDone: {
-          guard: { type: "notAcknowledged", params: ({ event }) => ({ acked: event.output }) },
-          actions: { type: "killWorker", params: ({ context }) => ({ generation: context.generation }) },
-        },
-        onError: { actions: { type: "killWorker", params: ({ context }) => ({ generation: context.generation }) } },
-      },
-      after: {
-        stopGrace: { actions: { type: "killWorker", params: ({ context }) => ({ generation: context.generation }) } },
-      },
+      entry: cancelInteractions,
+      initial: "interrupting",
+      // Counted from the stop, whatever the interrupt answered.
+      after: { stopGrace: ".killing" },
       on: {
-        WORKER: { actions: relay },
-        ANSWER: { actions: routeAnswer },
-        INTERACTION_SETTLED: { actions: forgetInteraction },
+        ...live,
+        WORKER: [
+          { guard: "resultCompleted", target: "completed", actions: endBy("finished") },
+          { guard: "resultNotCompleted", target: "stopped", actions: endBy("stop_honoured") },
+          { guard: "workerExited", target: "stopped", actions: endBy("exited_while_stopping") },
+          { actions: relay },
+        ],
+      },
+      states: {
+        interrupting: {
+          invoke: {
+            src: "interrupt",
+            id: "interrupt",
+            input: ({ context }) => ({ generation: context.generation }),
+            onDone: [
+              {
+                guard: { type: "notAcknowledged", params: ({ event }) => ({ acked: event.output }) },
+                target: "killing",
+              },
+              { target: "awaitingEnd" },
+            ],
+            onError: "killing",
+          },
+        },
+        /** The worker acknowledged the interrupt; its result should follow within the grace. */
+        awaitingEnd: {},
+        killing: {
+          entry: killWorker,
+          on: { WORKER: { guard: "workerExited", target: "#aepTurn.stopped", actions: endBy("killed") } },
+        },
       },
     },
     completed: { type: "final", entry: finish },

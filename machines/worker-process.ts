@@ -25,11 +25,15 @@ export type WorkerProcessEvent =
   /** The process and its stdio are gone. */
   | { type: "EXITED"; code: number | null; signal: string | null };
 
+/** How the process ended; each is its own edge into `exited` or `crashed`. */
+export type WorkerExitCause = "exited" | "signal" | "exit_while_busy" | "never_spawned" | "killed_after_grace";
+
 export interface WorkerProcessExit {
   generation: number;
   code: number | null;
   signal: string | null;
   crashed: boolean;
+  cause: WorkerExitCause;
 }
 
 interface WorkerProcessContext {
@@ -37,6 +41,8 @@ interface WorkerProcessContext {
   turnOpen: boolean;
   /** Inputs sent and not settled; `started` ones are settled by the end of their turn. */
   inputs: ReadonlyArray<{ inputId: string; started: boolean }>;
+  /** Recorded on the edge into a final state, reported by its entry. */
+  exit: WorkerProcessExit | undefined;
 }
 
 const withoutInput = (context: WorkerProcessContext, inputId: string) =>
@@ -72,12 +78,17 @@ const workerProcessSetup = setup({
     openTurn: assign({ turnOpen: true }),
     // An interrupted input is reported `cancelled` only later, if at all: the end of its turn settles it.
     closeTurn: assign({ turnOpen: false, inputs: ({ context }) => context.inputs.filter((i) => !i.started) }),
+    recordExit: assign(({ context, event }, params: { cause: WorkerExitCause }) => {
+      const exit = event.type === "EXITED" ? event : { code: null, signal: null };
+      const crashed = params.cause !== "exited";
+      return { exit: { generation: context.generation, code: exit.code, signal: exit.signal, crashed, ...params } };
+    }),
   },
   guards: {
     isBusy: ({ context }) => context.turnOpen || context.inputs.length > 0,
     isIdle: ({ context }) => !context.turnOpen && context.inputs.length === 0,
-    endedAbnormally: ({ context, event }) =>
-      event.type === "EXITED" && (event.signal !== null || context.turnOpen || context.inputs.length > 0),
+    bySignal: ({ event }) => event.type === "EXITED" && event.signal !== null,
+    whileBusy: ({ context }) => context.turnOpen || context.inputs.length > 0,
   },
   delays: {
     /** How long a closing process may take to finish its turn before it is killed. */
@@ -95,20 +106,29 @@ const tracking = {
   KILL: { actions: "killGroup" },
 } as const;
 
-const exitTransitions = [
-  { guard: "endedAbnormally", target: "#workerProcess.crashed" },
-  { target: "#workerProcess.exited" },
-] as const;
+const exitBy = (cause: WorkerExitCause) => ({ type: "recordExit" as const, params: { cause } });
+const crashBySignal = { guard: "bySignal", target: "#workerProcess.crashed", actions: exitBy("signal") } as const;
+const crashWhileBusy = {
+  guard: "whileBusy",
+  target: "#workerProcess.crashed",
+  actions: exitBy("exit_while_busy"),
+} as const;
+const normalExit = { target: "#workerProcess.exited", actions: exitBy("exited") } as const;
+const reportExit = {
+  type: "reportExit",
+  params: ({ context }: { context: WorkerProcessContext }) => context.exit!,
+} as const;
 
 export const workerProcessMachine = workerProcessSetup.createMachine({
   description:
     "One per OS process of a worker (the Claude Code CLI), numbered by its generation so late callbacks of a " +
     "replaced process are dropped. Busy while a turn is open or an input is unsettled. Closing is EOF — " +
     "finish, then exit — with a kill of the process group after a grace period. How the process ended is " +
-    "decided once: a signal, an exit while busy, or a process that never started is a crash; exit code 1 " +
-    "after an error result is a normal end.",
+    "decided once, each cause its own edge: an exit when idle (also code 1 after an error result) is a normal " +
+    "end; a signal, an exit while busy, a process that never started, or a kill after the close grace is a " +
+    "crash.",
   id: "workerProcess",
-  context: ({ input }) => ({ generation: input.generation, turnOpen: false, inputs: [] }),
+  context: ({ input }) => ({ generation: input.generation, turnOpen: false, inputs: [], exit: undefined }),
   initial: "spawning",
   states: {
     spawning: {
@@ -118,34 +138,34 @@ export const workerProcessMachine = workerProcessSetup.createMachine({
         SPAWNED: [{ guard: "isBusy", target: "busy" }, { target: "ready" }],
         CLOSE: "draining",
         // Never started (e.g. the command does not exist): nothing was delivered, but nothing works either.
-        EXITED: "crashed",
+        EXITED: { target: "crashed", actions: exitBy("never_spawned") },
       },
     },
     ready: {
       always: { guard: "isBusy", target: "busy" },
-      on: { ...tracking, CLOSE: "draining", EXITED: exitTransitions },
+      on: { ...tracking, CLOSE: "draining", EXITED: [crashBySignal, normalExit] },
     },
     busy: {
       always: { guard: "isIdle", target: "ready" },
-      on: { ...tracking, CLOSE: "draining", EXITED: exitTransitions },
+      on: { ...tracking, CLOSE: "draining", EXITED: [crashBySignal, crashWhileBusy] },
     },
     draining: {
       entry: "endInput",
-      after: { drainGrace: { actions: "killGroup" } },
-      on: { ...tracking, EXITED: exitTransitions },
+      initial: "finishing",
+      on: { ...tracking, EXITED: [crashBySignal, crashWhileBusy, normalExit] },
+      states: {
+        finishing: { after: { drainGrace: "killed" } },
+        /** The grace is over and the group was killed; the exit that follows is this kill's. */
+        killed: {
+          entry: "killGroup",
+          on: {
+            EXITED: { guard: "bySignal", target: "#workerProcess.crashed", actions: exitBy("killed_after_grace") },
+          },
+        },
+      },
     },
-    exited: {
-      type: "final",
-      entry: { type: "reportExit", params: ({ context, event }) => exitReport(context, event, false) },
-    },
-    crashed: {
-      type: "final",
-      entry: { type: "reportExit", params: ({ context, event }) => exitReport(context, event, true) },
-    },
+    exited: { type: "final", entry: reportExit },
+    crashed: { type: "final", entry: reportExit },
   },
+  output: ({ context }) => context.exit!,
 });
-
-function exitReport(context: WorkerProcessContext, event: WorkerProcessEvent, crashed: boolean): WorkerProcessExit {
-  const exit = event.type === "EXITED" ? event : { code: null, signal: null };
-  return { generation: context.generation, code: exit.code, signal: exit.signal, crashed };
-}

@@ -25,7 +25,7 @@ function startMachine(generation = 7) {
   const send = (...events: WorkerProcessEvent[]) => {
     for (const e of events) actor.send(e);
   };
-  const state = () => String(actor.getSnapshot().value);
+  const state = () => JSON.stringify(actor.getSnapshot().value).replaceAll('"', "");
   return { actor, calls, exits, clock, send, state };
 }
 
@@ -66,13 +66,15 @@ describe("WorkerProcess machine", () => {
     const m = startMachine();
     m.send({ type: "SPAWNED" }, exited(1));
     expect(m.state()).to.equal("exited");
-    expect(m.exits).to.deep.equal([{ generation: 7, code: 1, signal: null, crashed: false }]);
+    expect(m.exits).to.deep.equal([{ generation: 7, code: 1, signal: null, crashed: false, cause: "exited" }]);
   });
 
   it("an exit with a turn open, or with an input not yet settled, is a crash", () => {
     const open = startMachine();
     open.send({ type: "SPAWNED" }, { type: "TURN_STARTED" }, exited(0));
-    expect(open.exits).to.deep.equal([{ generation: 7, code: 0, signal: null, crashed: true }]);
+    expect(open.exits).to.deep.equal([
+      { generation: 7, code: 0, signal: null, crashed: true, cause: "exit_while_busy" },
+    ]);
 
     // "Session ID … is already in use": exit 1 before the CLI ever took the input.
     const unsettled = startMachine();
@@ -83,13 +85,14 @@ describe("WorkerProcess machine", () => {
   it("a signal is a crash even when idle", () => {
     const m = startMachine();
     m.send({ type: "SPAWNED" }, exited(null, "SIGKILL"));
-    expect(m.exits).to.deep.equal([{ generation: 7, code: null, signal: "SIGKILL", crashed: true }]);
+    expect(m.exits).to.deep.equal([{ generation: 7, code: null, signal: "SIGKILL", crashed: true, cause: "signal" }]);
   });
 
   it("a process that never spawned is crashed", () => {
     const m = startMachine();
     m.send(exited(null));
     expect(m.state()).to.equal("crashed");
+    expect(m.exits).to.deep.equal([{ generation: 7, code: null, signal: null, crashed: true, cause: "never_spawned" }]);
   });
 
   it("close is EOF; the turn may finish and the exit is normal; without an exit the group is killed after the grace", () => {
@@ -101,10 +104,10 @@ describe("WorkerProcess machine", () => {
       { type: "TURN_STARTED" },
     );
     m.send({ type: "CLOSE" });
-    expect(m.state()).to.equal("draining");
+    expect(m.state()).to.equal("{draining:finishing}");
     expect(m.calls).to.deep.equal(["spawn 7", "eof"]);
     m.send({ type: "TURN_FINISHED" }, exited(0));
-    expect(m.exits).to.deep.equal([{ generation: 7, code: 0, signal: null, crashed: false }]);
+    expect(m.exits).to.deep.equal([{ generation: 7, code: 0, signal: null, crashed: false, cause: "exited" }]);
 
     const stuck = startMachine();
     stuck.send({ type: "SPAWNED" }, { type: "CLOSE" });
@@ -112,6 +115,10 @@ describe("WorkerProcess machine", () => {
     expect(stuck.calls).to.not.include("kill");
     stuck.clock.increment(1);
     expect(stuck.calls).to.deep.equal(["spawn 7", "eof", "kill"]);
+    stuck.send(exited(null, "SIGKILL"));
+    expect(stuck.exits).to.deep.equal([
+      { generation: 7, code: null, signal: "SIGKILL", crashed: true, cause: "killed_after_grace" },
+    ]);
   });
 
   it("kill signals the group from any live state; events after the end change nothing", () => {
