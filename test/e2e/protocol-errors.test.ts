@@ -266,7 +266,7 @@ describe("e2e: run-time protocol errors", function () {
       });
 
       const log = await expectFailure(client, run, "unavailable", `client refused blob SET 5: disk full`);
-      expect(log).to.include({ cause: "checkpoint" });
+      expect(log).to.include({ cause: "round_checkpoint" });
       expect(run.kinds()).to.deep.equal([
         "partial_tool_call",
         "partial_tool_call",
