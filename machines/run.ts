@@ -109,7 +109,7 @@ const runSetup = setup({
     /** Outside a tool round only late tails of finished execs are legal (docs/protocol/cursor-tools.md §3.1). */
     unknownExec: ({ context, event }) => isClientExec(event) && event.id >= context.nextExecId,
     /** The run already knows why it ends (its running child was told to wind down). */
-    ending: ({ context }) => context.end !== undefined,
+    endRecorded: ({ context }) => context.end !== undefined,
     endedBy: ({ context }, params: { cause: FailureCause | CancelCause }) =>
       context.end?.kind !== "succeeded" && context.end?.cause === params.cause,
     badGet: ({ context, event }) => {
@@ -119,12 +119,16 @@ const runSetup = setup({
     },
     allFetched: ({ context }) => context.gets.every((g) => g.data !== undefined),
     nothingMissing: (_, params: { missing: Uint8Array[] }) => params.missing.length === 0,
-    callFailedBy: (_, params: { output: ModelCallOutput; kind: "provider" | "protocol" }) =>
-      !params.output.ok && params.output.failure.kind === params.kind,
+    providerFailed: (_, params: { output: ModelCallOutput }) =>
+      !params.output.ok && params.output.failure.kind === "provider",
+    modelBrokeProtocol: (_, params: { output: ModelCallOutput }) =>
+      !params.output.ok && params.output.failure.kind === "protocol",
     callWantsTools: (_, params: { output: ModelCallOutput }) => params.output.ok && params.output.reason === "toolUse",
-    roundEndedAs: (_, params: { output: ToolRoundOutput; kind: ToolRoundOutput["outcome"]["kind"] }) =>
-      params.output.outcome.kind === params.kind,
+    roundSettled: (_, params: { output: ToolRoundOutput }) => params.output.outcome.kind === "ok",
+    roundHitProtocolError: (_, params: { output: ToolRoundOutput }) => params.output.outcome.kind === "protocol",
+    roundCheckpointFailed: (_, params: { output: ToolRoundOutput }) => params.output.outcome.kind === "checkpoint",
     checkpointPublished: (_, params: { ok: boolean }) => params.ok,
+    checkpointFailed: (_, params: { ok: boolean }) => !params.ok,
     resumesToolRound: (_, params: { prepared: PreparedRun }) => (params.prepared.resumeRound?.length ?? 0) > 0,
   },
   delays: { kvGetDeadline: 30_000 },
@@ -303,14 +307,14 @@ export const runMachine = runSetup.createMachine({
               toolNames: context.prepared!.toolNames,
             }),
             onDone: [
-              { guard: "ending", target: ENDING, actions: recordCall },
+              { guard: "endRecorded", target: ENDING, actions: recordCall },
               {
-                guard: { type: "callFailedBy", params: ({ event }) => ({ output: event.output, kind: "provider" }) },
+                guard: { type: "providerFailed", params: ({ event }) => ({ output: event.output }) },
                 target: ENDING,
                 actions: [recordCall, { type: "end", params: ({ event }) => ({ end: modelFailure(event.output) }) }],
               },
               {
-                guard: { type: "callFailedBy", params: ({ event }) => ({ output: event.output, kind: "protocol" }) },
+                guard: { type: "modelBrokeProtocol", params: ({ event }) => ({ output: event.output }) },
                 target: ENDING,
                 actions: [recordCall, { type: "end", params: ({ event }) => ({ end: modelFailure(event.output) }) }],
               },
@@ -346,12 +350,12 @@ export const runMachine = runSetup.createMachine({
             }),
             onDone: [
               {
-                guard: "ending",
+                guard: "endRecorded",
                 target: ENDING,
                 actions: assign({ nextExecId: ({ event }) => event.output.nextExecId }),
               },
               {
-                guard: { type: "roundEndedAs", params: ({ event }) => ({ output: event.output, kind: "ok" }) },
+                guard: { type: "roundSettled", params: ({ event }) => ({ output: event.output }) },
                 target: "calling",
                 actions: assign(({ context, event }) => ({
                   nextExecId: event.output.nextExecId,
@@ -360,7 +364,7 @@ export const runMachine = runSetup.createMachine({
                 })),
               },
               {
-                guard: { type: "roundEndedAs", params: ({ event }) => ({ output: event.output, kind: "protocol" }) },
+                guard: { type: "roundHitProtocolError", params: ({ event }) => ({ output: event.output }) },
                 target: ENDING,
                 actions: [
                   assign({ nextExecId: ({ event }) => event.output.nextExecId }),
@@ -368,7 +372,7 @@ export const runMachine = runSetup.createMachine({
                 ],
               },
               {
-                guard: { type: "roundEndedAs", params: ({ event }) => ({ output: event.output, kind: "checkpoint" }) },
+                guard: { type: "roundCheckpointFailed", params: ({ event }) => ({ output: event.output }) },
                 target: ENDING,
                 actions: [
                   assign({ nextExecId: ({ event }) => event.output.nextExecId }),
@@ -398,6 +402,7 @@ export const runMachine = runSetup.createMachine({
                 actions: { type: "end", params: { end: { kind: "succeeded" } } },
               },
               {
+                guard: { type: "checkpointFailed", params: ({ event }) => ({ ok: event.output.ok }) },
                 target: ENDING,
                 actions: {
                   type: "end",
