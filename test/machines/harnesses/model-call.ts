@@ -39,7 +39,8 @@ export const modelCallHarness: Harness<AgentServerMessage[]> = {
       actors: { providerStream: fromCallback(() => () => {}) },
       actions: { emitFrame: (_, { message }) => void emitted.push(message) },
     });
-    const actor = createActor(machine, { inspect,
+    const actor = createActor(machine, {
+      inspect,
       input: { callIndex: 0, modelCallId: "r:0", toolNames: ["Read"] },
       clock,
     }).start();

@@ -44,7 +44,8 @@ export const toolRoundHarness: Harness<RoundRecord> = {
       },
       actions: { emitFrame: (_, { message }) => void record.frames.push(message) },
     });
-    const actor = createActor(machine, { inspect,
+    const actor = createActor(machine, {
+      inspect,
       input: {
         modelCallId: "r:0",
         calls: [read("call_a", "a.txt"), read("call_b", "b.txt")],
