@@ -2,6 +2,8 @@
 // failure and cancel cause, named once. The Run machine draws one edge per cause from its `ending` decision state,
 // the engine maps the cause to the EndStream, and the path tests check that every cause here is reached.
 import type { ConnectCode } from "../cursor/errors.js";
+import type { ModelCallOutput } from "./model-call.js";
+import type { ToolRoundOutput } from "./tool-round.js";
 
 /** Why a run failed, with the Connect code its EndStream carries. */
 export const failureCodes = {
@@ -59,4 +61,17 @@ export function setupFailure(error: unknown): RunEnd {
   const cause: FailureCause =
     e.code === "invalid_argument" ? "bad_request" : e.code === "failed_precondition" ? "unsupported" : "setup";
   return failure(cause, e.message ?? String(error));
+}
+
+/** A failed model call: the model broke the run's manifest, or the provider pass failed. */
+export function modelFailure(output: ModelCallOutput): RunEnd {
+  if (output.ok) return failure("provider", "unexpected model output");
+  return output.failure.kind === "protocol"
+    ? failure("model_protocol", `protocol error: ${output.failure.message}`)
+    : failure("provider", output.failure.message);
+}
+
+export function roundFailure(cause: "exec_protocol" | "round_checkpoint", output: ToolRoundOutput): RunEnd {
+  const message = output.outcome.kind === "ok" ? "tool round failed" : output.outcome.message;
+  return failure(cause, cause === "exec_protocol" ? `protocol error: ${message}` : message);
 }

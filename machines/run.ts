@@ -17,7 +17,9 @@ import {
   type FailureCause,
   failure,
   failureCauses,
+  modelFailure,
   type RunEnd,
+  roundFailure,
   setupFailure,
 } from "./run-ends.js";
 import { toolRoundMachine, type ToolRoundOutput } from "./tool-round.js";
@@ -190,9 +192,10 @@ const unknownExecEnds = (target: string, wind?: Wind) => {
 /** While a child winds down the reason is already recorded: later ones are taken and change nothing. */
 const ignored = { CANCEL: {}, BACKLOG_EXCEEDED: {} } as const;
 
+/** Every finished model call reaches the engine's history, whatever the run does next. */
 const recordCall = {
   type: "recordModelCall",
-  params: ({ event }: { event: { output: ModelCallOutput } }) => event,
+  params: ({ event }: { event: { output: ModelCallOutput } }) => ({ output: event.output }),
 } as const;
 
 export const runMachine = runSetup.createMachine({
@@ -431,15 +434,3 @@ export const runMachine = runSetup.createMachine({
     canceled: { type: "final", entry: { type: "finish", params: ({ context }) => ({ end: context.end! }) } },
   },
 });
-
-function modelFailure(output: ModelCallOutput): RunEnd {
-  if (output.ok) return failure("provider", "unexpected model output");
-  return output.failure.kind === "protocol"
-    ? failure("model_protocol", `protocol error: ${output.failure.message}`)
-    : failure("provider", output.failure.message);
-}
-
-function roundFailure(cause: "exec_protocol" | "round_checkpoint", output: ToolRoundOutput): RunEnd {
-  const message = output.outcome.kind === "ok" ? "tool round failed" : output.outcome.message;
-  return failure(cause, cause === "exec_protocol" ? `protocol error: ${message}` : message);
-}
