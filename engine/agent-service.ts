@@ -233,7 +233,7 @@ export class AgentService implements AgentBackend {
     const fields = { request_id: session.requestId, conversation_id: session.conversationId };
     if (end.kind === "failed")
       this.deps.log.error("run failed", { ...fields, code: end.code, cause: end.cause, error: end.message });
-    else this.deps.log.info(`run ${end.kind}`, fields);
+    else this.deps.log.info(`run ${end.kind}`, end.kind === "canceled" ? { ...fields, cause: end.cause } : fields);
     if (this.liveRuns.get(session.conversationId) === handle) this.liveRuns.delete(session.conversationId);
     // The terminal commit is issued before the EndStream (docs/protocol/cursor-transport.md §7.5); the single store
     // connection keeps the order.
