@@ -139,7 +139,7 @@ export class AgentService implements AgentBackend {
     const ended: Promise<void>[] = [];
     for (const [requestId, entry] of this.streams) {
       if (entry.run && !entry.run.finished) {
-        entry.run.actor.send({ type: "CANCEL", reason: "byok-gateway is shutting down" });
+        entry.run.actor.send({ type: "CANCEL", cause: "shutdown", reason: "byok-gateway is shutting down" });
         ended.push(entry.run.ended);
       } else if (!entry.actor.getSnapshot().context.end) {
         this.endWithoutRun(requestId, { ok: false, error: new RpcError("byok-gateway is shutting down", "canceled") });
@@ -225,13 +225,20 @@ export class AgentService implements AgentBackend {
     const previous = this.liveRuns.get(session.conversationId);
     this.liveRuns.set(session.conversationId, handle);
     if (previous && !previous.finished)
-      previous.actor.send({ type: "CANCEL", reason: "superseded by a newer run of this conversation" });
+      previous.actor.send({
+        type: "CANCEL",
+        cause: "superseded",
+        reason: "superseded by a newer run of this conversation",
+      });
     let last: { message: AgentServerMessage; payload: Uint8Array } | undefined;
     const machine = buildRunMachine(session, this.deps.timers, {
       emit: (message) => {
         if (handle.finished) return;
         if (entry.actor.getSnapshot().context.backlog.length >= MAX_BACKLOG_FRAMES) {
-          handle.actor.send({ type: "FAIL", message: `the run exceeded ${MAX_BACKLOG_FRAMES} stream frames` });
+          handle.actor.send({
+            type: "BACKLOG_EXCEEDED",
+            message: `the run exceeded ${MAX_BACKLOG_FRAMES} stream frames`,
+          });
           return;
         }
         // Encoded once here: the backlog and every subscriber share the bytes (a repeated frame shares them too).
@@ -256,7 +263,7 @@ export class AgentService implements AgentBackend {
     const fields = { request_id: session.requestId, conversation_id: session.conversationId };
     if (end.kind === "failed")
       this.deps.log.error("run failed", { ...fields, code: end.code, cause: end.cause, error: end.message });
-    else this.deps.log.info(`run ${end.kind}`, fields);
+    else this.deps.log.info(`run ${end.kind}`, end.kind === "canceled" ? { ...fields, cause: end.cause } : fields);
     if (this.liveRuns.get(session.conversationId) === handle) this.liveRuns.delete(session.conversationId);
     // The terminal commit is issued before the EndStream (docs/protocol/cursor-transport.md §7.5); the single store
     // connection keeps the order.
@@ -293,7 +300,8 @@ export class AgentService implements AgentBackend {
   /** The last subscriber left and did not come back within the grace: cancel (docs/protocol/cursor-transport.md §6). */
   private abandon(requestId: string): void {
     const run = this.streams.get(requestId)?.run;
-    if (run && !run.finished) run.actor.send({ type: "CANCEL", reason: "RunSSE subscriber gone" });
+    if (run && !run.finished)
+      run.actor.send({ type: "CANCEL", cause: "subscriber_gone", reason: "RunSSE subscriber gone" });
     else this.endWithoutRun(requestId, { ok: false, error: new RpcError("RunSSE subscriber gone", "canceled") });
   }
 }
@@ -334,7 +342,7 @@ function toRunEvent(message: AgentClientMessage): RunEvent | undefined {
     }
     case "conversationAction":
       return m.value.action.case === "cancelAction"
-        ? { type: "CANCEL", reason: m.value.action.value.reason || "canceled by the client" }
+        ? { type: "CANCEL", cause: "client", reason: m.value.action.value.reason || "canceled by the client" }
         : undefined;
     default:
       return undefined; // client_heartbeat, prewarm, interaction responses: nothing to route in this slice

@@ -4,7 +4,7 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import type { AgentRunRequest, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
 import type { PreparedRun } from "../machines/run.js";
 import type { AssistantTurn } from "../machines/model-call.js";
-import type { CheckpointKind, CheckpointPlan } from "../machines/checkpoint.js";
+import type { CheckpointKind, CheckpointPlan, CheckpointWrite } from "../machines/checkpoint.js";
 import type { CommitResultInput, CommitResultOutput } from "../machines/tool-round.js";
 import type { PromptAssets, ModeAssets } from "../prompt/assets.js";
 import { projectHistory, type CanonicalMessage } from "../providers/messages.js";
@@ -58,9 +58,6 @@ export class RunSession {
   private results: Array<{ message: ToolResult; toolCall: ToolCall }> = [];
   private lastUsage: Usage | undefined;
   private totalUsage: Usage = {};
-  private pendingCommit:
-    | { kind: CheckpointKind; snapshots: CheckpointSnapshot[]; messages: CanonicalMessage[] }
-    | undefined;
   private roundCounter = 0;
   /** The provider_call_index last written for this run; -1 (createRun's value) before the first call. */
   private persistedCallIndex = -1;
@@ -277,10 +274,7 @@ export class RunSession {
    * start, so its index is
    * persisted in the same transaction (docs/protocol/cursor-run.md §6.5, one fsync instead of two).
    */
-  async commitCheckpoint(): Promise<void> {
-    const pending = this.pendingCommit;
-    if (!pending) throw new Error("no checkpoint to commit");
-    this.pendingCommit = undefined;
+  async commitCheckpoint(pending: CheckpointWrite): Promise<void> {
     if (!this.deps.isCurrent()) throw new StaleCheckpointError(this.conversationId);
     const { snapshots } = pending;
     // The round ran at the last call's index (a resumed round, before any call, at 0); the next call takes the one
@@ -292,7 +286,9 @@ export class RunSession {
       blobs: snapshots.flatMap((s) => [...s.sets, s.stateBlob]),
       edges: snapshots.flatMap((s) => s.edges),
       stillCurrent: this.deps.isCurrent,
-      ...(pending.messages.length ? { messages: { runId: this.requestId, rows: this.rows(pending.messages) } } : {}),
+      ...(pending.messages.length
+        ? { messages: { runId: this.requestId, rows: this.rows([...pending.messages]) } }
+        : {}),
       ...(nextCallIndex !== undefined ? { providerCallIndex: { runId: this.requestId, index: nextCallIndex } } : {}),
     });
     if (nextCallIndex !== undefined) this.persistedCallIndex = nextCallIndex;
@@ -345,10 +341,10 @@ export class RunSession {
     messages: CanonicalMessage[],
     publish: (s: CheckpointSnapshot[]) => CheckpointPlan["publish"],
   ): CheckpointPlan {
-    this.pendingCommit = { kind, snapshots, messages };
     return {
       sets: snapshots.flatMap((s) => s.sets).map(({ id, data }) => ({ id, data })),
       publish: publish(snapshots),
+      write: { kind, snapshots, messages },
     };
   }
 

@@ -2,7 +2,7 @@
 // through these closures over the run's session and its RequestStream.
 import { fromCallback, fromPromise } from "xstate";
 import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
-import { checkpointMachine, type CheckpointKind } from "../machines/checkpoint.js";
+import { checkpointMachine, type CheckpointKind, type CheckpointWrite } from "../machines/checkpoint.js";
 import { modelCallMachine, type ModelCallEvent, type ModelCallInput } from "../machines/model-call.js";
 import { pendingExecMachine } from "../machines/pending-exec.js";
 import { runMachine, type RunEnd } from "../machines/run.js";
@@ -33,7 +33,7 @@ export function buildRunMachine(session: RunSession, timers: TimerConfig, out: R
       build: fromPromise(({ input }: { input: { kind: CheckpointKind } }) =>
         concise(() => session.buildCheckpoint(input.kind)),
       ),
-      commit: fromPromise(() => concise(() => session.commitCheckpoint())),
+      commit: fromPromise(({ input }: { input: CheckpointWrite }) => concise(() => session.commitCheckpoint(input))),
     },
     actions: { emitFrame },
     ...(timers.kvReplyDeadlineMs ? { delays: { kvAckDeadline: timers.kvReplyDeadlineMs } } : {}),

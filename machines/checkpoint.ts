@@ -4,7 +4,9 @@
 // unacknowledged blob is ever published, and no retry under a fresh KV id is made.
 import { assign, enqueueActions, fromPromise, setup } from "xstate";
 import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
+import type { CheckpointSnapshot } from "../cursor/checkpoint-builder.js";
 import { frames } from "../cursor/frames.js";
+import type { CanonicalMessage } from "../providers/messages.js";
 
 export type CheckpointKind = "staged" | "settled" | "final";
 
@@ -13,10 +15,19 @@ export interface CheckpointInput {
   kvIdBase: number;
 }
 
-/** What the engine's builder produces: blobs the client lacks and the frames to publish once they are safe. */
+/** What the commit step writes: the snapshots' blobs and edges, and the messages the checkpoint makes visible. */
+export interface CheckpointWrite {
+  kind: CheckpointKind;
+  snapshots: readonly CheckpointSnapshot[];
+  messages: readonly CanonicalMessage[];
+}
+
+/** What the engine's builder produces: blobs the client lacks, the frames to publish once they are safe, and the
+ * write that makes them durable (carried by this machine from the build to the commit step). */
 export interface CheckpointPlan {
   sets: Array<{ id: Uint8Array; data: Uint8Array }>;
   publish: AgentServerMessage[];
+  write: CheckpointWrite;
 }
 
 export interface CheckpointOutput {
@@ -43,8 +54,12 @@ const checkpointSetup = setup({
     events: {} as CheckpointEvent,
   },
   actors: {
-    build: fromPromise<CheckpointPlan, { kind: CheckpointKind }>(async () => ({ sets: [], publish: [] })),
-    commit: fromPromise<void, { kind: CheckpointKind }>(async () => {}),
+    build: fromPromise<CheckpointPlan, { kind: CheckpointKind }>(async ({ input }) => ({
+      sets: [],
+      publish: [],
+      write: { kind: input.kind, snapshots: [], messages: [] },
+    })),
+    commit: fromPromise<void, CheckpointWrite>(async () => {}),
   },
   actions: {
     emitFrame: (_, _params: { message: AgentServerMessage }) => {},
@@ -142,7 +157,7 @@ export const checkpointMachine = checkpointSetup.createMachine({
     committing: {
       invoke: {
         src: "commit",
-        input: ({ context }) => ({ kind: context.kind }),
+        input: ({ context }) => context.plan!.write,
         onDone: "published",
         onError: {
           target: "failed",

@@ -83,7 +83,8 @@ const modelCallSetup = setup({
     markStopped: assign({ failure: { kind: "stopped", message: "model call stopped" } as Failure }),
   },
   guards: {
-    failed: ({ context }) => context.failure !== undefined,
+    /** The stream broke the contract (an out-of-order block, a second usage, finish length, ...). */
+    brokeContract: ({ context }) => context.failure !== undefined,
     finished: ({ context }) => context.doneReason !== undefined,
   },
 });
@@ -98,9 +99,11 @@ const onModelEvent = modelCallSetup.createAction(
 );
 
 const failProvider = modelCallSetup.createAction(
-  enqueueActions(({ event, enqueue }) => {
-    const message = event.type === "PROVIDER_ERROR" ? event.message : "provider stream ended without done";
-    enqueue.assign({ failure: { kind: "provider", message } });
+  assign({
+    failure: ({ event }) => ({
+      kind: "provider" as const,
+      message: event.type === "PROVIDER_ERROR" ? event.message : "provider stream ended without done",
+    }),
   }),
 );
 
@@ -123,8 +126,9 @@ export const modelCallMachine = modelCallSetup.createMachine({
     "enforces the strict contract: at most one usage, every block closed, done only with stop or toolUse. " +
     "HTTP errors, stream errors, a bare EOF, finish length and anything out of contract fail the call; an " +
     "open thinking segment is closed with its real elapsed time first. STOP from the run (cancel, or a " +
-    "failure found outside the pass) ends it as stopped, closing thinking the same way. Stopping the actor " +
-    "aborts the HTTP request, whether it is still waiting for headers or reading the body.",
+    "failure found outside the pass) ends it as stopped, closing thinking the same way. Each ending is its own " +
+    "edge: a provider error, a bare EOF, a broken contract, STOP. Leaving `open` stops the provider actor, " +
+    "which aborts the HTTP request, whether it is still waiting for headers or reading the body.",
   id: "modelCall",
   context: ({ input }) => ({
     ...input,
@@ -139,9 +143,11 @@ export const modelCallMachine = modelCallSetup.createMachine({
     doneReason: undefined,
     failure: undefined,
   }),
-  initial: "streaming",
+  initial: "open",
   states: {
-    streaming: {
+    /** The provider request is open; leaving this state (any ending) stops the actor and aborts the request. */
+    open: {
+      initial: "waitingForHeaders",
       invoke: {
         src: "providerStream",
         input: ({ context }) => ({
@@ -151,15 +157,21 @@ export const modelCallMachine = modelCallSetup.createMachine({
         }),
       },
       on: {
-        MODEL: { actions: onModelEvent },
-        PROVIDER_ERROR: { actions: failProvider },
-        STREAM_END: { actions: failProvider },
+        PROVIDER_ERROR: { target: "failed", actions: [closeThinking, failProvider] },
+        /** A bare EOF: the stream ended without done. */
+        STREAM_END: { target: "failed", actions: [closeThinking, failProvider] },
         STOP: { target: "stopped", actions: [closeThinking, "markStopped"] },
       },
-      always: [
-        { guard: "failed", target: "failed", actions: closeThinking },
-        { guard: "finished", target: "done" },
-      ],
+      states: {
+        waitingForHeaders: { on: { MODEL: { target: "streaming", actions: onModelEvent } } },
+        streaming: {
+          on: { MODEL: { actions: onModelEvent } },
+          always: [
+            { guard: "brokeContract", target: "#modelCall.failed", actions: closeThinking },
+            { guard: "finished", target: "#modelCall.done" },
+          ],
+        },
+      },
     },
     done: { type: "final" },
     failed: { type: "final" },

@@ -1,7 +1,8 @@
 // Run: one agent run for one request_id (docs/protocol/cursor-run.md §7.1, §9, §10, §10.2–§10.6;
 // docs/protocol/cursor-tools.md §3.1, §4; docs/protocol/cursor-transport.md §7.5). Loads the history (fetching blobs
 // the store lacks from the client), then alternates ModelCall and ToolRound until the provider is done(stop), publishes
-// the final checkpoint sequence and ends in exactly one of `succeeded`, `failed` or `canceled`.
+// the final checkpoint sequence and ends in exactly one of `succeeded`, `failed` or `canceled`. Every way to fail or
+// be canceled is a cause in run-ends.ts and one branch of the `ending` decision state.
 import { assign, enqueueActions, fromPromise, sendTo, setup } from "xstate";
 import { createHash } from "node:crypto";
 import type { AgentServerMessage, ExecClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
@@ -9,23 +10,26 @@ import { frames } from "../cursor/frames.js";
 import type { ToolContext, ToolInvocation } from "../cursor/tools/types.js";
 import { checkpointMachine } from "./checkpoint.js";
 import { modelCallMachine, type ModelCallOutput } from "./model-call.js";
-import { toolRoundMachine } from "./tool-round.js";
+import {
+  type CancelCause,
+  cancelCauses,
+  canceled,
+  type FailureCause,
+  failure,
+  failureCauses,
+  modelFailure,
+  type RunEnd,
+  roundFailure,
+  setupFailure,
+} from "./run-ends.js";
+import { toolRoundMachine, type ToolRoundOutput } from "./tool-round.js";
+
+export type { RunEnd } from "./run-ends.js";
 
 export interface RunInput {
   requestId: string;
   conversationId: string;
 }
-
-/** What the run ended as; the engine turns it into the EndStream and the terminal store commit. */
-export type RunEnd =
-  | { kind: "succeeded" }
-  | {
-      kind: "failed";
-      code: "unavailable" | "invalid_argument" | "failed_precondition" | "internal" | "resource_exhausted";
-      message: string;
-      cause: "provider" | "protocol" | "checkpoint" | "setup" | "limit";
-    }
-  | { kind: "canceled"; reason: string };
 
 export interface PreparedRun {
   toolNames: string[];
@@ -41,9 +45,9 @@ export type RunEvent =
   | { type: "CLIENT_THROW"; id: number; error: string }
   | { type: "KV_SET_RESULT"; id: number; error?: string }
   | { type: "KV_GET_RESULT"; id: number; data: Uint8Array | undefined }
-  | { type: "CANCEL"; reason: string }
-  /** The engine cannot carry the run any further (e.g. its stream hit the backlog bound). */
-  | { type: "FAIL"; message: string };
+  | { type: "CANCEL"; cause: CancelCause; reason: string }
+  /** The engine cannot carry the run any further: its stream hit the backlog bound. */
+  | { type: "BACKLOG_EXCEEDED"; message: string };
 
 interface RunContext extends RunInput {
   callIndex: number;
@@ -53,13 +57,14 @@ interface RunContext extends RunInput {
   /** The calls of the tool round about to run. */
   roundCalls: ToolInvocation[] | undefined;
   gets: ReadonlyArray<{ id: number; blobId: Uint8Array; data?: Uint8Array }>;
-  /** A cancel or failure that arrived during a tool round, applied once the round has aborted its execs. */
-  interruption: RunEnd | undefined;
+  /** Why the run ends, recorded on the edge that decides it; the first reason wins. */
   end: RunEnd | undefined;
 }
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 const sha256 = (b: Uint8Array) => createHash("sha256").update(b).digest();
+const isClientExec = (e: RunEvent): e is Extract<RunEvent, { id: number; type: `CLIENT_${string}` }> =>
+  e.type === "CLIENT_EXEC" || e.type === "CLIENT_STREAM_CLOSE" || e.type === "CLIENT_THROW";
 
 const runSetup = setup({
   types: {
@@ -84,7 +89,8 @@ const runSetup = setup({
     recordModelCall: (_, _params: { output: ModelCallOutput }) => {},
     /** Terminal commit + EndStream, exactly once (supplied by the engine). */
     finish: (_, _params: { end: RunEnd }) => {},
-    end: assign({ end: (_, params: { end: RunEnd }) => params.end }),
+    /** The first reason to end wins: a later cancel or failure does not rewrite why the run ended. */
+    end: assign({ end: ({ context }, params: { end: RunEnd }) => context.end ?? params.end }),
     recordGet: assign({
       gets: ({ context, event }) =>
         event.type === "KV_GET_RESULT"
@@ -92,10 +98,8 @@ const runSetup = setup({
           : context.gets,
     }),
     forwardToRound: sendTo("toolRound", ({ event }) => event),
-    /** The round aborts its running execs before it ends; the run then takes the recorded interruption. */
+    /** The round aborts its running execs before it ends. */
     cancelRound: sendTo("toolRound", { type: "CANCEL" }),
-    /** The first reason to end wins: a later cancel or failure does not rewrite why the run ended. */
-    interrupt: assign({ interruption: ({ context }, params: { end: RunEnd }) => context.interruption ?? params.end }),
     forwardToCheckpoint: enqueueActions(({ event, enqueue, system }) => {
       const checkpoint = system.get("checkpoint");
       if (checkpoint && event.type === "KV_SET_RESULT") enqueue.sendTo(checkpoint, event);
@@ -105,12 +109,11 @@ const runSetup = setup({
   },
   guards: {
     /** Outside a tool round only late tails of finished execs are legal (docs/protocol/cursor-tools.md §3.1). */
-    unknownExec: ({ context, event }) =>
-      (event.type === "CLIENT_EXEC" || event.type === "CLIENT_STREAM_CLOSE" || event.type === "CLIENT_THROW") &&
-      event.id >= context.nextExecId,
-    interrupted: ({ context }) => context.interruption !== undefined,
-    endedFailed: ({ context }) => context.end?.kind === "failed",
-    endedCanceled: ({ context }) => context.end?.kind === "canceled",
+    unknownExec: ({ context, event }) => isClientExec(event) && event.id >= context.nextExecId,
+    /** The run already knows why it ends (its running child was told to wind down). */
+    endRecorded: ({ context }) => context.end !== undefined,
+    endedBy: ({ context }, params: { cause: FailureCause | CancelCause }) =>
+      context.end?.kind !== "succeeded" && context.end?.cause === params.cause,
     badGet: ({ context, event }) => {
       if (event.type !== "KV_GET_RESULT") return false;
       const g = context.gets.find((x) => x.id === event.id);
@@ -118,10 +121,16 @@ const runSetup = setup({
     },
     allFetched: ({ context }) => context.gets.every((g) => g.data !== undefined),
     nothingMissing: (_, params: { missing: Uint8Array[] }) => params.missing.length === 0,
-    callFailed: (_, params: { output: ModelCallOutput }) => !params.output.ok,
+    providerFailed: (_, params: { output: ModelCallOutput }) =>
+      !params.output.ok && params.output.failure.kind === "provider",
+    modelBrokeProtocol: (_, params: { output: ModelCallOutput }) =>
+      !params.output.ok && params.output.failure.kind === "protocol",
     callWantsTools: (_, params: { output: ModelCallOutput }) => params.output.ok && params.output.reason === "toolUse",
-    roundSettled: (_, params: { outcome: { kind: string } }) => params.outcome.kind === "ok",
+    roundSettled: (_, params: { output: ToolRoundOutput }) => params.output.outcome.kind === "ok",
+    roundHitProtocolError: (_, params: { output: ToolRoundOutput }) => params.output.outcome.kind === "protocol",
+    roundCheckpointFailed: (_, params: { output: ToolRoundOutput }) => params.output.outcome.kind === "checkpoint",
     checkpointPublished: (_, params: { ok: boolean }) => params.ok,
+    checkpointFailed: (_, params: { ok: boolean }) => !params.ok,
     resumesToolRound: (_, params: { prepared: PreparedRun }) => (params.prepared.resumeRound?.length ?? 0) > 0,
   },
   delays: { kvGetDeadline: 30_000 },
@@ -133,16 +142,72 @@ const sendGets = runSetup.createAction(
   }),
 );
 
+const ENDING = "#run.ending";
+type Wind = "stopCall" | "cancelRound";
+
+/** Cancel and the backlog bound: straight to `target`, first telling the running child to wind down. */
+const outsideEnds = (target: string, wind?: Wind) =>
+  runSetup.createStateConfig({
+    on: {
+      CANCEL: {
+        target,
+        actions: [
+          { type: "end", params: ({ event }) => ({ end: canceled(event.cause, event.reason) }) },
+          ...(wind ? [wind] : []),
+        ],
+      },
+      BACKLOG_EXCEEDED: {
+        target,
+        actions: [
+          { type: "end", params: ({ event }) => ({ end: failure("backlog", event.message) }) },
+          ...(wind ? [wind] : []),
+        ],
+      },
+    },
+  }).on!;
+
+/** An Exec message for an id never issued, outside a tool round (docs/protocol/cursor-transport.md §7.5). */
+const unknownExecEnds = (target: string, wind?: Wind) => {
+  const transition = {
+    guard: "unknownExec" as const,
+    target,
+    actions: [
+      {
+        type: "end" as const,
+        params: ({ event }: { event: RunEvent }) => ({
+          end: failure(
+            "unknown_exec",
+            `protocol error: exec message for unknown exec id ${isClientExec(event) ? event.id : "?"}`,
+          ),
+        }),
+      },
+      ...(wind ? [wind] : []),
+    ],
+  };
+  return runSetup.createStateConfig({
+    on: { CLIENT_EXEC: transition, CLIENT_STREAM_CLOSE: transition, CLIENT_THROW: transition },
+  }).on!;
+};
+
+/** While a child winds down the reason is already recorded: later ones are taken and change nothing. */
+const ignored = { CANCEL: {}, BACKLOG_EXCEEDED: {} } as const;
+
+/** Every finished model call reaches the engine's history, whatever the run does next. */
+const recordCall = {
+  type: "recordModelCall",
+  params: ({ event }: { event: { output: ModelCallOutput } }) => ({ output: event.output }),
+} as const;
+
 export const runMachine = runSetup.createMachine({
   description:
     "One per run. Loads the history (fetching blobs the store lacks with get_blob_args and verifying their " +
     "SHA-256), then alternates model calls and tool rounds until the provider finishes with stop, then " +
     "publishes the final sequence. It has exactly three endings — succeeded, failed, canceled — each entered " +
-    "once and each committing the run's terminal state and EndStream exactly once. Cancel is accepted in " +
-    "every non-final state; during a model call the pass is stopped first (closing an open thinking segment " +
-    "with its real elapsed time and aborting the provider request), during a tool round the round first " +
-    "aborts its running execs. The first reason to end wins, and events arriving after the end change " +
-    "nothing.",
+    "once and each committing the run's terminal state and EndStream exactly once; every failure and cancel " +
+    "goes through `ending`, whose branches name the cause. Cancel is accepted in every live state; during a " +
+    "model call the pass is stopped first (closing an open thinking segment with its real elapsed time and " +
+    "aborting the provider request), during a tool round the round first aborts its running execs. The first " +
+    "reason to end wins, and events arriving after the end change nothing.",
   id: "run",
   context: ({ input }) => ({
     ...input,
@@ -152,293 +217,220 @@ export const runMachine = runSetup.createMachine({
     prepared: undefined,
     roundCalls: undefined,
     gets: [],
-    interruption: undefined,
     end: undefined,
   }),
-  initial: "resolving",
-  on: {
-    CANCEL: { actions: { type: "end", params: ({ event }) => ({ end: canceled(event.reason) }) } },
-    FAIL: { actions: { type: "end", params: ({ event }) => ({ end: limitFailure(event.message) }) } },
-    KV_SET_RESULT: { actions: "forwardToCheckpoint" },
-    CLIENT_EXEC: {
-      guard: "unknownExec",
-      actions: { type: "end", params: ({ event }) => ({ end: unknownExec(event) }) },
-    },
-    CLIENT_STREAM_CLOSE: {
-      guard: "unknownExec",
-      actions: { type: "end", params: ({ event }) => ({ end: unknownExec(event) }) },
-    },
-    CLIENT_THROW: {
-      guard: "unknownExec",
-      actions: { type: "end", params: ({ event }) => ({ end: unknownExec(event) }) },
-    },
-  },
-  always: [
-    { guard: "endedFailed", target: ".failed" },
-    { guard: "endedCanceled", target: ".canceled" },
-  ],
+  initial: "live",
   states: {
-    resolving: {
-      invoke: {
-        src: "findMissingBlobs",
-        onDone: [
-          {
-            guard: { type: "nothingMissing", params: ({ event }) => ({ missing: event.output }) },
-            target: "preparing",
-          },
-          {
-            target: "fetchingBlobs",
-            actions: assign(({ context, event }) => ({
-              gets: event.output.map((blobId, i) => ({ id: context.nextKvId + i, blobId })),
-              nextKvId: context.nextKvId + event.output.length,
-            })),
-          },
-        ],
-        onError: { actions: { type: "end", params: ({ event }) => ({ end: setupFailure(event.error) }) } },
-      },
-    },
-    fetchingBlobs: {
-      entry: sendGets,
-      on: {
-        KV_GET_RESULT: [
-          {
-            guard: "badGet",
-            actions: {
-              type: "end",
-              params: ({ event }) => ({
-                end: {
-                  kind: "failed",
-                  code: "invalid_argument",
-                  cause: "protocol",
-                  message: `protocol error: get_blob_result ${event.id} is missing or does not match its blob id`,
-                },
-              }),
+    live: {
+      initial: "resolving",
+      on: { ...outsideEnds(ENDING), ...unknownExecEnds(ENDING), KV_SET_RESULT: { actions: "forwardToCheckpoint" } },
+      states: {
+        resolving: {
+          invoke: {
+            src: "findMissingBlobs",
+            onDone: [
+              {
+                guard: { type: "nothingMissing", params: ({ event }) => ({ missing: event.output }) },
+                target: "preparing",
+              },
+              {
+                target: "fetchingBlobs",
+                actions: assign(({ context, event }) => ({
+                  gets: event.output.map((blobId, i) => ({ id: context.nextKvId + i, blobId })),
+                  nextKvId: context.nextKvId + event.output.length,
+                })),
+              },
+            ],
+            onError: {
+              target: ENDING,
+              actions: { type: "end", params: ({ event }) => ({ end: setupFailure(event.error) }) },
             },
           },
-          { actions: "recordGet" },
-        ],
-      },
-      always: { guard: "allFetched", target: "preparing" },
-      after: {
-        kvGetDeadline: {
-          actions: {
-            type: "end",
-            params: {
-              end: {
-                kind: "failed",
-                code: "invalid_argument",
-                cause: "protocol",
-                message: "protocol error: get_blob_args not answered in time",
+        },
+        fetchingBlobs: {
+          entry: sendGets,
+          on: {
+            KV_GET_RESULT: [
+              {
+                guard: "badGet",
+                target: ENDING,
+                actions: {
+                  type: "end",
+                  params: ({ event }) => ({
+                    end: failure(
+                      "bad_blob_reply",
+                      `protocol error: get_blob_result ${event.id} is missing or does not match its blob id`,
+                    ),
+                  }),
+                },
+              },
+              { actions: "recordGet" },
+            ],
+          },
+          always: { guard: "allFetched", target: "preparing" },
+          after: {
+            kvGetDeadline: {
+              target: ENDING,
+              actions: {
+                type: "end",
+                params: { end: failure("blob_deadline", "protocol error: get_blob_args not answered in time") },
               },
             },
           },
         },
-      },
-    },
-    preparing: {
-      invoke: {
-        src: "prepare",
-        input: ({ context }) => ({ fetched: context.gets.map((g) => ({ blobId: g.blobId, data: g.data! })) }),
-        onDone: [
-          {
-            guard: { type: "resumesToolRound", params: ({ event }) => ({ prepared: event.output }) },
-            target: "toolRound",
-            actions: assign({
-              prepared: ({ event }) => event.output,
-              roundCalls: ({ event }) => event.output.resumeRound,
-            }),
-          },
-          { target: "calling", actions: assign({ prepared: ({ event }) => event.output }) },
-        ],
-        onError: { actions: { type: "end", params: ({ event }) => ({ end: setupFailure(event.error) }) } },
-      },
-    },
-    calling: {
-      invoke: {
-        id: "modelCall",
-        src: "modelCall",
-        input: ({ context }) => ({
-          callIndex: context.callIndex,
-          modelCallId: `${context.requestId}:${context.callIndex}`,
-          toolNames: context.prepared!.toolNames,
-        }),
-        onDone: [
-          {
-            guard: "interrupted",
-            actions: [
-              { type: "recordModelCall", params: ({ event }) => ({ output: event.output }) },
-              { type: "end", params: ({ context }) => ({ end: context.interruption! }) },
+        preparing: {
+          invoke: {
+            src: "prepare",
+            input: ({ context }) => ({ fetched: context.gets.map((g) => ({ blobId: g.blobId, data: g.data! })) }),
+            onDone: [
+              {
+                guard: { type: "resumesToolRound", params: ({ event }) => ({ prepared: event.output }) },
+                target: "toolRound",
+                actions: assign({
+                  prepared: ({ event }) => event.output,
+                  roundCalls: ({ event }) => event.output.resumeRound,
+                }),
+              },
+              { target: "calling", actions: assign({ prepared: ({ event }) => event.output }) },
             ],
-          },
-          {
-            guard: { type: "callFailed", params: ({ event }) => ({ output: event.output }) },
-            actions: [
-              { type: "recordModelCall", params: ({ event }) => ({ output: event.output }) },
-              { type: "end", params: ({ event }) => ({ end: modelFailure(event.output) }) },
-            ],
-          },
-          {
-            guard: { type: "callWantsTools", params: ({ event }) => ({ output: event.output }) },
-            target: "toolRound",
-            actions: [
-              { type: "recordModelCall", params: ({ event }) => ({ output: event.output }) },
-              assign({ roundCalls: ({ event }) => (event.output.ok ? event.output.invocations : undefined) }),
-            ],
-          },
-          {
-            target: "finalizing",
-            actions: [{ type: "recordModelCall", params: ({ event }) => ({ output: event.output }) }],
-          },
-        ],
-      },
-      on: {
-        // The pass closes its thinking segment and aborts its provider request; the run then takes the interruption.
-        CANCEL: {
-          actions: [{ type: "interrupt", params: ({ event }) => ({ end: canceled(event.reason) }) }, "stopCall"],
-        },
-        FAIL: {
-          actions: [{ type: "interrupt", params: ({ event }) => ({ end: limitFailure(event.message) }) }, "stopCall"],
-        },
-        CLIENT_EXEC: {
-          guard: "unknownExec",
-          actions: [{ type: "interrupt", params: ({ event }) => ({ end: unknownExec(event) }) }, "stopCall"],
-        },
-        CLIENT_STREAM_CLOSE: {
-          guard: "unknownExec",
-          actions: [{ type: "interrupt", params: ({ event }) => ({ end: unknownExec(event) }) }, "stopCall"],
-        },
-        CLIENT_THROW: {
-          guard: "unknownExec",
-          actions: [{ type: "interrupt", params: ({ event }) => ({ end: unknownExec(event) }) }, "stopCall"],
-        },
-      },
-    },
-    toolRound: {
-      invoke: {
-        id: "toolRound",
-        src: "toolRound",
-        input: ({ context }) => ({
-          modelCallId: `${context.requestId}:${context.callIndex}`,
-          calls: context.roundCalls!,
-          ctx: context.prepared!.toolContext,
-          execIdBase: context.nextExecId,
-          kvIdBase: context.nextKvId,
-        }),
-        onDone: [
-          {
-            guard: "interrupted",
-            actions: [
-              assign({ nextExecId: ({ event }) => event.output.nextExecId }),
-              { type: "end", params: ({ context }) => ({ end: context.interruption! }) },
-            ],
-          },
-          {
-            guard: { type: "roundSettled", params: ({ event }) => ({ outcome: event.output.outcome }) },
-            target: "calling",
-            actions: assign(({ context, event }) => ({
-              nextExecId: event.output.nextExecId,
-              nextKvId: event.output.nextKvId,
-              callIndex: context.callIndex + 1,
-            })),
-          },
-          {
-            actions: [
-              assign({ nextExecId: ({ event }) => event.output.nextExecId }),
-              { type: "end", params: ({ event }) => ({ end: roundFailure(event.output.outcome) }) },
-            ],
-          },
-        ],
-      },
-      on: {
-        // The round aborts its running execs before it ends; the run follows its outcome (docs/protocol/cursor-run.md
-        // §10.2–§10.5).
-        CANCEL: {
-          actions: [{ type: "interrupt", params: ({ event }) => ({ end: canceled(event.reason) }) }, "cancelRound"],
-        },
-        FAIL: {
-          actions: [
-            { type: "interrupt", params: ({ event }) => ({ end: limitFailure(event.message) }) },
-            "cancelRound",
-          ],
-        },
-        CLIENT_EXEC: { actions: "forwardToRound" },
-        CLIENT_STREAM_CLOSE: { actions: "forwardToRound" },
-        CLIENT_THROW: { actions: "forwardToRound" },
-      },
-    },
-    finalizing: {
-      invoke: {
-        src: "checkpoint",
-        systemId: "checkpoint",
-        input: ({ context }) => ({ kind: "final" as const, kvIdBase: context.nextKvId }),
-        onDone: [
-          {
-            guard: { type: "checkpointPublished", params: ({ event }) => ({ ok: event.output.ok }) },
-            target: "succeeded",
-            actions: { type: "end", params: { end: { kind: "succeeded" } } },
-          },
-          {
-            actions: {
-              type: "end",
-              params: ({ event }) => ({
-                end: {
-                  kind: "failed",
-                  code: "unavailable",
-                  cause: "checkpoint",
-                  message: event.output.error ?? "final checkpoint failed",
-                },
-              }),
+            onError: {
+              target: ENDING,
+              actions: { type: "end", params: ({ event }) => ({ end: setupFailure(event.error) }) },
             },
           },
-        ],
+        },
+        calling: {
+          initial: "streaming",
+          invoke: {
+            id: "modelCall",
+            src: "modelCall",
+            input: ({ context }) => ({
+              callIndex: context.callIndex,
+              modelCallId: `${context.requestId}:${context.callIndex}`,
+              toolNames: context.prepared!.toolNames,
+            }),
+            onDone: [
+              { guard: "endRecorded", target: ENDING, actions: recordCall },
+              {
+                guard: { type: "providerFailed", params: ({ event }) => ({ output: event.output }) },
+                target: ENDING,
+                actions: [recordCall, { type: "end", params: ({ event }) => ({ end: modelFailure(event.output) }) }],
+              },
+              {
+                guard: { type: "modelBrokeProtocol", params: ({ event }) => ({ output: event.output }) },
+                target: ENDING,
+                actions: [recordCall, { type: "end", params: ({ event }) => ({ end: modelFailure(event.output) }) }],
+              },
+              {
+                guard: { type: "callWantsTools", params: ({ event }) => ({ output: event.output }) },
+                target: "toolRound",
+                actions: [
+                  recordCall,
+                  assign({ roundCalls: ({ event }) => (event.output.ok ? event.output.invocations : undefined) }),
+                ],
+              },
+              { target: "finalizing", actions: recordCall },
+            ],
+          },
+          // The pass closes its thinking segment and aborts its provider request; the run ends once it has.
+          on: { ...outsideEnds(".stopping", "stopCall"), ...unknownExecEnds(".stopping", "stopCall") },
+          states: {
+            streaming: {},
+            stopping: { on: { ...ignored, CLIENT_EXEC: {}, CLIENT_STREAM_CLOSE: {}, CLIENT_THROW: {} } },
+          },
+        },
+        toolRound: {
+          initial: "running",
+          invoke: {
+            id: "toolRound",
+            src: "toolRound",
+            input: ({ context }) => ({
+              modelCallId: `${context.requestId}:${context.callIndex}`,
+              calls: context.roundCalls!,
+              ctx: context.prepared!.toolContext,
+              execIdBase: context.nextExecId,
+              kvIdBase: context.nextKvId,
+            }),
+            onDone: [
+              {
+                guard: "endRecorded",
+                target: ENDING,
+                actions: assign({ nextExecId: ({ event }) => event.output.nextExecId }),
+              },
+              {
+                guard: { type: "roundSettled", params: ({ event }) => ({ output: event.output }) },
+                target: "calling",
+                actions: assign(({ context, event }) => ({
+                  nextExecId: event.output.nextExecId,
+                  nextKvId: event.output.nextKvId,
+                  callIndex: context.callIndex + 1,
+                })),
+              },
+              {
+                guard: { type: "roundHitProtocolError", params: ({ event }) => ({ output: event.output }) },
+                target: ENDING,
+                actions: [
+                  assign({ nextExecId: ({ event }) => event.output.nextExecId }),
+                  { type: "end", params: ({ event }) => ({ end: roundFailure("exec_protocol", event.output) }) },
+                ],
+              },
+              {
+                guard: { type: "roundCheckpointFailed", params: ({ event }) => ({ output: event.output }) },
+                target: ENDING,
+                actions: [
+                  assign({ nextExecId: ({ event }) => event.output.nextExecId }),
+                  { type: "end", params: ({ event }) => ({ end: roundFailure("round_checkpoint", event.output) }) },
+                ],
+              },
+            ],
+          },
+          // The round aborts its running execs before it ends (docs/protocol/cursor-run.md §10.2–§10.5).
+          on: {
+            ...outsideEnds(".stopping", "cancelRound"),
+            CLIENT_EXEC: { actions: "forwardToRound" },
+            CLIENT_STREAM_CLOSE: { actions: "forwardToRound" },
+            CLIENT_THROW: { actions: "forwardToRound" },
+          },
+          states: { running: {}, stopping: { on: ignored } },
+        },
+        finalizing: {
+          invoke: {
+            src: "checkpoint",
+            systemId: "checkpoint",
+            input: ({ context }) => ({ kind: "final" as const, kvIdBase: context.nextKvId }),
+            onDone: [
+              {
+                guard: { type: "checkpointPublished", params: ({ event }) => ({ ok: event.output.ok }) },
+                target: "#run.succeeded",
+                actions: { type: "end", params: { end: { kind: "succeeded" } } },
+              },
+              {
+                guard: { type: "checkpointFailed", params: ({ event }) => ({ ok: event.output.ok }) },
+                target: ENDING,
+                actions: {
+                  type: "end",
+                  params: ({ event }) => ({
+                    end: failure("final_checkpoint", event.output.error ?? "final checkpoint failed"),
+                  }),
+                },
+              },
+            ],
+          },
+        },
       },
+    },
+    /** Decides the ending from the recorded cause: one branch per cause, so each is its own edge and path. */
+    ending: {
+      always: [
+        ...failureCauses.map((cause) => ({ guard: { type: "endedBy" as const, params: { cause } }, target: "failed" })),
+        ...cancelCauses.map((cause) => ({
+          guard: { type: "endedBy" as const, params: { cause } },
+          target: "canceled",
+        })),
+      ],
     },
     succeeded: { type: "final", entry: { type: "finish", params: ({ context }) => ({ end: context.end! }) } },
     failed: { type: "final", entry: { type: "finish", params: ({ context }) => ({ end: context.end! }) } },
     canceled: { type: "final", entry: { type: "finish", params: ({ context }) => ({ end: context.end! }) } },
   },
 });
-
-const canceled = (reason: string): RunEnd => ({ kind: "canceled", reason });
-const unknownExec = (event: { id: number }): RunEnd => ({
-  kind: "failed",
-  code: "invalid_argument",
-  cause: "protocol",
-  message: `protocol error: exec message for unknown exec id ${event.id}`,
-});
-const limitFailure = (message: string): RunEnd => ({
-  kind: "failed",
-  code: "resource_exhausted",
-  cause: "limit",
-  message,
-});
-
-function modelFailure(output: ModelCallOutput): RunEnd {
-  if (output.ok) return { kind: "failed", code: "internal", cause: "provider", message: "unexpected model output" };
-  return output.failure.kind === "protocol"
-    ? {
-        kind: "failed",
-        code: "invalid_argument",
-        cause: "protocol",
-        message: `protocol error: ${output.failure.message}`,
-      }
-    : { kind: "failed", code: "unavailable", cause: "provider", message: output.failure.message };
-}
-
-function roundFailure(outcome: { kind: string; message?: string }): RunEnd {
-  return outcome.kind === "protocol"
-    ? { kind: "failed", code: "invalid_argument", cause: "protocol", message: `protocol error: ${outcome.message}` }
-    : { kind: "failed", code: "unavailable", cause: "checkpoint", message: outcome.message ?? "tool round failed" };
-}
-
-/** Errors thrown by the engine's setup steps carry their own Connect code (see engine/run-errors). */
-function setupFailure(error: unknown): RunEnd {
-  const e = error as { code?: string; message?: string };
-  const code = e.code === "invalid_argument" || e.code === "failed_precondition" ? e.code : "internal";
-  return {
-    kind: "failed",
-    code,
-    cause: code === "invalid_argument" ? "protocol" : "setup",
-    message: e.message ?? String(error),
-  };
-}

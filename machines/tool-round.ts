@@ -91,7 +91,7 @@ const toolRoundSetup = setup({
   },
   guards: {
     allCallsSettled: ({ context }) => context.calls.every((c) => c.settled),
-    hasFailed: ({ context }) => context.outcome.kind !== "ok",
+    protocolErrorFound: ({ context }) => context.outcome.kind === "protocol",
     checkpointRefused: (_, params: { output: CheckpointOutput }) => !params.output.ok,
   },
 });
@@ -199,7 +199,7 @@ function checkpointState(kind: "staged" | "settled", next: "running" | "settled"
       ],
     },
     on: { CANCEL: { target: "canceled", actions: "markCanceled" } },
-    always: { guard: "hasFailed", target: "failed" },
+    always: { guard: "protocolErrorFound", target: "failed" },
   });
 }
 
@@ -238,20 +238,28 @@ export const toolRoundMachine = toolRoundSetup.createMachine({
       entry: runEffects,
       on: {
         EXEC_DATA: { actions: runEffects },
-        EXEC_FAILED: { actions: { type: "protocolError", params: ({ event }) => ({ message: event.message }) } },
+        EXEC_FAILED: {
+          target: "failed",
+          actions: [abortRunning, { type: "protocolError", params: ({ event }) => ({ message: event.message }) }],
+        },
         "xstate.done.actor.commit.*": { actions: settle },
         "xstate.error.actor.commit.*": {
-          actions: {
-            type: "checkpointFailed",
-            params: ({ event }: { event: ToolRoundEvent }) => ({
-              message: `tool result commit failed: ${String((event as { error: unknown }).error)}`,
-            }),
-          },
+          target: "failed",
+          actions: [
+            abortRunning,
+            {
+              type: "checkpointFailed",
+              params: ({ event }: { event: ToolRoundEvent }) => ({
+                message: `tool result commit failed: ${String((event as { error: unknown }).error)}`,
+              }),
+            },
+          ],
         },
         CANCEL: { target: "canceled", actions: [abortRunning, "markCanceled"] },
       },
       always: [
-        { guard: "hasFailed", target: "failed", actions: abortRunning },
+        // A driver or the exec router found a client protocol error while handling an exec message.
+        { guard: "protocolErrorFound", target: "failed", actions: abortRunning },
         { guard: "allCallsSettled", target: "settling" },
       ],
     },

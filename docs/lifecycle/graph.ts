@@ -26,11 +26,15 @@ function eventLabel(eventType: string, machineId: string): string {
   return eventType;
 }
 
+/** A guard's name; fixed parameters that are plain values (a cause, a kind) are part of it: `[endedBy backlog]`. */
 function guardLabel(guard: unknown): string {
   if (!guard) return "";
   if (typeof guard === "string") return ` [${guard}]`;
-  if (typeof guard === "object" && guard !== null && "type" in guard && typeof guard.type === "string")
-    return ` [${guard.type}]`;
+  if (typeof guard === "object" && guard !== null && "type" in guard && typeof guard.type === "string") {
+    const params = "params" in guard && typeof guard.params === "object" && guard.params ? guard.params : {};
+    const fixed = Object.values(params).filter((v) => typeof v === "string" || typeof v === "number");
+    return ` [${[guard.type, ...fixed].join(" ")}]`;
+  }
   return " [guarded]";
 }
 

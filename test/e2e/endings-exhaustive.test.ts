@@ -105,9 +105,16 @@ describe("e2e: every ending class on the wire", function () {
   });
 
   const conversation = (name: string) => `exhaustive-${name}-${randomUUID()}`;
-  const logged = (g: GatewayProcess, requestId: string, msg: string) =>
+  /** Waits for the run's log line `msg`, which names the ending's cause when one is given. */
+  const logged = (g: GatewayProcess, requestId: string, msg: string, cause?: string) =>
     waitUntil(
-      () => g.stderrLines().some((l) => l.includes(`"msg":"${msg}"`) && l.includes(requestId)),
+      () =>
+        g
+          .stderrLines()
+          .some(
+            (l) =>
+              l.includes(`"msg":"${msg}"`) && l.includes(requestId) && (!cause || l.includes(`"cause":"${cause}"`)),
+          ),
       10_000,
       () => `no "${msg}" log line for ${requestId}`,
     );
@@ -141,6 +148,7 @@ describe("e2e: every ending class on the wire", function () {
 
     expect(end.code).to.equal("canceled");
     expect(run.kinds()).to.deep.equal(["thinking_delta", "thinking_completed", "end:canceled"]);
+    await logged(gw, run.requestId, "run canceled", "client");
     const completed = run.frames.find((f) => frameKind(f) === "thinking_completed")!;
     const m = completed.kind === "message" ? completed.message.message : undefined;
     const update =
@@ -171,7 +179,7 @@ describe("e2e: every ending class on the wire", function () {
     expect(run.kinds()).to.deep.equal([...TEXT_UNTIL_FINAL_SETS, "end:unavailable"]);
     expect(run.checkpoints).to.deep.equal([]);
     assertEndStreamInvariants(run.frames);
-    await logged(quick, run.requestId, "run failed");
+    await logged(quick, run.requestId, "run failed", "final_checkpoint");
   });
 
   it("cancel while the final checkpoint waits for its SETs: canceled, no turn_ended, no checkpoint; the late ACK changes nothing", async () => {
@@ -218,6 +226,7 @@ describe("e2e: every ending class on the wire", function () {
     fake.enqueue({ text: "Fresh answer." });
     const fresh = new CursorClient(gw.url).startRun({ conversationId, modelId: MODEL, text: "never mind" });
     expect(failed(await old.done).code).to.equal("canceled");
+    await logged(gw, old.requestId, "run canceled", "superseded");
     const oldKinds = old.kinds();
     expect(oldKinds.slice(-2)).to.deep.equal(["abort", "end:canceled"]);
     expect(old.aborts).to.deep.equal([old.execLog[0]!.id]);
@@ -259,7 +268,7 @@ describe("e2e: every ending class on the wire", function () {
     const run = client.startRun({ conversationId: conversation("abandoned"), modelId: STALL_MODEL, text: "think" });
     await run.waitForFrame("thinking_delta");
     run.disconnect();
-    await logged(quick, run.requestId, "run canceled");
+    await logged(quick, run.requestId, "run canceled", "subscriber_gone");
     await waitUntil(
       () => stall.closedRequests() > closedBefore,
       5_000,

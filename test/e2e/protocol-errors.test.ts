@@ -145,7 +145,13 @@ describe("e2e: run-time protocol errors", function () {
       );
       expect(await run.append(execResult(99))).to.deep.equal({ status: 200 }); // the append itself is well-formed
 
-      await expectFailure(client, run, "invalid_argument", "protocol error: exec message for unknown exec id 99");
+      const log = await expectFailure(
+        client,
+        run,
+        "invalid_argument",
+        "protocol error: exec message for unknown exec id 99",
+      );
+      expect(log).to.include({ cause: "exec_protocol" });
       expect(run.kinds()).to.deep.equal([...UNTIL_TWO_EXECS, "abort", "abort", "end:invalid_argument"]);
       expect(run.aborts).to.deep.equal([1, 2]);
       expect(openai.requests.length - requestsBefore).to.equal(1); // the tool round never settled into a next call
@@ -167,7 +173,13 @@ describe("e2e: run-time protocol errors", function () {
       );
       expect(await run.append(execResult(7))).to.deep.equal({ status: 200 });
 
-      await expectFailure(client, run, "invalid_argument", "protocol error: exec message for unknown exec id 7");
+      const log = await expectFailure(
+        client,
+        run,
+        "invalid_argument",
+        "protocol error: exec message for unknown exec id 7",
+      );
+      expect(log).to.include({ cause: "unknown_exec" });
       release();
       expect(run.kinds()).to.deep.equal([...TEXT_UNTIL_FINAL_SETS, "end:invalid_argument"]);
       expect(run.checkpoints).to.deep.equal([]);
@@ -209,7 +221,13 @@ describe("e2e: run-time protocol errors", function () {
     it("exec throw fails the run (it is not a tool result) and aborts the other running exec", async () => {
       const { client, run } = startTwoReads({ throw: "boom: permission denied" }, "throw");
 
-      await expectFailure(client, run, "invalid_argument", "protocol error: exec 1 threw: boom: permission denied");
+      const log = await expectFailure(
+        client,
+        run,
+        "invalid_argument",
+        "protocol error: exec 1 threw: boom: permission denied",
+      );
+      expect(log).to.include({ cause: "exec_protocol" });
       expect(run.kinds()).to.deep.equal([...UNTIL_TWO_EXECS, "abort", "end:invalid_argument"]);
       expect(run.aborts).to.deep.equal([2]);
     });
@@ -225,7 +243,13 @@ describe("e2e: run-time protocol errors", function () {
         text: "go",
       });
 
-      await expectFailure(client, run, "invalid_argument", 'protocol error: model called unknown tool "Teleport"');
+      const log = await expectFailure(
+        client,
+        run,
+        "invalid_argument",
+        'protocol error: model called unknown tool "Teleport"',
+      );
+      expect(log).to.include({ cause: "model_protocol" });
       expect(run.kinds()).to.deep.equal(["text_delta", "end:invalid_argument"]);
       expect(run.execLog).to.deep.equal([]);
     });
@@ -266,7 +290,7 @@ describe("e2e: run-time protocol errors", function () {
       });
 
       const log = await expectFailure(client, run, "unavailable", `client refused blob SET 5: disk full`);
-      expect(log).to.include({ cause: "checkpoint" });
+      expect(log).to.include({ cause: "round_checkpoint" });
       expect(run.kinds()).to.deep.equal([
         "partial_tool_call",
         "partial_tool_call",
@@ -290,7 +314,8 @@ describe("e2e: run-time protocol errors", function () {
       const run = client.startRun({ conversationId: `protocol-kv-final-${randomUUID()}`, modelId: MODEL, text: "hi" });
 
       const end = await run.done;
-      await expectFailure(client, run, "unavailable", "client refused blob SET 2: disk full");
+      const log = await expectFailure(client, run, "unavailable", "client refused blob SET 2: disk full");
+      expect(log).to.include({ cause: "final_checkpoint" });
       // A checkpoint failure is a retryable server-side error, not a provider error (engine/run-end.ts).
       expect(!end.ok && end.errorDetails?.details?.isRetryable).to.equal(true);
       expect(!end.ok && end.errorDetails?.error).to.equal(ErrorDetails_Error.INTERNAL);

@@ -179,9 +179,9 @@ class Client {
         return;
       }
       case "cancel":
-        return run.fromClient({ type: "CANCEL", reason: "user pressed stop" });
+        return run.fromClient({ type: "CANCEL", cause: "client", reason: "user pressed stop" });
       case "fail":
-        return run.fromClient({ type: "FAIL", message: "the run exceeded 100000 stream frames" });
+        return run.fromClient({ type: "BACKLOG_EXCEEDED", message: "the run exceeded 100000 stream frames" });
       case "timer":
         return run.advance(30_000);
     }
@@ -255,7 +255,7 @@ describe("assembled run: generated interleavings keep the termination invariants
           if (run.finished) break;
           await client.do(c);
         }
-        if (!run.finished) await run.fromClient({ type: "CANCEL", reason: "test over" });
+        if (!run.finished) await run.fromClient({ type: "CANCEL", cause: "client", reason: "test over" });
         const ending = checkInvariants(run, client);
         // Late provider, KV and Exec events after the end change nothing.
         const logged = run.log.filter((e) => e.kind !== "client" && e.kind !== "provider").length;

@@ -32,8 +32,9 @@ interface ExecRecord {
 export const pendingExecHarness: Harness<ExecRecord> = {
   name: "pending-exec",
   machine: pendingExecMachine,
+  coversEveryTransition: true,
   maxSimplePaths: 200,
-  start(clock) {
+  start(clock, inspect) {
     const record: ExecRecord = { aborts: [], reports: [] };
     const parent = setup({
       actors: {
@@ -43,7 +44,7 @@ export const pendingExecHarness: Harness<ExecRecord> = {
       invoke: { id: "exec", src: "exec", input: { id: 7, callId: "call_a" } },
       on: { "*": { actions: ({ event }) => void record.reports.push(event as PendingExecReport) } },
     });
-    const actor = createActor(parent, { clock }).start();
+    const actor = createActor(parent, { inspect, clock }).start();
     const child = actor.getSnapshot().children.exec as AnyActorRef;
     return { record, send: (e) => child.send(e), snapshot: () => child.getSnapshot() as AnyMachineSnapshot };
   },
@@ -89,14 +90,15 @@ const blob = (n: number) => ({ id: new Uint8Array([n]), data: new Uint8Array([n,
 export const checkpointHarness: Harness<CheckpointRecord> = {
   name: "checkpoint",
   machine: checkpointMachine,
+  coversEveryTransition: true,
   maxSimplePaths: 300,
-  start(clock) {
+  start(clock, inspect) {
     const record: CheckpointRecord = { frames: [], acked: new Set(), refused: false };
     const machine = checkpointMachine.provide({
       actors: { build: never(), commit: never() },
       actions: { emitFrame: (_, { message }) => void record.frames.push(message) },
     });
-    const actor = createActor(machine, { input: { kind: "settled", kvIdBase: 4 }, clock }).start();
+    const actor = createActor(machine, { inspect, input: { kind: "settled", kvIdBase: 4 }, clock }).start();
     return {
       record,
       send: (e) => {

@@ -31,14 +31,16 @@ const kindOf = (m: AgentServerMessage): string =>
 export const modelCallHarness: Harness<AgentServerMessage[]> = {
   name: "model-call",
   machine: modelCallMachine,
+  coversEveryTransition: true,
   maxSimplePaths: 400,
-  start(clock) {
+  start(clock, inspect) {
     const emitted: AgentServerMessage[] = [];
     const machine = modelCallMachine.provide({
       actors: { providerStream: fromCallback(() => () => {}) },
       actions: { emitFrame: (_, { message }) => void emitted.push(message) },
     });
     const actor = createActor(machine, {
+      inspect,
       input: { callIndex: 0, modelCallId: "r:0", toolNames: ["Read"] },
       clock,
     }).start();

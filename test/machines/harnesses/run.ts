@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { createActor, fromCallback, type AnyMachineSnapshot } from "xstate";
 import type { AgentServerMessage } from "../../../proto/gen/agent/v1/agent_pb.js";
 import { runMachine, type PreparedRun, type RunEnd } from "../../../machines/run.js";
+import { cancelCauses, failureCodes } from "../../../machines/run-ends.js";
 import type { ToolInvocation } from "../../../cursor/tools/types.js";
 import type { Harness, SuppliedEvent } from "../support/replay-graph.js";
 import { never } from "./exec-and-checkpoint.js";
@@ -33,11 +34,15 @@ const stub = (child: string, log: Entry[]) =>
     receive((e) => void log.push({ kind: "told", child, type: e.type }));
   }) as never;
 
+/** Every ending the generated paths produced, by cause (the path test checks that each cause is reached). */
+export const runEndsReached = new Map<string, RunEnd>();
+
 export const runHarness: Harness<Entry[]> = {
   name: "run",
   machine: runMachine,
   maxSimplePaths: 400,
-  start(clock) {
+  coversEveryTransition: true,
+  start(clock, inspect) {
     const log: Entry[] = [];
     const machine = runMachine.provide({
       actors: {
@@ -52,17 +57,17 @@ export const runHarness: Harness<Entry[]> = {
         finish: (_, { end }) => void log.push({ kind: "finish", end }),
       },
     });
-    const actor = createActor(machine, { input: { requestId: "r", conversationId: "c" }, clock }).start();
+    const actor = createActor(machine, { input: { requestId: "r", conversationId: "c" }, clock, inspect }).start();
     return { record: log, send: (e) => actor.send(e as never), snapshot: () => actor.getSnapshot() };
   },
   summary: (s) => [
-    s.context.interruption?.kind ?? null,
+    s.context.end?.cause ?? null,
     s.context.gets.filter((g: { data?: Uint8Array }) => g.data).length,
     s.context.nextExecId > 1,
     s.context.callIndex > 0,
   ],
   payloads(type, s: AnyMachineSnapshot) {
-    const interrupted = s.context.interruption !== undefined;
+    const interrupted = s.context.end !== undefined;
     if (/^xstate\.done\.actor\..*resolving$/.test(type))
       return [
         { type, output: [] },
@@ -79,7 +84,14 @@ export const runHarness: Harness<Entry[]> = {
         { type, output: { ok: false, error: "client refused blob SET 2: disk full", nextKvId: 6 } },
       ];
     if (/^xstate\.error\.actor\./.test(type))
-      return [{ type, error: Object.assign(new Error("model not configured"), { code: "failed_precondition" }) }];
+      return [
+        {
+          type,
+          error: Object.assign(new Error("Bedrock credentials are not supported"), { code: "failed_precondition" }),
+        },
+        { type, error: Object.assign(new Error("run request without conversation_id"), { code: "invalid_argument" }) },
+        { type, error: new Error("store error: SQLITE_BUSY") },
+      ];
     switch (type) {
       case "xstate.done.actor.modelCall":
         // A stopped pass only follows the run's own STOP.
@@ -128,8 +140,8 @@ export const runHarness: Harness<Entry[]> = {
       case "KV_SET_RESULT":
         return [{ type, id: 0 }];
       case "CANCEL":
-        return [{ type, reason: "user pressed stop" }];
-      case "FAIL":
+        return cancelCauses.map((cause) => ({ type, cause, reason: `canceled (${cause})` }));
+      case "BACKLOG_EXCEEDED":
         return [{ type, message: "the run exceeded 100000 stream frames" }];
       case "CLIENT_EXEC":
         return [
@@ -149,27 +161,30 @@ export const runHarness: Harness<Entry[]> = {
     expect(finishes.length, "exactly one terminal commit + EndStream").to.equal(1);
     expect(record.at(-1), "nothing after the end").to.equal(finishes[0]);
     const end = finishes[0]!.end;
+    runEndsReached.set(end.kind === "succeeded" ? "succeeded" : end.cause, end);
     expect(end.kind).to.equal(s.value);
-    if (end.kind === "failed") expect(end.code === "invalid_argument").to.equal(end.cause === "protocol");
+    if (end.kind === "failed") expect(end.code, end.cause).to.equal(failureCodes[end.cause]);
+    if (end.kind === "canceled")
+      expect(
+        trace.some((e) => e.type === "CANCEL" && e.cause === end.cause),
+        "canceled by a CANCEL of its cause",
+      ).to.be.true;
     if (end.kind === "succeeded") {
       const types = trace.map((e) => e.type);
       expect(types.filter((t) => /finalizing$/.test(t)).length, "success only after the final checkpoint").to.equal(1);
-      expect(s.context.interruption).to.equal(undefined);
     }
-    // An interruption while a child runs is passed to it first: STOP closes the model call, CANCEL aborts the round.
-    const interruption = s.context.interruption as RunEnd | undefined;
-    if (interruption) {
-      expect(end).to.deep.equal(interruption);
-      const told = record.filter(
-        (e): e is Extract<Entry, { kind: "told" }> => e.kind === "told" && (e.type === "STOP" || e.type === "CANCEL"),
-      );
-      expect(told.length, "the running child was told before the run ended").to.be.greaterThan(0);
-      for (const t of told) expect(`${t.child}:${t.type}`).to.be.oneOf(["modelCall:STOP", "toolRound:CANCEL"]);
-    }
+    expect(end, "the recorded end is the one finished").to.deep.equal(s.context.end);
+    // An interruption while a child runs is passed to it first: STOP closes the model call, CANCEL aborts the round;
+    // the child is told once, and nothing else is ever told to wind down.
+    const told = record.filter(
+      (e): e is Extract<Entry, { kind: "told" }> => e.kind === "told" && (e.type === "STOP" || e.type === "CANCEL"),
+    );
+    expect(told.length).to.be.at.most(1);
+    for (const t of told) expect(`${t.child}:${t.type}`).to.be.oneOf(["modelCall:STOP", "toolRound:CANCEL"]);
   },
   lateEvents: [
-    { type: "CANCEL", reason: "late" },
-    { type: "FAIL", message: "late" },
+    { type: "CANCEL", cause: "client", reason: "late" },
+    { type: "BACKLOG_EXCEEDED", message: "late" },
     { type: "CLIENT_EXEC", id: 99, message: { case: undefined } },
     { type: "KV_SET_RESULT", id: 0 },
     { type: "KV_GET_RESULT", id: 0, data: BLOB },

@@ -32,8 +32,9 @@ const wrongBranch = { case: "writeResult", value: create(WriteResultSchema, {}) 
 export const toolRoundHarness: Harness<RoundRecord> = {
   name: "tool-round",
   machine: toolRoundMachine,
+  coversEveryTransition: true,
   maxSimplePaths: 400,
-  start(clock) {
+  start(clock, inspect) {
     const record: RoundRecord = { frames: [], aborts: [], execs: new Map() };
     const machine = toolRoundMachine.provide({
       actors: {
@@ -44,6 +45,7 @@ export const toolRoundHarness: Harness<RoundRecord> = {
       actions: { emitFrame: (_, { message }) => void record.frames.push(message) },
     });
     const actor = createActor(machine, {
+      inspect,
       input: {
         modelCallId: "r:0",
         calls: [read("call_a", "a.txt"), read("call_b", "b.txt")],

@@ -154,6 +154,7 @@ export class AssembledRun {
     return {
       sets: [blob(), blob()],
       publish: kind === "final" ? [frames.turnEnded({}), state(-1 & 0xff), settled, settled] : [settled],
+      write: { kind, snapshots: [], messages: [] },
     };
   }
 }

@@ -5,7 +5,7 @@
 // executed step by step on yet another fresh actor, checking the state after every step and, at the end of every
 // path that reaches a final state, the machine's termination invariants.
 import { getAdjacencyMap, getShortestPaths } from "@xstate/graph";
-import type { AnyMachineSnapshot, AnyStateMachine, AnyStateNode } from "xstate";
+import type { AnyMachineSnapshot, AnyStateMachine, AnyStateNode, InspectionEvent } from "xstate";
 import { SimulatedClock } from "xstate";
 
 /** An `after` timer firing: the replay advances the SimulatedClock by `ms`. */
@@ -25,7 +25,10 @@ export interface Harness<R> {
   name: string;
   /** The production machine (its definition decides which events each state can take). */
   machine: AnyStateMachine;
-  start(clock: SimulatedClock): Instance<R>;
+  /** `inspect`, when given, is passed to createActor: it lets the paths report which transitions they took. */
+  start(clock: SimulatedClock, inspect?: (event: InspectionEvent) => void): Instance<R>;
+  /** Every declared transition must be taken by some generated path (see `uncoveredTransitions`). */
+  coversEveryTransition?: boolean;
   /** Payload variants for an event type the active states accept; undefined ⇒ the bare `{ type }`. */
   payloads(eventType: string, snapshot: AnyMachineSnapshot, record: R): SuppliedEvent[] | undefined;
   /** What distinguishes two vertices beyond the state value (keep it small: it bounds the graph). */
@@ -238,9 +241,22 @@ function deadEnds(adjacency: Adjacency): string[] {
  * Executes one path on a fresh actor, adding the state nodes it visits to `visited`; returns whether it ended in a
  * final state (the invariants are checked then).
  */
-export function executePath<R>(h: Harness<R>, path: GeneratedPath, visited: Set<string>): boolean {
+export function executePath<R>(
+  h: Harness<R>,
+  path: GeneratedPath,
+  visited: Set<string>,
+  taken: Set<string> = new Set(),
+): boolean {
   const clock = new SimulatedClock();
-  const instance = h.start(clock);
+  const instance = h.start(clock, (e) => {
+    if (e.type !== "@xstate.microstep") return;
+    for (const t of e._transitions as unknown as Transition[]) {
+      if (t.source.machine.id !== h.machine.id) continue;
+      taken.add(transitionKey(t));
+      // A transient (decision) state is left in the same microstep it is entered: it is visited all the same.
+      visited.add(t.source.id);
+    }
+  });
   const visit = () => {
     for (const n of instance.snapshot()._nodes as AnyStateNode[]) visited.add(n.id);
   };
@@ -273,4 +289,27 @@ export function stateNodeIds(machine: AnyStateMachine): string[] {
   };
   walk(machine.root);
   return ids;
+}
+
+interface Transition {
+  source: AnyStateNode;
+  eventType: string;
+}
+
+/** A declared transition: its source, its event and its place among that event's guarded alternatives. */
+function transitionKey(t: Transition): string {
+  const list = (t.eventType === "" ? t.source.always : t.source.transitions.get(t.eventType)) ?? [];
+  return `${t.source.id} on ${t.eventType || "always"} #${list.indexOf(t as never)}`;
+}
+
+/** Every transition the machine declares (done/error/after events included), keyed as `transitionKey` keys them. */
+export function declaredTransitions(machine: AnyStateMachine): string[] {
+  const keys: string[] = [];
+  const walk = (n: AnyStateNode) => {
+    const lists: Array<[string, readonly unknown[]]> = [...n.transitions, ["always", n.always ?? []]];
+    for (const [type, list] of lists) for (let i = 0; i < list.length; i++) keys.push(`${n.id} on ${type} #${i}`);
+    for (const c of Object.values(n.states as Record<string, AnyStateNode>)) walk(c);
+  };
+  walk(machine.root);
+  return keys;
 }
