@@ -16,6 +16,7 @@ import { DEFAULT_WORKER } from "../workers/types.js";
 import { AgentService } from "./agent-service.js";
 import { scheduleBlobGc } from "./blob-gc.js";
 import { HistoryCache } from "./history-cache.js";
+import { messagesEndpoint } from "./messages-endpoint.js";
 import type { GatewayConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
 
@@ -60,8 +61,16 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     timers: o.config.timers ?? {},
   });
   const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear(), idle: () => !service.hasLiveRuns() });
+  const frontDoors = await messagesEndpoint(o.config, o.dataDir, createProviderAdapter, o.log);
   const http = createDualServer(
-    createApp({ service, upstream: o.upstream, log: o.log, version: VERSION, diagnostics }).callback(),
+    createApp({
+      service,
+      upstream: o.upstream,
+      log: o.log,
+      version: VERSION,
+      ...(diagnostics ? { diagnostics } : {}),
+      ...(frontDoors ? { frontDoors } : {}),
+    }).callback(),
   );
   const { server } = http;
   await new Promise<void>((resolve, reject) => {

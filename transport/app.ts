@@ -18,6 +18,8 @@ export function createApp(opts: {
   log: Logger;
   version: string;
   diagnostics?: Diagnostics;
+  /** Further front doors served ahead of the relay (the engine's Anthropic Messages endpoint). */
+  frontDoors?: Koa.Middleware;
 }): Koa {
   const app = new Koa();
   const router = new Router();
@@ -38,6 +40,7 @@ export function createApp(opts: {
   router.post(RUN_SSE_PATH, runSseHandler(opts.service, relay));
   router.post(BIDI_APPEND_PATH, bidiAppendHandler(opts.service, relay));
   router.all("/{*rest}", (ctx) => relay.pass(ctx));
+  if (opts.frontDoors) app.use(opts.frontDoors);
   app.use(router.routes());
   app.on("error", (err: Error) => opts.log.error("http error", { error: err.message }));
   return app;
