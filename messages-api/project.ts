@@ -22,7 +22,7 @@ export function projectRequest(
   const reasoningEffort = effortFor(request.thinking);
   return {
     model: target.model,
-    system: systemText(request.system),
+    system: systemText(request.system, request.messages),
     tools: (request.tools ?? []).map((t) => ({
       name: t.name,
       description: t.description ?? "",
@@ -34,14 +34,27 @@ export function projectRequest(
   };
 }
 
-function systemText(system: MessagesRequest["system"]): string {
-  if (system === undefined) return "";
-  return typeof system === "string" ? system : system.map((b) => b.text).join("\n\n");
+/**
+ * The system prompt, then the text of every system message in the conversation: the provider vocabulary has one
+ * system prompt, and Claude Code's system messages (its environment) hold for the whole conversation.
+ */
+function systemText(system: MessagesRequest["system"], messages: readonly InputMessage[]): string {
+  const parts = typeof system === "string" ? [system] : (system ?? []).map((b) => b.text);
+  for (const m of messages) {
+    if (m.role !== "system") continue;
+    if (typeof m.content === "string") parts.push(m.content);
+    else for (const block of m.content) if (block.type === "text") parts.push(block.text);
+  }
+  return parts.join("\n\n");
 }
 
-/** Anthropic's thinking budget onto the effort scale the adapters share (the inverse of the Anthropic adapter's). */
+/**
+ * An explicit thinking budget onto the effort scale the adapters share (the inverse of the Anthropic adapter's).
+ * `adaptive` (Claude Code's default for every model) leaves it to the model: no effort is sent, because models
+ * without reasoning reject the field.
+ */
 function effortFor(thinking: MessagesRequest["thinking"]): ReasoningEffort | undefined {
-  if (thinking === undefined || thinking.type === "disabled") return undefined;
+  if (thinking?.type !== "enabled") return undefined;
   const budget = thinking.budget_tokens;
   if (budget === undefined) return "medium";
   if (budget <= 1024) return "minimal";
@@ -56,6 +69,7 @@ function projectMessages(messages: readonly InputMessage[], codec: SignatureCode
   let openCalls = new Set<string>();
   for (const m of messages) {
     const blocks = typeof m.content === "string" ? [{ type: "text" as const, text: m.content }] : m.content;
+    if (m.role === "system") continue;
     if (m.role === "assistant") {
       const assistant = projectAssistant(blocks, codec);
       openCalls = new Set(assistant.toolCalls.map((c) => c.id));

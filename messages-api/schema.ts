@@ -32,8 +32,9 @@ const contentBlock = z.discriminatedUnion("type", [
 ]);
 export type ContentBlock = z.infer<typeof contentBlock>;
 
+// Claude Code 2.1 also sends `system` messages inside the conversation (its environment block).
 const message = z.object({
-  role: z.enum(["user", "assistant"]),
+  role: z.enum(["user", "assistant", "system"]),
   content: z.union([z.string(), z.array(contentBlock)]),
 });
 export type InputMessage = z.infer<typeof message>;
