@@ -138,6 +138,37 @@ describe("messages-api: /v1/messages over HTTP on an OpenAI Chat model", functio
     expect(events.at(-2)!.data).to.deep.nested.include({ "delta.stop_reason": "max_tokens" });
   });
 
+  it("returns reasoning_content as signed thinking, restores it on the next call, drops a forged one", async () => {
+    fake.enqueue({
+      reasoning: "Think: ls is enough.",
+      text: "Use ls.",
+      usage: { prompt_tokens: 9, completion_tokens: 4 },
+    });
+    const first = await post(url, { ...base, stream: false, messages: [{ role: "user", content: "how?" }] });
+    const message = JSON.parse(first.text) as { content: Array<Record<string, string>> };
+    expect(message.content.map((b) => b.type)).to.deep.equal(["thinking", "text", "redacted_thinking"]);
+    expect(message.content[0]).to.deep.include({ thinking: "Think: ls is enough." });
+    const history = (content: unknown) => [
+      { role: "user", content: "how?" },
+      { role: "assistant", content },
+      { role: "user", content: "and then?" },
+    ];
+    fake.enqueue({ text: "Then stop." }, { text: "Then stop." });
+    await post(url, { ...base, messages: history(message.content) });
+    const forged = message.content.map((b) =>
+      b.type === "redacted_thinking" ? { ...b, data: b.data!.replace(/\.[^.]+$/, ".Zm9yZ2Vk") } : b,
+    );
+    const answer = await post(url, { ...base, messages: history(forged) });
+    expect(answer.status).to.equal(200);
+    const [restored, dropped] = fake.requests.slice(-2).map((r) => r.body.messages[2]);
+    expect(restored).to.deep.equal({
+      role: "assistant",
+      content: "Use ls.",
+      reasoning_content: "Think: ls is enough.",
+    });
+    expect(dropped).to.deep.equal({ role: "assistant", content: "Use ls." });
+  });
+
   it("counts tokens without calling the provider", async () => {
     const answer = await post(`${url}/count_tokens`, { model: MODEL, messages: [{ role: "user", content: "hi" }] });
     expect(answer.status).to.equal(200);
