@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClaudeCodeWorkerFactory } from "../../workers/claude-code/factory.js";
 import type { Worker } from "../../workers/types.js";
+import { type FakeAnthropic, startFakeAnthropic } from "../support/fake-anthropic.js";
 import { type FakeOpenAI, startFakeOpenAI } from "../support/fake-openai.js";
 import { type FakeOpenAIResponses, startFakeOpenAIResponses } from "../support/fake-openai-responses.js";
 import { type GatewayProcess, killAllGateways, startGatewayProcess } from "../support/gateway-process.js";
@@ -18,11 +19,14 @@ import { TOKEN } from "./sse-client.js";
 
 const CHAT_MODEL = "gpt-e2e";
 const RESPONSES_MODEL = "codex-e2e";
+const ANTHROPIC_MODEL = "claude-e2e";
+const ANTHROPIC_KEY = "sk-ant-provider-77f0";
 
 describe("messages-api: the real Claude Code CLI through /v1/messages", function () {
   this.timeout(90_000);
   let chat: FakeOpenAI;
   let responses: FakeOpenAIResponses;
+  let anthropic: FakeAnthropic;
   let gateway: GatewayProcess;
   let root: string;
   const workers: Worker[] = [];
@@ -30,6 +34,7 @@ describe("messages-api: the real Claude Code CLI through /v1/messages", function
   before(async () => {
     chat = await startFakeOpenAI();
     responses = await startFakeOpenAIResponses();
+    anthropic = await startFakeAnthropic();
     root = await mkdtemp(join(tmpdir(), "byok-messages-cli-"));
     gateway = await startGatewayProcess({
       dataDir: join(root, "data"),
@@ -43,6 +48,13 @@ describe("messages-api: the real Claude Code CLI through /v1/messages", function
             apiKey: "sk-responses-1",
             model: "gpt-5-codex",
           },
+          {
+            id: ANTHROPIC_MODEL,
+            provider: "anthropic",
+            baseUrl: anthropic.baseUrl,
+            apiKey: ANTHROPIC_KEY,
+            model: "claude-sonnet-4-5",
+          },
         ],
         anthropicEndpoint: { token: TOKEN },
       },
@@ -52,7 +64,7 @@ describe("messages-api: the real Claude Code CLI through /v1/messages", function
     for (const worker of workers) worker.kill();
     await Promise.all(workers.map((w) => w.close()));
     await killAllGateways();
-    await Promise.all([chat?.close(), responses?.close()]);
+    await Promise.all([chat?.close(), responses?.close(), anthropic?.close()]);
     if (root) await rm(root, { recursive: true, force: true });
   });
 
@@ -127,5 +139,30 @@ describe("messages-api: the real Claude Code CLI through /v1/messages", function
     const sentReasoning = responses.sentItems.filter((i) => i.type === "reasoning");
     expect(last.filter((i) => i.type === "reasoning")).to.deep.equal(sentReasoning.slice(0, 5));
     expect(sentReasoning).to.have.length(6);
+  });
+
+  it("passes an Anthropic model's requests through with the configured key", async () => {
+    anthropic.enqueue(
+      {
+        blocks: [
+          { type: "thinking", thinking: "Use Bash.", signature: "sig-anthropic-1" },
+          { type: "tool_use", name: "Bash", input: { command: "touch a.txt" } },
+        ],
+      },
+      { blocks: [{ type: "text", text: "Made a.txt." }] },
+    );
+    const { worker, log, workdir } = await startClaude(ANTHROPIC_MODEL);
+    await bashTurn(worker, log, "in-1", "touch a.txt");
+    expect(existsSync(join(workdir, "a.txt"))).to.equal(true);
+    expect(anthropic.pending()).to.equal(0);
+    const [first, second] = anthropic.messageRequests();
+    expect(first!.headers["x-api-key"]).to.equal(ANTHROPIC_KEY);
+    expect(first!.body.model).to.equal("claude-sonnet-4-5");
+    const assistant = second!.body.messages.at(-2);
+    expect(assistant.content[0]).to.deep.equal({
+      type: "thinking",
+      thinking: "Use Bash.",
+      signature: "sig-anthropic-1",
+    });
   });
 });
