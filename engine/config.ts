@@ -44,6 +44,8 @@ export interface ClaudeCodeWorkerConfig {
   args?: string[];
   env?: Record<string, string>;
   permissionMode?: string;
+  /** A configured model id: the CLI then runs on it through the gateway's own /v1/messages (anthropicEndpoint). */
+  model?: string;
 }
 
 export interface WorkersConfig {
@@ -152,6 +154,7 @@ const configSchema = z.strictObject({
           permissionMode: z
             .enum(["default", "acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan"])
             .optional(),
+          model: nonEmpty.optional(),
         })
         .optional(),
     })
@@ -194,6 +197,11 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
     problems.push(`${source}: aep.workdir: ${workdir} is not an existing directory`);
   const workers = resolveWorkers(result.data.workers, source, env, problems);
   const anthropicEndpoint = resolveAnthropicEndpoint(result.data.anthropicEndpoint, models, source, env, problems);
+  const workerModel = workers?.["claude-code"]?.model;
+  if (workerModel !== undefined && (!anthropicEndpoint || !models.some((m) => m.id === workerModel)))
+    problems.push(
+      `${source}: workers.claude-code.model: needs anthropicEndpoint and a configured model with id "${workerModel}"`,
+    );
   if (problems.length > 0) throw new ConfigError(problems.join("\n"));
   const { anthropicEndpoint: _raw, ...rest } = result.data;
   return { ...rest, models, ...(workers ? { workers } : {}), ...(anthropicEndpoint ? { anthropicEndpoint } : {}) };

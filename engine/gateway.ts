@@ -17,7 +17,7 @@ import { AgentService } from "./agent-service.js";
 import { scheduleBlobGc } from "./blob-gc.js";
 import { HistoryCache } from "./history-cache.js";
 import { messagesEndpoint } from "./messages-endpoint.js";
-import type { GatewayConfig } from "./config.js";
+import type { GatewayConfig, WorkersConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
 
 export interface GatewayOptions {
@@ -82,7 +82,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   o.log.info("gateway started", { host: o.host, port, data_dir: o.dataDir, models: o.config.models.map((m) => m.id) });
   let aep: AepListener | undefined;
   try {
-    aep = await startAep(o, store);
+    aep = await startAep(o, store, `http://${loopbackFor(host)}:${port}`);
   } catch (err) {
     const stopped = http.close();
     http.closeAllConnections();
@@ -110,6 +110,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
 async function startAep(
   o: GatewayOptions,
   store: Awaited<ReturnType<typeof openStore>>,
+  gatewayUrl: string,
 ): Promise<AepListener | undefined> {
   const aep = o.config.aep;
   const port = o.aepPort ?? aep?.port;
@@ -120,8 +121,32 @@ async function startAep(
     host: aep?.host ?? "127.0.0.1",
     ...(aep?.token ? { token: aep.token } : {}),
     store: store.aep,
-    factory: workerFactoryFor(DEFAULT_WORKER, o.config.workers),
+    factory: workerFactoryFor(DEFAULT_WORKER, workerOptions(o.config, gatewayUrl)),
     workdirFor: workdirResolver({ ...(aep?.workdir ? { base: aep.workdir } : {}), dataDir: o.dataDir }),
     log: o.log,
   });
+}
+
+/**
+ * `workers.claude-code.model` runs the CLI on a configured model through this gateway's own /v1/messages, its
+ * small fast model included; the gateway token is its key.
+ */
+function workerOptions(config: GatewayConfig, gatewayUrl: string): WorkersConfig | undefined {
+  const claude = config.workers?.["claude-code"];
+  if (claude?.model === undefined || !config.anthropicEndpoint) return config.workers;
+  const { model, ...rest } = claude;
+  const env = {
+    ...rest.env,
+    ANTHROPIC_BASE_URL: gatewayUrl,
+    ANTHROPIC_API_KEY: config.anthropicEndpoint.token,
+    ANTHROPIC_MODEL: model,
+    ANTHROPIC_SMALL_FAST_MODEL: model,
+  };
+  return { ...config.workers, "claude-code": { ...rest, env } };
+}
+
+/** A wildcard bind address is reached on loopback. */
+function loopbackFor(host: string): string {
+  if (host === "0.0.0.0") return "127.0.0.1";
+  return host === "[::]" ? "[::1]" : host;
 }
