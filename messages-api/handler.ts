@@ -108,6 +108,8 @@ function sseSink(res: ServerResponse): Sink {
     end: () => res.end(),
     // Headers are out: a failure now is an `error` event, which Anthropic clients treat like the HTTP error.
     fail(error, log) {
+      // A client that went away aborted the call itself: nothing to tell it.
+      if (res.destroyed) return;
       log.warn("messages stream failed", { error_type: error.type, error: error.message });
       write("error", error.body());
       res.end();
