@@ -15,6 +15,8 @@ import { MessageRenderer, type StreamEvent } from "./render.js";
 import { countTokensRequestSchema, type MessagesRequest, messagesRequestSchema } from "./schema.js";
 import type { SignatureCodec } from "./signature.js";
 
+const PING_INTERVAL_MS = 10_000;
+
 export interface MessagesModel {
   /** The configured model id. */
   id: string;
@@ -103,6 +105,9 @@ interface Sink {
 function sseSink(res: ServerResponse): Sink {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   const write = (type: string, data: object) => res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
+  // A reasoning model may stay silent for minutes; pings keep proxies and the client's idle timer from giving up.
+  const ping = setInterval(() => write("ping", { type: "ping" }), PING_INTERVAL_MS);
+  res.once("close", () => clearInterval(ping));
   return {
     send: (event) => write(event.type, event),
     end: () => res.end(),

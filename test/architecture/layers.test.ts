@@ -42,7 +42,7 @@ const within = (a: string, b: string) => a === b || a.startsWith(`${b}/`) || b.s
  * Folder → folders it imports from (a file's folder is its directory), then any cycle among them. A folder and its
  * own subfolders are one unit (workers/ registers workers/claude-code/, which speaks workers/types.ts).
  */
-export function folderCycle(edges: Array<[from: string, to: string]>): string[] | undefined {
+function folderCycle(edges: Array<[from: string, to: string]>): string[] | undefined {
   const graph = new Map<string, Set<string>>();
   for (const [from, to] of edges) if (!within(from, to)) graph.set(from, (graph.get(from) ?? new Set()).add(to));
   const state = new Map<string, "open" | "done">();
