@@ -1,7 +1,7 @@
 // Renders one model call's ModelEvents as the Anthropic Messages stream: message_start, then each content block as
 // content_block_start / _delta / _stop with consecutive indexes, then message_delta (stop_reason, usage) and
 // message_stop. Blocks never overlap: a tool call starting while another block is open is sent whole at its end.
-import type { DoneReason, ModelEvent, Usage } from "../providers/types.js";
+import type { DoneReason, ModelEvent, ReplayState, Usage } from "../providers/types.js";
 import type { SignatureCodec } from "./signature.js";
 
 export type StopReason = "end_turn" | "tool_use" | "max_tokens";
@@ -160,7 +160,7 @@ export class MessageRenderer {
   }
 
   /** The endpoint's replay state rides in a signed redacted_thinking block that Claude Code sends back verbatim. */
-  private finish(reason: DoneReason, replay: Parameters<SignatureCodec["signReplay"]>[0] | undefined): StreamEvent[] {
+  private finish(reason: DoneReason, replay: ReplayState | undefined): StreamEvent[] {
     const carried = replay
       ? [
           ...this.startBlock("thinking", { type: "redacted_thinking", data: this.codec.signReplay(replay) }),
