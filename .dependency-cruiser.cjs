@@ -1,5 +1,5 @@
 // Which folder may import which (docs: README "Layout"). Run by `npm test` through test/architecture/.
-const SOURCE = "^(bin|engine|machines|cursor|transport|aep|workers|store|providers|prompt|log)/";
+const SOURCE = "^(bin|engine|machines|cursor|transport|aep|workers|store|providers|prompt|log|messages-api)/";
 const forbid = (name, comment, from, to) => ({
   name,
   comment,
@@ -53,11 +53,17 @@ module.exports = {
       "^workers/",
       "^(transport|engine|aep|store|cursor|bin)/",
     ),
+    forbid(
+      "messages-api-below",
+      "the Anthropic Messages front door speaks HTTP and the provider vocabulary only; the engine mounts it",
+      "^messages-api/",
+      "^(transport|engine|machines|aep|workers|store|cursor|prompt|bin)/",
+    ),
     forbid("log-bottom", "the logger imports nothing of ours", "^log/", SOURCE),
     forbid(
       "nothing-imports-bin",
       "bin is the entry",
-      "^(engine|machines|cursor|transport|aep|workers|store|providers|prompt|log)/",
+      "^(engine|machines|cursor|transport|aep|workers|store|providers|prompt|log|messages-api)/",
       "^bin/",
     ),
     forbid("no-tests-in-source", "source never imports tests", SOURCE, "^test/"),

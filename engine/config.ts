@@ -62,14 +62,26 @@ export interface ClaudeCodeWorkerConfig {
   args?: string[];
   env?: Record<string, string>;
   permissionMode?: string;
+  /** A configured model id: the CLI then runs on it through the gateway's own /v1/messages (anthropicEndpoint). */
+  model?: string;
 }
 
 export interface WorkersConfig {
   "claude-code"?: ClaudeCodeWorkerConfig;
 }
 
+/** `anthropicEndpoint`: the Anthropic Messages front door (`POST /v1/messages`); on only when configured. */
+export interface AnthropicEndpointConfig {
+  /** Client model names (e.g. Claude Code's own) → configured model ids. */
+  models: Record<string, string>;
+  /** What clients send as x-api-key / Bearer; never logged. */
+  token: string;
+  maxBodyBytes?: number;
+}
+
 export interface GatewayConfig {
   models: ModelConfig[];
+  anthropicEndpoint?: AnthropicEndpointConfig;
   timers?: TimerConfig;
   aep?: AepConfig;
   workers?: WorkersConfig;
@@ -121,6 +133,18 @@ const configSchema = z.strictObject({
         seen.add(m.id);
       });
     }),
+  anthropicEndpoint: z
+    .strictObject({
+      models: z.record(nonEmpty, nonEmpty).default({}),
+      token: nonEmpty.optional(),
+      tokenEnv: nonEmpty.optional(),
+      maxBodyBytes: positiveInt.optional(),
+    })
+    .refine(
+      (e) => (e.token === undefined) !== (e.tokenEnv === undefined),
+      "exactly one of token or tokenEnv is required",
+    )
+    .optional(),
   aep: z
     .strictObject({
       // Optional: host/token/workdir may be configured with the port given as --aep-port (the flag wins anyway).
@@ -167,6 +191,7 @@ const configSchema = z.strictObject({
           permissionMode: z
             .enum(["default", "acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan"])
             .optional(),
+          model: nonEmpty.optional(),
         })
         .optional(),
     })
@@ -209,8 +234,21 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
     problems.push(`${source}: aep.workdir: ${workdir} is not an existing directory`);
   const workers = resolveWorkers(result.data.workers, source, env, problems);
   const security = resolveSecurity(result.data.security, source, env, problems);
+  const anthropicEndpoint = resolveAnthropicEndpoint(result.data.anthropicEndpoint, models, source, env, problems);
+  const workerModel = workers?.["claude-code"]?.model;
+  if (workerModel !== undefined && (!anthropicEndpoint || !models.some((m) => m.id === workerModel)))
+    problems.push(
+      `${source}: workers.claude-code.model: needs anthropicEndpoint and a configured model with id "${workerModel}"`,
+    );
   if (problems.length > 0) throw new ConfigError(problems.join("\n"));
-  return { ...result.data, models, ...(workers ? { workers } : {}), ...(security ? { security } : {}) };
+  const { anthropicEndpoint: _raw, ...rest } = result.data;
+  return {
+    ...rest,
+    models,
+    ...(workers ? { workers } : {}),
+    ...(security ? { security } : {}),
+    ...(anthropicEndpoint ? { anthropicEndpoint } : {}),
+  };
 }
 
 function resolveSecurity(
@@ -243,6 +281,26 @@ function resolveWorkers(
   if (key === undefined || key === "")
     problems.push(`${source}: workers.claude-code.apiKeyEnv: environment variable ${apiKeyEnv} is not set`);
   return { "claude-code": { ...rest, env: { ...rest.env, ANTHROPIC_API_KEY: key ?? "" } } };
+}
+
+function resolveAnthropicEndpoint(
+  endpoint: z.infer<typeof configSchema>["anthropicEndpoint"],
+  models: readonly ModelConfig[],
+  source: string,
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+): AnthropicEndpointConfig | undefined {
+  if (!endpoint) return undefined;
+  const { tokenEnv, token, ...rest } = endpoint;
+  for (const [name, id] of Object.entries(rest.models)) {
+    if (!models.some((m) => m.id === id))
+      problems.push(`${source}: anthropicEndpoint.models.${name}: no configured model has id "${id}"`);
+  }
+  if (token !== undefined) return { ...rest, token };
+  const fromEnv = env[tokenEnv!];
+  if (fromEnv === undefined || fromEnv === "")
+    problems.push(`${source}: anthropicEndpoint.tokenEnv: environment variable ${tokenEnv} is not set`);
+  return { ...rest, token: fromEnv ?? "" };
 }
 
 // yaml's own messages quote the offending source line, which may hold a key; keep only the position.

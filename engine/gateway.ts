@@ -19,7 +19,8 @@ import { DEFAULT_WORKER } from "../workers/types.js";
 import { AgentService } from "./agent-service.js";
 import { scheduleBlobGc } from "./blob-gc.js";
 import { HistoryCache } from "./history-cache.js";
-import { ConfigError, type GatewayConfig } from "./config.js";
+import { ConfigError, type GatewayConfig, type WorkersConfig } from "./config.js";
+import { messagesEndpoint } from "./messages-endpoint.js";
 import type { Logger } from "../log/logger.js";
 
 export interface GatewayOptions {
@@ -74,16 +75,28 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear(), idle: () => !service.hasLiveRuns() });
   const security = o.config.security ?? {};
   const access = { ...security, host: o.host, port: () => (server.address() as AddressInfo).port };
+  const frontDoors = await messagesEndpoint(o.config, o.dataDir, createProviderAdapter, o.log);
   const http = createDualServer(
-    createApp({ service, upstream: o.upstream, log: o.log, version: VERSION, diagnostics, access, bodies }).callback(),
+    createApp({
+      service,
+      upstream: o.upstream,
+      log: o.log,
+      version: VERSION,
+      access,
+      bodies,
+      ...(diagnostics ? { diagnostics } : {}),
+      ...(frontDoors ? { frontDoors } : {}),
+    }).callback(),
   );
   const { server } = http;
+  const urlHost = o.host.includes(":") ? `[${o.host}]` : o.host;
   let aep: AepListener | undefined;
   try {
     await listen(server, o.port, o.host).catch((err: unknown) => {
       throw listenError(err, `the Connect port (--port) ${o.host}:${o.port}`);
     });
-    aep = aepPort === undefined ? undefined : await startAep(o, aepPort, store);
+    const gatewayUrl = `http://${loopbackFor(urlHost)}:${(server.address() as AddressInfo).port}`;
+    aep = aepPort === undefined ? undefined : await startAep(o, aepPort, store, gatewayUrl);
   } catch (err) {
     const stopped = http.close();
     http.closeAllConnections();
@@ -93,10 +106,9 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     throw err;
   }
   const { port } = server.address() as AddressInfo;
-  const host = o.host.includes(":") ? `[${o.host}]` : o.host;
   o.log.info("gateway started", { host: o.host, port, data_dir: o.dataDir, models: o.config.models.map((m) => m.id) });
   return {
-    url: `http://${host}:${port}`,
+    url: `http://${urlHost}:${port}`,
     ...(aep ? { aepUrl: aep.url } : {}),
     async close() {
       await aep?.close();
@@ -169,7 +181,7 @@ function listenError(err: unknown, listener: string): unknown {
   return reason ? new ConfigError(`${listener} ${reason} (${code})`) : err;
 }
 
-async function startAep(o: GatewayOptions, port: number, store: Store): Promise<AepListener> {
+async function startAep(o: GatewayOptions, port: number, store: Store, gatewayUrl: string): Promise<AepListener> {
   const aep = o.config.aep;
   const host = aep?.host ?? "127.0.0.1";
   await store.aep.settleAfterRestart();
@@ -178,10 +190,34 @@ async function startAep(o: GatewayOptions, port: number, store: Store): Promise<
     host,
     ...(aep?.token ? { token: aep.token } : {}),
     store: store.aep,
-    factory: workerFactoryFor(DEFAULT_WORKER, o.config.workers),
+    factory: workerFactoryFor(DEFAULT_WORKER, workerOptions(o.config, gatewayUrl)),
     workdirFor: workdirResolver({ ...(aep?.workdir ? { base: aep.workdir } : {}), dataDir: o.dataDir }),
     log: o.log,
   }).catch((err: unknown) => {
     throw listenError(err, `the AEP port (--aep-port or aep.port) ${host}:${port}`);
   });
+}
+
+/**
+ * `workers.claude-code.model` runs the CLI on a configured model through this gateway's own /v1/messages, its
+ * small fast model included; the gateway token is its key.
+ */
+function workerOptions(config: GatewayConfig, gatewayUrl: string): WorkersConfig | undefined {
+  const claude = config.workers?.["claude-code"];
+  if (claude?.model === undefined || !config.anthropicEndpoint) return config.workers;
+  const { model, ...rest } = claude;
+  const env = {
+    ...rest.env,
+    ANTHROPIC_BASE_URL: gatewayUrl,
+    ANTHROPIC_API_KEY: config.anthropicEndpoint.token,
+    ANTHROPIC_MODEL: model,
+    ANTHROPIC_SMALL_FAST_MODEL: model,
+  };
+  return { ...config.workers, "claude-code": { ...rest, env } };
+}
+
+/** A wildcard bind address is reached on loopback. */
+function loopbackFor(host: string): string {
+  if (host === "0.0.0.0") return "127.0.0.1";
+  return host === "[::]" ? "[::1]" : host;
 }

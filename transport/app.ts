@@ -22,6 +22,8 @@ export function createApp(opts: {
   diagnostics?: Diagnostics;
   access: Omit<GateOptions, "contentTypes">;
   bodies: { maxRequestBytes: number; budgetBytes: number };
+  /** Further front doors served ahead of the relay (the engine's Anthropic Messages endpoint). */
+  frontDoors?: Koa.Middleware;
 }): Koa {
   const app = new Koa();
   const router = new Router();
@@ -49,6 +51,7 @@ export function createApp(opts: {
   router.post(RUN_SSE_PATH, runSseHandler(opts.service, relay, budget));
   router.post(BIDI_APPEND_PATH, bidiAppendHandler(opts.service, relay, { ...opts.bodies, budget }));
   router.all("/{*rest}", (ctx) => relay.pass(ctx));
+  if (opts.frontDoors) app.use(opts.frontDoors);
   app.use(router.routes());
   app.on("error", (err: Error) => opts.log.error("http error", { error: err.message }));
   return app;

@@ -20,6 +20,7 @@ const SOURCE_FOLDERS = [
   "providers",
   "prompt",
   "log",
+  "messages-api",
 ];
 
 interface Cruise {

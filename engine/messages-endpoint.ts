@@ -1,0 +1,58 @@
+// Wires the Anthropic Messages front door (messages-api/) from the config: the configured models as its targets,
+// the signing key for reasoning round trips kept in the data dir (created once, readable by the owner only).
+import { randomBytes } from "node:crypto";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type Koa from "koa";
+import type { Logger } from "../log/logger.js";
+import { messagesApiRoutes } from "../messages-api/handler.js";
+import { createSignatureCodec } from "../messages-api/signature.js";
+import type { ProviderAdapter, ProviderEndpoint } from "../providers/types.js";
+import type { GatewayConfig } from "./config.js";
+
+const KEY_FILE = "messages-signing.key";
+const KEY_BYTES = 32;
+/** Claude Code's requests carry the whole conversation; long sessions reach several MB. */
+const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
+
+export async function messagesEndpoint(
+  config: GatewayConfig,
+  dataDir: string,
+  adapterFor: (endpoint: ProviderEndpoint) => ProviderAdapter,
+  log: Logger,
+): Promise<Koa.Middleware | undefined> {
+  const endpoint = config.anthropicEndpoint;
+  if (!endpoint) return undefined;
+  return messagesApiRoutes({
+    models: config.models.map((m) => ({
+      id: m.id,
+      endpoint: {
+        kind: m.provider,
+        baseUrl: m.baseUrl,
+        apiKey: m.apiKey,
+        ...(m.azureApiVersion === undefined ? {} : { azureApiVersion: m.azureApiVersion }),
+      },
+      model: m.model,
+      ...(m.maxOutputTokens === undefined ? {} : { maxOutputTokens: m.maxOutputTokens }),
+    })),
+    aliases: new Map(Object.entries(endpoint.models)),
+    token: endpoint.token,
+    codec: createSignatureCodec(await signingKey(dataDir)),
+    maxBodyBytes: endpoint.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    adapterFor,
+    log,
+  });
+}
+
+async function signingKey(dataDir: string): Promise<Uint8Array> {
+  const path = join(dataDir, KEY_FILE);
+  try {
+    const key = await readFile(path);
+    if (key.length === KEY_BYTES) return key;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  const key = randomBytes(KEY_BYTES);
+  await writeFile(path, key, { mode: 0o600 });
+  return key;
+}
