@@ -205,7 +205,7 @@ const replayHeld = turnSetup.createAction(
 const routeAnswer = turnSetup.createAction(
   enqueueActions(({ context, event, enqueue }) => {
     if (event.type !== "ANSWER") return;
-    const child = context.interactions[event.id];
+    const child = Object.hasOwn(context.interactions, event.id) ? context.interactions[event.id] : undefined;
     if (!child) return enqueue({ type: "rejectAnswer", params: { id: event.id } });
     enqueue.sendTo(child, { type: "ANSWER", answer: event.answer });
   }),
