@@ -28,6 +28,8 @@ interface RunHandle {
   actor: Actor<typeof runMachine>;
   finished: boolean;
   ended: Promise<void>;
+  /** Ends the run `internal` after an unexpected exception (its actor is stopped or failed). */
+  crash(err: unknown): void;
 }
 
 interface StreamEntry {
@@ -35,6 +37,9 @@ interface StreamEntry {
   run: RunHandle | undefined;
   handOvers: Set<() => void>;
 }
+
+/** What the client is told when the gateway itself failed; the details are in the log, under the request's ids. */
+const INTERNAL_MESSAGE = "byok-gateway internal error; its log has the details for this request_id";
 
 export type ServiceDeps = Omit<RunDeps, "isCurrent"> & { log: Logger; timers: TimerConfig };
 
@@ -138,8 +143,8 @@ export class AgentService implements AgentBackend {
     const actor = createActor(
       requestStreamMachine.provide({
         actions: {
-          deliver: (_, { message }) => this.deliver(requestId, message),
-          abandon: () => this.abandon(requestId),
+          deliver: (_, { message }) => this.contained(requestId, () => this.deliver(requestId, message)),
+          abandon: () => this.contained(requestId, () => this.abandon(requestId)),
         },
         delays: streamDelays(this.deps.timers),
       }),
@@ -147,9 +152,32 @@ export class AgentService implements AgentBackend {
     );
     const entry: StreamEntry = { actor, run: undefined, handOvers: new Set() };
     this.streams.set(requestId, entry);
-    actor.subscribe({ complete: () => this.streams.get(requestId) === entry && this.streams.delete(requestId) });
+    const forget = () => this.streams.get(requestId) === entry && this.streams.delete(requestId);
+    actor.subscribe({
+      complete: forget,
+      // Last resort (the actions are contained): the stream is gone, the process stays up.
+      error: (err) => {
+        this.deps.log.error("request stream failed", { request_id: requestId, error: err });
+        forget();
+      },
+    });
     actor.start();
     return entry;
+  }
+
+  /** An unexpected exception while serving one request ends that request `internal`, never the process. */
+  private contained(requestId: string, work: () => void): void {
+    try {
+      work();
+    } catch (err) {
+      const run = this.streams.get(requestId)?.run;
+      if (run && !run.finished) {
+        run.actor.stop();
+        return run.crash(err);
+      }
+      this.deps.log.error("request failed unexpectedly", { request_id: requestId, error: err });
+      this.endWithoutRun(requestId, { ok: false, error: new RpcError(INTERNAL_MESSAGE, "internal") });
+    }
   }
 
   private deliver(requestId: string, message: AgentClientMessage): void {
@@ -191,6 +219,17 @@ export class AgentService implements AgentBackend {
       ended: new Promise((r) => {
         resolveEnded = r;
       }),
+      crash: (err) => {
+        const ids = { request_id: requestId, conversation_id: session.conversationId };
+        this.deps.log.error("run crashed", { ...ids, error: err });
+        finish({ kind: "failed", code: "internal", cause: "protocol", message: INTERNAL_MESSAGE });
+      },
+    };
+    const finish = (end: RunEnd) => {
+      if (handle.finished) return;
+      handle.finished = true;
+      // `ended` waits for the terminal commit too, so a shutdown never closes the store under it.
+      void this.finishRun(entry, handle, end).then(resolveEnded);
     };
     const previous = this.liveRuns.get(session.conversationId);
     this.liveRuns.set(session.conversationId, handle);
@@ -208,14 +247,10 @@ export class AgentService implements AgentBackend {
         if (last?.message !== message) last = { message, payload: toBinary(AgentServerMessageSchema, message) };
         entry.actor.send({ type: "OUTPUT", payload: last.payload });
       },
-      finish: (end) => {
-        if (handle.finished) return;
-        handle.finished = true;
-        // `ended` waits for the terminal commit too, so a shutdown never closes the store under it.
-        void this.finishRun(entry, handle, end).then(resolveEnded);
-      },
+      finish,
     });
     handle.actor = createActor(machine, { input: { requestId, conversationId: session.conversationId } });
+    handle.actor.subscribe({ error: (err) => handle.crash(err) });
     entry.run = handle;
     this.deps.log.info("run started", { request_id: requestId, conversation_id: session.conversationId });
     handle.actor.start();

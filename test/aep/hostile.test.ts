@@ -1,6 +1,7 @@
 // Hostile frames on a real AEP socket (scripted worker): Object.prototype names in every client-chosen position get
 // an error envelope and the connection and session go on.
 import { expect } from "chai";
+import type { AepStore } from "../../store/index.js";
 import { AepClient } from "./aep-client.js";
 import { runPlainTurn, useScriptedRig } from "./scripted-rig.js";
 
@@ -59,5 +60,37 @@ describe("AEP hostile frames (scripted worker)", () => {
     rig.factory.last.emit({ type: "turn.finished", outcome: "completed" });
     await client.next("done", from);
     await client.close();
+  });
+
+  it("a session whose machine throws ends that connection with INTERNAL_ERROR; the gateway and the session go on", async () => {
+    const store = rig.temp.store.aep;
+    // A store that throws synchronously inside the session machine's persist action: an unexpected exception.
+    const throwing = new Proxy(store, {
+      get: (target, name, receiver) =>
+        name === "updateSession"
+          ? (id: string, update: Parameters<AepStore["updateSession"]>[1]) => {
+              if (update.workerStarted) throw new Error("boom");
+              return target.updateSession(id, update);
+            }
+          : Reflect.get(target, name, receiver),
+    });
+    await rig.listener.close();
+    rig.listener = await rig.listen({ store: throwing });
+    const { client } = await rig.open({ session_key: "k" });
+    const from = await runPlainTurn(client, "m1", "go");
+    rig.factory.last.emit({
+      type: "worker.ready",
+      workerSessionId: "w",
+      model: "m",
+      tools: [],
+      permissionMode: "default",
+    });
+    expect((await client.next("error", from)).event.data).to.deep.include({ code: "INTERNAL_ERROR" });
+    expect((await client.closed).code).to.equal(1011);
+    expect(rig.errors.join("\n")).to.include("aep session machine failed");
+    rig.errors.length = 0;
+    const again = await rig.open({ session_key: "k" });
+    expect(again.client.sessionId).to.equal(client.sessionId);
+    await again.client.close();
   });
 });
