@@ -21,6 +21,7 @@ import { endStreamFor } from "./run-end.js";
 import { RunSetupError } from "./run-errors.js";
 import { routeRun, UpstreamRequests } from "./run-route.js";
 import type { Logger } from "../log/logger.js";
+import { redact } from "../log/redact.js";
 import type { TimerConfig } from "./config.js";
 
 interface RunHandle {
@@ -275,7 +276,9 @@ export class AgentService implements AgentBackend {
         () => {},
         (e: unknown) => this.deps.log.error("run terminal commit failed", { ...fields, error: String(e) }),
       );
-    entry.actor.send({ type: "END", end: endStreamFor(end) });
+    // The front door: no configured secret leaves in an error (providers/http.ts also removes the request's own key).
+    const sent = end.kind === "failed" ? { ...end, message: redact(end.message) } : end;
+    entry.actor.send({ type: "END", end: endStreamFor(sent) });
     return committed;
   }
 

@@ -18,6 +18,7 @@ import { scheduleBlobGc } from "./blob-gc.js";
 import { HistoryCache } from "./history-cache.js";
 import type { GatewayConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
+import { registerSecrets } from "../log/redact.js";
 
 export interface GatewayOptions {
   host: string;
@@ -41,6 +42,7 @@ const VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.
   .version;
 
 export async function startGateway(o: GatewayOptions): Promise<Gateway> {
+  registerSecrets(configuredSecrets(o.config));
   const assets = loadPromptAssets(); // a broken asset stops start-up with a clear message
   await mkdir(o.dataDir, { recursive: true });
   // Bench-only (docs/performance.md); never enabled unless asked for in the environment.
@@ -96,6 +98,12 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       o.log.info("gateway stopped");
     },
   };
+}
+
+/** Every secret the configuration holds: redacted from logs and from errors on both front doors. */
+function configuredSecrets(config: GatewayConfig): string[] {
+  const workers = Object.values(config.workers?.["claude-code"]?.env ?? {});
+  return [...config.models.map((m) => m.apiKey), ...(config.aep?.token ? [config.aep.token] : []), ...workers];
 }
 
 async function startAep(

@@ -1,5 +1,8 @@
 // Structured logging: one JSON object per line on stderr (stdout belongs to the CLI's own output). The redaction
-// guard is the last line of defence for invariant 8 — credentials never reach a log line.
+// guard is the last line of defence for invariant 8 — credentials never reach a log line: credential-named fields
+// are dropped and every configured secret is replaced in the finished line (log/redact.ts).
+import { redact as redactSecrets } from "./redact.js";
+
 export interface Logger {
   info(msg: string, fields?: object): void;
   warn(msg: string, fields?: object): void;
@@ -16,8 +19,8 @@ export function createJsonLogger(
   now: () => Date = () => new Date(),
 ): Logger {
   const emit = (level: Level, msg: string, fields?: object) => {
-    const record = { time: now().toISOString(), level, msg, ...redact(fields) };
-    out.write(`${JSON.stringify(record, jsonSafe)}\n`);
+    const record = { time: now().toISOString(), level, msg, ...withoutCredentials(fields) };
+    out.write(`${redactSecrets(JSON.stringify(record, jsonSafe))}\n`);
   };
   return {
     info: (msg, fields) => emit("info", msg, fields),
@@ -27,7 +30,7 @@ export function createJsonLogger(
 }
 
 /** A copy of `fields` without credential-named keys, at any depth. */
-function redact(fields: object | undefined): Record<string, unknown> {
+function withoutCredentials(fields: object | undefined): Record<string, unknown> {
   return (fields === undefined ? {} : redactValue(fields, new Set())) as Record<string, unknown>;
 }
 
