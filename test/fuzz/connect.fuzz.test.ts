@@ -73,7 +73,12 @@ interface AppendCase {
 }
 
 const binaryAppend: fc.Arbitrary<AppendCase> = fc
-  .record({ message: clientMessageBytes, requestId: requestIds, seqno: fc.bigInt(0n, 2n ** 63n), hex: fc.boolean() })
+  .record({
+    message: clientMessageBytes,
+    requestId: requestIds,
+    seqno: fc.bigInt(-(2n ** 63n), 2n ** 63n - 1n),
+    hex: fc.boolean(),
+  })
   .map(({ message, requestId, seqno, hex }) => ({
     kind: `append:${message.kind}`,
     contentType: "application/proto",

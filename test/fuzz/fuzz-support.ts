@@ -26,7 +26,7 @@ export class Tally {
   }
   print(): void {
     const parts = [...this.counts].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k}=${n}`);
-    console.log(`      ${this.name}: ${this.total()} requests (seed ${SEED}): ${parts.join(" ")}`);
+    console.log(`      ${this.name}: ${this.total()} (seed ${SEED}): ${parts.join(" ")}`);
   }
 }
 
