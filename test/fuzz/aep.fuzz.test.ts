@@ -118,7 +118,11 @@ describe("fuzz: the AEP WebSocket of a real gateway process", function () {
     await gateway?.stop();
     await rm(root, { recursive: true, force: true });
   });
-  afterEach(() => expect(isAlive(gateway.pid), "gateway process alive").to.equal(true));
+  afterEach(() => {
+    expect(isAlive(gateway.pid), "gateway process alive").to.equal(true);
+    // Containment caught something (aep/listener.ts, aep/session.ts): the input found a bug all the same.
+    expect(gateway.stderrLines().filter((l) => /"msg":"aep [^"]* failed"/.test(l))).to.deep.equal([]);
+  });
 
   for (const initialised of [false, true]) {
     it(`hostile frames ${initialised ? "in a session" : "before init"} get errors; the connection still answers`, async () => {
