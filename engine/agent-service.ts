@@ -21,7 +21,7 @@ import { endStreamFor } from "./run-end.js";
 import { RunSetupError } from "./run-errors.js";
 import { routeRun, UpstreamRequests } from "./run-route.js";
 import type { Logger } from "../log/logger.js";
-import { redact } from "../log/redact.js";
+import { redact } from "../log/logger.js";
 import type { TimerConfig } from "./config.js";
 
 interface RunHandle {

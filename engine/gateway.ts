@@ -18,7 +18,7 @@ import { scheduleBlobGc } from "./blob-gc.js";
 import { HistoryCache } from "./history-cache.js";
 import type { GatewayConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
-import { registerSecrets } from "../log/redact.js";
+import { registerSecrets } from "../log/logger.js";
 
 export interface GatewayOptions {
   host: string;

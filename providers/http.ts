@@ -1,7 +1,7 @@
 // The HTTP edge every endpoint adapter shares: POST a JSON body, wait for headers, hand back the SSE body.
 // One AbortSignal covers both the header wait and the body read (docs/protocol/cursor-run.md §7.3), and no error
 // message ever carries the API key (ARCHITECTURE invariant 8).
-import { redact } from "../log/redact.js";
+import { redact } from "../log/logger.js";
 import { readEventStream } from "./sse.js";
 import { ProviderError, type ModelEvent } from "./types.js";
 

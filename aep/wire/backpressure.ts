@@ -2,7 +2,7 @@
 // Only message.delta and raw may be dropped, and only when the queue is full; control priority goes ahead of waiting
 // data; everything else is kept. Kept events beyond a hard bound mean the client cannot keep up at all: the
 // connection is given up (the client reconnects and gets `state`) rather than buffering without limit.
-import { redact } from "../../log/redact.js";
+import { redact } from "../../log/logger.js";
 import { priorityOf, type ServerEnvelope, type ServerEvent } from "./envelope.js";
 
 export type Admission = "control" | "droppable" | "kept";

@@ -1,8 +1,8 @@
-// The one redaction (log/redact.ts): configured secrets and a request's own key never leave in text, the logger
+// The one redaction (log/logger.ts): configured secrets and a request's own key never leave in text, the logger
 // included; short values (worker env flags) are not treated as secrets.
 import { expect } from "chai";
 import { createJsonLogger } from "../../log/logger.js";
-import { clearSecrets, redact, registerSecrets } from "../../log/redact.js";
+import { clearSecrets, redact, registerSecrets } from "../../log/logger.js";
 
 describe("secret redaction", () => {
   afterEach(() => clearSecrets());
