@@ -3,7 +3,7 @@
 // scripts) is allowed; a browser Origin only when it is itself loopback or a token guards the endpoint, so a web
 // page cannot drive a local worker.
 import { createServer, type IncomingMessage } from "node:http";
-import { timingSafeEqual } from "node:crypto";
+import { randomUUID, timingSafeEqual } from "node:crypto";
 import type { AddressInfo, Socket as NetSocket } from "node:net";
 import { createActor, fromPromise } from "xstate";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
@@ -122,6 +122,7 @@ interface ConnectionDeps {
 }
 
 function serveConnection(ws: WebSocket, d: ConnectionDeps): void {
+  const connectionId = `conn_${randomUUID()}`;
   let session: AepSession | undefined;
   let open = true;
   // Before a session exists (and for pong) envelopes carry seq 0; afterwards the session's sequencer numbers them.
@@ -182,18 +183,38 @@ function serveConnection(ws: WebSocket, d: ConnectionDeps): void {
       },
     }),
   );
-  actor.subscribe({ error: (err) => d.log.error("aep connection machine failed", { error: err }) });
+  // An unexpected exception ends this connection with INTERNAL_ERROR and is logged with its ids; an exception thrown
+  // from a socket listener would otherwise reach the process and end every session.
+  const fail = (what: string, err: unknown) => {
+    d.log.error(`aep ${what} failed`, { connection_id: connectionId, session_id: session?.sessionId, error: err });
+    if (!open) return;
+    try {
+      sendError("INTERNAL_ERROR", "byok-gateway internal error; reconnect to go on (its log has the details)");
+    } catch {
+      // the session itself is what failed: the close below still tells the client
+    }
+    ws.close(1011, "internal error");
+  };
+  actor.subscribe({ error: (err) => fail("connection machine", err) });
   actor.start();
 
   ws.on("message", (data: RawData, isBinary: boolean) => {
-    if (isBinary) return sendError("INVALID_MESSAGE", "AEP frames are JSON text");
-    const decoded = decodeClientFrame(data.toString());
-    if (!decoded.ok) return sendError(decoded.code, decoded.message);
-    actor.send({ type: "FRAME", envelope: decoded.envelope });
+    try {
+      if (isBinary) return sendError("INVALID_MESSAGE", "AEP frames are JSON text");
+      const decoded = decodeClientFrame(data.toString());
+      if (!decoded.ok) return sendError(decoded.code, decoded.message);
+      actor.send({ type: "FRAME", envelope: decoded.envelope });
+    } catch (err) {
+      fail("frame", err);
+    }
   });
   ws.on("close", () => {
     open = false;
-    actor.send({ type: "SOCKET_CLOSED" });
+    try {
+      actor.send({ type: "SOCKET_CLOSED" });
+    } catch (err) {
+      fail("close", err);
+    }
   });
   ws.on("error", (err) => d.log.warn("aep socket error", { error: err }));
 }

@@ -74,7 +74,14 @@ export class AepSession {
       },
     });
     this.actor.subscribe({
-      error: (err) => log.error("aep session machine failed", { session_id: this.sessionId, error: err }),
+      // The machine (and with it the worker) is stopped: the client is told and disconnected, and the registry lets
+      // go of this object, so the next init reopens the session from the store.
+      error: (err) => {
+        log.error("aep session machine failed", { session_id: this.sessionId, error: err });
+        this.sendError("INTERNAL_ERROR", "byok-gateway internal error; init again to reopen the session");
+        this.link?.close(1011, "internal error");
+        deps.onForget(this.sessionId);
+      },
     });
     this.actor.start();
   }

@@ -21,6 +21,7 @@ import { endStreamFor } from "./run-end.js";
 import { RunSetupError } from "./run-errors.js";
 import { routeRun, UpstreamRequests } from "./run-route.js";
 import type { Logger } from "../log/logger.js";
+import { redact } from "../log/logger.js";
 import type { LimitsConfig, TimerConfig } from "./config.js";
 
 /** RunSSE streams waiting for their run_request at once (docs/protocol/cursor-transport.md §6.9). */
@@ -31,6 +32,8 @@ interface RunHandle {
   actor: Actor<typeof runMachine>;
   finished: boolean;
   ended: Promise<void>;
+  /** Ends the run `internal` after an unexpected exception (its actor is stopped or failed). */
+  crash(err: unknown): void;
 }
 
 interface StreamEntry {
@@ -38,6 +41,9 @@ interface StreamEntry {
   run: RunHandle | undefined;
   handOvers: Set<() => void>;
 }
+
+/** What the client is told when the gateway itself failed; the details are in the log, under the request's ids. */
+const INTERNAL_MESSAGE = "byok-gateway internal error; its log has the details for this request_id";
 
 export type ServiceDeps = Omit<RunDeps, "isCurrent"> & {
   log: Logger;
@@ -157,8 +163,8 @@ export class AgentService implements AgentBackend {
     const actor = createActor(
       requestStreamMachine.provide({
         actions: {
-          deliver: (_, { message }) => this.deliver(requestId, message),
-          abandon: () => this.abandon(requestId),
+          deliver: (_, { message }) => this.contained(requestId, () => this.deliver(requestId, message)),
+          abandon: () => this.contained(requestId, () => this.abandon(requestId)),
         },
         delays: streamDelays(this.deps.timers),
       }),
@@ -177,9 +183,29 @@ export class AgentService implements AgentBackend {
         else this.waiting.delete(requestId);
       },
       complete: forget,
+      // Last resort (the actions are contained): the stream is gone, the process stays up.
+      error: (err) => {
+        this.deps.log.error("request stream failed", { request_id: requestId, error: err });
+        forget();
+      },
     });
     actor.start();
     return entry;
+  }
+
+  /** An unexpected exception while serving one request ends that request `internal`, never the process. */
+  private contained(requestId: string, work: () => void): void {
+    try {
+      work();
+    } catch (err) {
+      const run = this.streams.get(requestId)?.run;
+      if (run && !run.finished) {
+        run.actor.stop();
+        return run.crash(err);
+      }
+      this.deps.log.error("request failed unexpectedly", { request_id: requestId, error: err });
+      this.endWithoutRun(requestId, { ok: false, error: new RpcError(INTERNAL_MESSAGE, "internal") });
+    }
   }
 
   private deliver(requestId: string, message: AgentClientMessage): void {
@@ -221,6 +247,17 @@ export class AgentService implements AgentBackend {
       ended: new Promise((r) => {
         resolveEnded = r;
       }),
+      crash: (err) => {
+        const ids = { request_id: requestId, conversation_id: session.conversationId };
+        this.deps.log.error("run crashed", { ...ids, error: err });
+        finish({ kind: "failed", code: "internal", cause: "setup", message: INTERNAL_MESSAGE });
+      },
+    };
+    const finish = (end: RunEnd) => {
+      if (handle.finished) return;
+      handle.finished = true;
+      // `ended` waits for the terminal commit too, so a shutdown never closes the store under it.
+      void this.finishRun(entry, handle, end).then(resolveEnded);
     };
     const previous = this.liveRuns.get(session.conversationId);
     this.liveRuns.set(session.conversationId, handle);
@@ -245,14 +282,10 @@ export class AgentService implements AgentBackend {
         if (last?.message !== message) last = { message, payload: toBinary(AgentServerMessageSchema, message) };
         entry.actor.send({ type: "OUTPUT", payload: last.payload });
       },
-      finish: (end) => {
-        if (handle.finished) return;
-        handle.finished = true;
-        // `ended` waits for the terminal commit too, so a shutdown never closes the store under it.
-        void this.finishRun(entry, handle, end).then(resolveEnded);
-      },
+      finish,
     });
     handle.actor = createActor(machine, { input: { requestId, conversationId: session.conversationId } });
+    handle.actor.subscribe({ error: (err) => handle.crash(err) });
     entry.run = handle;
     this.deps.log.info("run started", { request_id: requestId, conversation_id: session.conversationId });
     handle.actor.start();
@@ -277,7 +310,9 @@ export class AgentService implements AgentBackend {
         () => {},
         (e: unknown) => this.deps.log.error("run terminal commit failed", { ...fields, error: String(e) }),
       );
-    entry.actor.send({ type: "END", end: endStreamFor(end) });
+    // The front door: no configured secret leaves in an error (providers/http.ts also removes the request's own key).
+    const sent = end.kind === "failed" ? { ...end, message: redact(end.message) } : end;
+    entry.actor.send({ type: "END", end: endStreamFor(sent) });
     return committed;
   }
 

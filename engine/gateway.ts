@@ -22,6 +22,7 @@ import { HistoryCache } from "./history-cache.js";
 import { ConfigError, type GatewayConfig, type WorkersConfig } from "./config.js";
 import { messagesEndpoint } from "./messages-endpoint.js";
 import type { Logger } from "../log/logger.js";
+import { registerSecrets } from "../log/logger.js";
 
 export interface GatewayOptions {
   host: string;
@@ -51,6 +52,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   checkAepAccess(o, aepPort);
   refuseUnguardedExposure(o);
   const bodies = bodyLimits(o.config); // checked before anything starts
+  registerSecrets(configuredSecrets(o.config));
   const assets = loadPromptAssets(); // a broken asset stops start-up with a clear message
   // Bench-only (docs/performance.md); never enabled unless asked for in the environment.
   const diagnostics =
@@ -121,6 +123,12 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       o.log.info("gateway stopped");
     },
   };
+}
+
+/** Every secret the configuration holds: redacted from logs and from errors on both front doors. */
+function configuredSecrets(config: GatewayConfig): string[] {
+  const workers = Object.values(config.workers?.["claude-code"]?.env ?? {});
+  return [...config.models.map((m) => m.apiKey), ...(config.aep?.token ? [config.aep.token] : []), ...workers];
 }
 
 /** Anyone who reaches a non-loopback address could run the agent with the user's keys: a token is required. */

@@ -1,5 +1,7 @@
 // Structured logging: one JSON object per line on stderr (stdout belongs to the CLI's own output). The redaction
-// guard is the last line of defence for docs/protocol/README.md §6.8 — credentials never reach a log line.
+// guard is the last line of defence for docs/protocol/README.md §6.8 — credentials never reach a log line:
+// credential-named fields are dropped and every configured secret is replaced in the finished line (redact below).
+
 export interface Logger {
   info(msg: string, fields?: object): void;
   warn(msg: string, fields?: object): void;
@@ -16,8 +18,8 @@ export function createJsonLogger(
   now: () => Date = () => new Date(),
 ): Logger {
   const emit = (level: Level, msg: string, fields?: object) => {
-    const record = { time: now().toISOString(), level, msg, ...redact(fields) };
-    out.write(`${JSON.stringify(record, jsonSafe)}\n`);
+    const record = { time: now().toISOString(), level, msg, ...withoutCredentials(fields) };
+    out.write(`${redact(JSON.stringify(record, jsonSafe))}\n`);
   };
   return {
     info: (msg, fields) => emit("info", msg, fields),
@@ -27,7 +29,7 @@ export function createJsonLogger(
 }
 
 /** A copy of `fields` without credential-named keys, at any depth. */
-function redact(fields: object | undefined): Record<string, unknown> {
+function withoutCredentials(fields: object | undefined): Record<string, unknown> {
   return (fields === undefined ? {} : redactValue(fields, new Set())) as Record<string, unknown>;
 }
 
@@ -65,4 +67,38 @@ function jsonSafe(_key: string, value: unknown): unknown {
       : { name: value.name, message: value.message, code };
   }
   return value;
+}
+
+// The one redaction of secrets from outbound text: log lines, Connect errors and AEP envelopes all pass through
+// `redact`. It knows the configured secrets, registered once at start-up, and takes a request's own as arguments.
+
+export const REDACTED = "[redacted]";
+
+/** Shorter values are not keys (worker env holds flags such as "1" too) and would redact ordinary text. */
+export const MIN_SECRET_LENGTH = 8;
+
+/** Longest first, so a secret that contains another is replaced whole. */
+let configured: readonly string[] = [];
+
+/** Adds configured secrets; called at start-up, before any request is served. */
+export function registerSecrets(values: Iterable<string>): void {
+  const all = new Set([...configured, ...[...values].filter(isSecret)]);
+  configured = [...all].sort((a, b) => b.length - a.length);
+}
+
+/** Forgets the configured secrets (a gateway in the same process stopped; tests). */
+export function clearSecrets(): void {
+  configured = [];
+}
+
+/** `text` with every configured secret and every one of `extra` replaced by [redacted]. */
+export function redact(text: string, ...extra: string[]): string {
+  let out = text;
+  for (const secret of extra) if (secret !== "") out = out.split(secret).join(REDACTED);
+  for (const secret of configured) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  return out;
+}
+
+function isSecret(value: string): boolean {
+  return value.length >= MIN_SECRET_LENGTH;
 }

@@ -7,7 +7,7 @@ import type { ToolRoundOutput } from "./tool-round.js";
 
 /** Why a run failed, with the Connect code its EndStream carries. */
 export const failureCodes = {
-  /** The store or a setup step broke (internal). */
+  /** The gateway itself broke: the store, a setup step, or (engine-side) an exception that crashed the run. */
   setup: "internal",
   /** The request asks for something this gateway does not run, e.g. unsupported credentials. */
   unsupported: "failed_precondition",

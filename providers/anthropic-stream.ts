@@ -60,7 +60,11 @@ type OpenBlock =
   | { type: "tool_use"; index: number; call: number; id: string; name: string; input: string };
 
 /** Stop reasons that end a call normally; every other one (max_tokens, refusal, pause_turn, …) is a failure. */
-const DONE_REASONS = { end_turn: "stop", stop_sequence: "stop", tool_use: "toolUse" } as const;
+const DONE_REASONS = new Map<string, "stop" | "toolUse">([
+  ["end_turn", "stop"],
+  ["stop_sequence", "stop"],
+  ["tool_use", "toolUse"],
+]);
 
 export class AnthropicStreamDecoder implements StreamDecoder {
   complete = false;
@@ -213,7 +217,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   private finish(): ModelEvent[] {
     if (this.open !== undefined) fail("anthropic stream sent message_stop inside an open block");
     const stopReason = this.stopReason ?? fail("anthropic stream sent message_stop without a stop_reason");
-    const reason = DONE_REASONS[stopReason as keyof typeof DONE_REASONS];
+    const reason = DONE_REASONS.get(stopReason);
     if (reason === "toolUse" && this.toolCalls === 0)
       fail('anthropic stream stopped with "tool_use" but streamed no tool_use block');
     if (reason === "stop" && this.toolCalls > 0)

@@ -1,6 +1,7 @@
 // The HTTP edge every endpoint adapter shares: POST a JSON body, wait for headers, hand back the SSE body.
 // One AbortSignal covers both the header wait and the body read (docs/protocol/cursor-run.md §7.3), and no error
 // message ever carries the API key (docs/protocol/README.md §6.8).
+import { redact } from "../log/logger.js";
 import { readEventStream } from "./sse.js";
 import { ProviderError, type ModelEvent } from "./types.js";
 
@@ -116,10 +117,6 @@ function toProviderError(error: unknown, signal: AbortSignal, secret: string): P
   }
   if (signal.aborted) return new ProviderError("provider request aborted", "aborted");
   return new ProviderError(redact(`provider request failed: ${describeFailure(error)}`, secret), "error");
-}
-
-export function redact(text: string, secret: string): string {
-  return secret === "" ? text : text.split(secret).join("[redacted]");
 }
 
 /** The provider's own error message when the body is the usual `{error: {message}}` JSON, else the raw text. */

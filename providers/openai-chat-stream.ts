@@ -59,7 +59,11 @@ interface OpenToolCall {
   argumentsJson: string;
 }
 
-const DONE_REASONS: Record<string, DoneReason> = { stop: "stop", tool_calls: "toolUse", length: "length" };
+const DONE_REASONS = new Map<string, DoneReason>([
+  ["stop", "stop"],
+  ["tool_calls", "toolUse"],
+  ["length", "length"],
+]);
 
 export class ChatStreamDecoder implements StreamDecoder {
   /** True once `[DONE]` was accepted; the caller stops reading. */
@@ -155,7 +159,7 @@ export class ChatStreamDecoder implements StreamDecoder {
 
   private acceptFinish(finishReason: string, events: ModelEvent[]): void {
     // A forced tool call (tool_choice naming a function) finishes with "stop": the calls are still the answer.
-    const reason = finishReason === "stop" && this.toolCalls.size > 0 ? "toolUse" : DONE_REASONS[finishReason];
+    const reason = finishReason === "stop" && this.toolCalls.size > 0 ? "toolUse" : DONE_REASONS.get(finishReason);
     if (reason === undefined) fail(`chat stream finished with finish_reason "${finishReason}"`);
     if (this.finishReason !== undefined) {
       if (this.finishReason === reason) return;

@@ -4,8 +4,10 @@ import Koa from "koa";
 import Router from "@koa/router";
 import type { AgentBackend } from "./agent-backend.js";
 import type { Logger } from "../log/logger.js";
+import { RpcError } from "../cursor/errors.js";
 import { bidiAppendHandler } from "./bidi-append.js";
 import { BodyBudget } from "./body.js";
+import { unaryErrorBody } from "./connect/unary.js";
 import type { Diagnostics } from "./diagnostics.js";
 import { gate, type GateOptions } from "./gate.js";
 import { createRelay } from "./relay.js";
@@ -26,6 +28,19 @@ export function createApp(opts: {
   frontDoors?: Koa.Middleware;
 }): Koa {
   const app = new Koa();
+  // Outermost: an exception no handler caught is logged and answered as a Connect error (Koa's own answer is text).
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      opts.log.error("request failed unexpectedly", { method: ctx.method, path: ctx.path, error: err });
+      if (ctx.headerSent) return void ctx.res.destroy();
+      const { status, body } = unaryErrorBody(new RpcError("byok-gateway internal error", "internal"));
+      ctx.status = status;
+      ctx.type = "application/json";
+      ctx.body = body;
+    }
+  });
   const router = new Router();
   // Connect unary (BidiAppend) takes binary or JSON; the RunSSE stream is read as binary envelopes only.
   const contentTypes = new Map([

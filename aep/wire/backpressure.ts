@@ -2,6 +2,7 @@
 // Only message.delta and raw may be dropped, and only when the queue is full; control priority goes ahead of waiting
 // data; everything else is kept. Kept events beyond a hard bound mean the client cannot keep up at all: the
 // connection is given up (the client reconnects and gets `state`) rather than buffering without limit.
+import { redact } from "../../log/logger.js";
 import { priorityOf, type ServerEnvelope, type ServerEvent } from "./envelope.js";
 
 export type Admission = "control" | "droppable" | "kept";
@@ -75,7 +76,7 @@ export class OutboundQueue {
         const event = this.waiting.shift()!;
         if (this.controlCount > 0) this.controlCount--;
         const envelope = this.commit(event);
-        if (envelope) this.socket.send(JSON.stringify(envelope), () => this.pump());
+        if (envelope) this.socket.send(redact(JSON.stringify(envelope)), () => this.pump());
       }
     } finally {
       this.pumping = false;

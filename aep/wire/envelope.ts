@@ -119,9 +119,10 @@ export function decodeClientFrame(raw: string): DecodeResult {
       message: `expected version ${AEP_VERSION}, got ${JSON.stringify(version)}`,
       id,
     };
-  if (!(event.type in clientEvents))
+  // Own keys only: `toString`, `constructor`, `__proto__`… are unknown kinds, not Object.prototype members.
+  if (!isClientKind(event.type))
     return { ok: false, code: "INVALID_MESSAGE", message: `unknown event type ${JSON.stringify(event.type)}`, id };
-  const kind = event.type as ClientKind;
+  const kind = event.type;
   const data = clientEvents[kind].safeParse(event.data ?? {});
   if (!data.success)
     return { ok: false, code: "INVALID_MESSAGE", message: `bad ${kind} data: ${describe(data.error)}`, id };
@@ -129,6 +130,10 @@ export function decodeClientFrame(raw: string): DecodeResult {
     ok: true,
     envelope: { id, session_id: shape.data.session_id ?? "", event: { type: kind, data: data.data } as ClientEvent },
   };
+}
+
+function isClientKind(type: string): type is ClientKind {
+  return Object.hasOwn(clientEvents, type);
 }
 
 function describe(error: z.ZodError): string {

@@ -11,6 +11,9 @@ import { waitUntil } from "../support/util.js";
 import { openSession } from "./aep-client.js";
 import type { OrderingChecker } from "./invariants.js";
 
+/** The worker's API key: a configured secret, so no AEP client may ever see it. */
+export const WORKER_API_KEY = "sk-aep-e2e-worker-key";
+
 export interface AepRig {
   gateway: GatewayProcess;
   fake: FakeAnthropic;
@@ -37,7 +40,7 @@ export async function startAepRig(): Promise<AepRig> {
         "claude-code": {
           env: {
             ANTHROPIC_BASE_URL: fake.baseUrl,
-            ANTHROPIC_API_KEY: "sk-aep-e2e",
+            ANTHROPIC_API_KEY: WORKER_API_KEY,
             CLAUDE_CODE_MAX_RETRIES: "1",
             TMPDIR: root,
           },

@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { ServerEnvelope } from "../../aep/wire/envelope.js";
 import type { AepClient } from "./aep-client.js";
-import { startAepRig, type AepRig } from "./e2e-rig.js";
+import { startAepRig, WORKER_API_KEY, type AepRig } from "./e2e-rig.js";
 import { OrderingChecker } from "./invariants.js";
 
 const PINNED_CLI = "2.1.328";
@@ -276,6 +276,19 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     expect(client.of("done", from)[0]).to.deep.include({ success: false });
     expect(client.of("error", from)[0]!.message).to.contain("500");
     expect(client.of("step", from).map((s) => s.step_type)).to.include("api_retry");
+  });
+
+  it("a provider 500 whose body quotes the worker's API key reaches the client redacted", async () => {
+    const error = { message: `invalid request for key ${WORKER_API_KEY} (echoed by the provider)` };
+    rig.fake.enqueue({ status: 500, error }, { status: 500, error });
+    const { client } = await session();
+    const frames: string[] = [];
+    client.ws.on("message", (data) => frames.push(data.toString()));
+    const from = await turn(client, "this will fail");
+    expect(client.of("error", from)[0]!.message).to.contain("[redacted] (echoed by the provider)");
+    expect(frames.length).to.be.greaterThan(0);
+    expect(frames.filter((f) => f.includes(WORKER_API_KEY))).to.deep.equal([]);
+    expect(rig.gateway.stderrLines().filter((l) => l.includes(WORKER_API_KEY))).to.deep.equal([]);
   });
 
   it("a worker killed mid-turn is error(WORKER_CRASH) + done; the next input resumes its session with the history", async () => {

@@ -64,6 +64,20 @@ describe("AEP envelope codec", () => {
     });
   }
 
+  // Names every plain object answers to: a kind looked up with `in` or `[]` would find a function there.
+  const prototypeNames = [...Object.getOwnPropertyNames(Object.prototype), "__proto__"];
+  it("refuses every Object.prototype name as a kind with INVALID_MESSAGE, never an exception", () => {
+    for (const name of prototypeNames) {
+      expect(decodeClientFrame(frame(name, {})), name).to.deep.include({ ok: false, code: "INVALID_MESSAGE" });
+      expect(decodeClientFrame(frame(name, undefined)), name).to.deep.include({ ok: false, code: "INVALID_MESSAGE" });
+    }
+  });
+
+  it("refuses every Object.prototype name as a control action", () => {
+    for (const name of prototypeNames)
+      expect(decodeClientFrame(frame("control", { action: name })), name).to.deep.include({ ok: false });
+  });
+
   it("builds server envelopes with evt_ ids and puts input.ack and pong in control priority", () => {
     const e = serverEnvelope("sess_1", 7, { type: "done", data: { success: true } }, 123);
     expect(e).to.deep.include({ version: "aep/v1", seq: 7, priority: "data", session_id: "sess_1", timestamp: 123 });
