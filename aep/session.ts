@@ -6,7 +6,8 @@ import { createActor, fromCallback, fromPromise, type Actor, type ActorRefFrom }
 import type { Logger } from "../log/logger.js";
 import { aepInteractionMachine } from "../machines/aep-interaction.js";
 import { aepSessionMachine, type SessionControl, type WorkerProcessInput } from "../machines/aep-session.js";
-import { aepTurnMachine, type TurnEnd } from "../machines/aep-turn.js";
+import { aepTurnMachine } from "../machines/aep-turn.js";
+import type { TurnEnd } from "../machines/aep-turn-ends.js";
 import type { AepSessionRecord, AepStore } from "../store/index.js";
 import type { InteractionAnswer, Worker, WorkerFactory, WorkerStartOptions } from "../workers/types.js";
 import type { ClientEnvelope, ErrorCode, ServerEnvelope, ServerEvent, SessionState } from "./wire/envelope.js";

@@ -13,8 +13,9 @@ import {
   mapContent,
   type MappingState,
 } from "../aep/wire/mapping.js";
-import type { InteractionAnswer, TurnUsage, WorkerEvent } from "../workers/types.js";
+import type { InteractionAnswer, WorkerEvent } from "../workers/types.js";
 import { aepInteractionMachine, type AepInteractionReport } from "./aep-interaction.js";
+import { endOf, statsOf, type TurnEnd, type TurnEndCause } from "./aep-turn-ends.js";
 
 export interface AepTurnInput {
   executionId: string;
@@ -23,25 +24,6 @@ export interface AepTurnInput {
   /** The worker process this turn runs on; its events are the only ones the session forwards here. */
   generation: number;
 }
-
-/** Why a turn ended: each is its own edge in the machine, and the one recorded in its output. */
-export type TurnEndCause = TurnEnd["cause"];
-
-export type TurnEnd =
-  | { outcome: "completed"; cause: "finished"; usage?: TurnUsage }
-  | {
-      outcome: "failed";
-      cause: "not_delivered" | "result_error" | "api_error" | "limit" | "worker_crash";
-      code: ErrorCode;
-      message: string;
-      usage?: TurnUsage;
-    }
-  | {
-      outcome: "stopped";
-      cause: "interrupted" | "stop_honoured" | "exited_while_stopping" | "killed" | "session_control";
-      reason: string;
-      usage?: TurnUsage;
-    };
 
 /** What arrives while the input is being delivered; it waits for the delivery and is then replayed in order. */
 type HeldEvent = Extract<AepTurnEvent, { type: "WORKER" | "STOP" | "CONTROL" }>;
@@ -108,7 +90,12 @@ const turnSetup = setup({
     rejectAnswer: (_, _params: { id: string }) => {},
     /** The end, with its cause, on the way into a final state (whose entry emits it). */
     recordEnd: assign(({ context, event }, params: { cause: TurnEndCause; detail?: string }) => ({
-      end: endOf(context, event, params),
+      end: endOf(params.cause, {
+        w: workerEvent(event),
+        control: event.type === "CONTROL" ? event.reason : undefined,
+        stopReason: context.stopReason,
+        detail: params.detail,
+      }),
     })),
   },
   guards: {
@@ -132,52 +119,6 @@ const turnSetup = setup({
     stopGrace: 15_000,
   },
 });
-
-function endOf(
-  context: AepTurnContext,
-  event: AepTurnEvent,
-  { cause, detail }: { cause: TurnEndCause; detail?: string },
-): TurnEnd {
-  const w = workerEvent(event);
-  const usage = w?.type === "turn.finished" && w.usage ? { usage: w.usage } : {};
-  switch (cause) {
-    case "finished":
-      return { outcome: "completed", cause, ...usage };
-    case "not_delivered":
-      return {
-        outcome: "failed",
-        cause,
-        code: "WORKER_START_FAILED",
-        message: `input not delivered to the worker: ${detail}`,
-      };
-    case "result_error":
-    case "api_error":
-    case "limit": {
-      // docs/protocol/aep.md has no code for an upstream error or a turn limit; the message says which it was.
-      const f = w as Finished;
-      return {
-        outcome: "failed",
-        cause,
-        code: errorCodeOf(f.errorCode),
-        message: f.message ?? `turn ${f.outcome}`,
-        ...usage,
-      };
-    }
-    case "worker_crash": {
-      const exit = w as Extract<WorkerEvent, { type: "worker.exited" }>;
-      const message = `worker exited during the turn (code ${exit.code}, signal ${exit.signal})`;
-      return { outcome: "failed", cause, code: "WORKER_CRASH", message };
-    }
-    case "interrupted":
-      return { outcome: "stopped", cause, reason: "interrupted", ...usage };
-    case "stop_honoured":
-    case "exited_while_stopping":
-    case "killed":
-      return { outcome: "stopped", cause, reason: context.stopReason, ...usage };
-    case "session_control":
-      return { outcome: "stopped", cause, reason: event.type === "CONTROL" ? event.reason : context.stopReason };
-  }
-}
 
 /** The effects of one worker event inside a running (or stopping) turn that does not end it. */
 const relay = turnSetup.createAction(
@@ -305,19 +246,6 @@ const finish = turnSetup.createAction(
     enqueue({ type: "settleRuntime", params: { executionId: context.executionId, end } });
   }),
 );
-
-function statsOf(u: TurnUsage): Record<string, unknown> {
-  const stats: Record<string, unknown> = {
-    input_tokens: u.inputTokens,
-    output_tokens: u.outputTokens,
-    cache_read_tokens: u.cacheReadTokens,
-    cache_write_tokens: u.cacheWriteTokens,
-    total_cost_usd: u.costUsd,
-    duration_ms: u.durationMs,
-    num_turns: u.numTurns,
-  };
-  return Object.fromEntries(Object.entries(stats).filter(([, v]) => v !== undefined));
-}
 
 const endBy = (cause: TurnEndCause) => ({ type: "recordEnd" as const, params: { cause } });
 const ackDelivered = {
