@@ -4,7 +4,14 @@
 import { expect } from "chai";
 import type { ReadArgs, WriteArgs } from "../../proto/gen/agent/v1/agent_pb.js";
 import { createWorkspace } from "../support/client-workspace.js";
-import { assertCleanSuccess, assertPrefix, execs, useToolsRig, updates } from "./tools-kit.js";
+import {
+  assertCleanSuccess,
+  assertPrefix,
+  execs,
+  useToolsRig,
+  updates,
+  SETTLED_ROUND_THEN_ANSWER,
+} from "./tools-kit.js";
 
 describe("e2e tools: Write and StrReplace", function () {
   this.timeout(10_000);
@@ -51,21 +58,7 @@ describe("e2e tools: Write and StrReplace", function () {
       "exec:read_args",
       "exec:write_args",
       "tool_call_completed",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "checkpoint",
-      "text_delta",
-      "token_delta",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "turn_ended",
-      "checkpoint",
-      "checkpoint",
-      "checkpoint",
-      "end:ok",
+      ...SETTLED_ROUND_THEN_ANSWER,
     ]);
     assertCleanSuccess(run, client);
 
@@ -152,21 +145,7 @@ describe("e2e tools: Write and StrReplace", function () {
       "exec:read_args",
       "exec:write_args",
       "tool_call_completed",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "checkpoint",
-      "text_delta",
-      "token_delta",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "turn_ended",
-      "checkpoint",
-      "checkpoint",
-      "checkpoint",
-      "end:ok",
+      ...SETTLED_ROUND_THEN_ANSWER,
     ]);
     assertCleanSuccess(run, client);
 
@@ -215,21 +194,7 @@ describe("e2e tools: Write and StrReplace", function () {
       "tool_call_started",
       "exec:read_args",
       "tool_call_completed",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "checkpoint",
-      "text_delta",
-      "token_delta",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "turn_ended",
-      "checkpoint",
-      "checkpoint",
-      "checkpoint",
-      "end:ok",
+      ...SETTLED_ROUND_THEN_ANSWER,
     ]);
     assertCleanSuccess(run, client);
     expect(execs(run).map((e) => e.case)).to.deep.equal(["readArgs"]);

@@ -15,6 +15,23 @@ import { assertEndStreamInvariants, blobClosure, blobHex, type ObservedFrame } f
 /** Not configured in the gateway: the run is routed by its credentials to the test's own fake (openai-chat). */
 export const MODEL = "gpt-e2e-tools";
 
+/**
+ * The frames after a tool round's last tool_call_completed when the next call answers in text: the settled
+ * checkpoint (its SETs first), the answer, turn_ended, then the final checkpoint sequence and the EndStream.
+ */
+export const SETTLED_ROUND_THEN_ANSWER = [
+  ...Array<string>(4).fill("kv_set"),
+  "checkpoint",
+  "text_delta",
+  "token_delta",
+  ...Array<string>(3).fill("kv_set"),
+  "turn_ended",
+  "checkpoint",
+  "checkpoint",
+  "checkpoint",
+  "end:ok",
+];
+
 export interface ToolsRig {
   gw: GatewayProcess;
   /** A fresh fake provider for one test; closed by closeFakes(). */

@@ -6,7 +6,14 @@ import { expect } from "chai";
 import { TimeoutBehavior } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { ShellArgs } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { ShellScript, ShellStep } from "../support/client-workspace.js";
-import { assertCleanSuccess, assertPrefix, execs, useToolsRig, updates } from "./tools-kit.js";
+import {
+  assertCleanSuccess,
+  assertPrefix,
+  execs,
+  useToolsRig,
+  updates,
+  SETTLED_ROUND_THEN_ANSWER,
+} from "./tools-kit.js";
 
 const scripts: Record<string, ShellStep[]> = {
   "npm run build": [
@@ -55,21 +62,7 @@ describe("e2e tools: Shell", function () {
       "tool_call_delta",
       "tool_call_delta",
       "tool_call_completed",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "checkpoint",
-      "text_delta",
-      "token_delta",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "turn_ended",
-      "checkpoint",
-      "checkpoint",
-      "checkpoint",
-      "end:ok",
+      ...SETTLED_ROUND_THEN_ANSWER,
     ]);
     assertCleanSuccess(run, client);
 
@@ -144,21 +137,7 @@ describe("e2e tools: Shell", function () {
       "tool_call_delta",
       "tool_call_delta",
       "tool_call_completed",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "checkpoint",
-      "text_delta",
-      "token_delta",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "turn_ended",
-      "checkpoint",
-      "checkpoint",
-      "checkpoint",
-      "end:ok",
+      ...SETTLED_ROUND_THEN_ANSWER,
     ]);
     assertCleanSuccess(run, client);
     expect(shellArgs(run)[0]).to.include({ timeout: 12_345, timeoutBehavior: TimeoutBehavior.BACKGROUND });
@@ -200,21 +179,7 @@ describe("e2e tools: Shell", function () {
       "exec:shell_stream_args",
       "tool_call_delta",
       "tool_call_completed",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "checkpoint",
-      "text_delta",
-      "token_delta",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "turn_ended",
-      "checkpoint",
-      "checkpoint",
-      "checkpoint",
-      "end:ok",
+      ...SETTLED_ROUND_THEN_ANSWER,
     ]);
     assertCleanSuccess(run, client); // includes: no abort frame, run.aborts empty
     expect(run.kinds()).to.not.include("abort");

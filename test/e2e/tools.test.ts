@@ -4,7 +4,15 @@
 import { expect } from "chai";
 import { createWorkspace } from "../support/client-workspace.js";
 import { sleep } from "../support/util.js";
-import { assertCleanSuccess, assertPrefix, checkpointShape, execs, useToolsRig, updates } from "./tools-kit.js";
+import {
+  assertCleanSuccess,
+  assertPrefix,
+  checkpointShape,
+  execs,
+  useToolsRig,
+  updates,
+  SETTLED_ROUND_THEN_ANSWER,
+} from "./tools-kit.js";
 
 describe("e2e tools: Read closed loop and parallel batches", function () {
   this.timeout(10_000);
@@ -57,21 +65,7 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
       "tool_call_started",
       "exec:read_args",
       "tool_call_completed",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "checkpoint",
-      "text_delta",
-      "token_delta",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "turn_ended",
-      "checkpoint",
-      "checkpoint",
-      "checkpoint",
-      "end:ok",
+      ...SETTLED_ROUND_THEN_ANSWER,
     ]);
     assertCleanSuccess(run, client);
 
@@ -204,21 +198,7 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
       "tool_call_completed",
       "kv_set",
       "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "checkpoint",
-      "text_delta",
-      "token_delta",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "turn_ended",
-      "checkpoint",
-      "checkpoint",
-      "checkpoint",
-      "end:ok",
+      ...SETTLED_ROUND_THEN_ANSWER,
     ]);
     assertCleanSuccess(run, client);
 
