@@ -5,7 +5,7 @@ import type { AgentRunRequest, ToolCall } from "../proto/gen/agent/v1/agent_pb.j
 import type { PreparedRun } from "../machines/run.js";
 import type { AssistantTurn } from "../machines/model-call.js";
 import type { CheckpointKind, CheckpointPlan, CheckpointWrite } from "../machines/checkpoint.js";
-import type { CommitResultInput, CommitResultOutput } from "../machines/tool-round.js";
+import type { CommitResultInput, CommitResultOutput } from "../machines/tool-call.js";
 import type { PromptAssets, ModeAssets } from "../prompt/assets.js";
 import { projectHistory, type CanonicalMessage } from "../providers/messages.js";
 import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";

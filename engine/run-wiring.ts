@@ -6,7 +6,8 @@ import { checkpointMachine, type CheckpointKind, type CheckpointWrite } from "..
 import { modelCallMachine, type ModelCallEvent, type ModelCallInput } from "../machines/model-call.js";
 import { pendingExecMachine } from "../machines/pending-exec.js";
 import { runMachine, type RunEnd } from "../machines/run.js";
-import { toolRoundMachine, type CommitResultInput } from "../machines/tool-round.js";
+import { toolRoundMachine } from "../machines/tool-round.js";
+import { toolCallMachine, type CommitResultInput } from "../machines/tool-call.js";
 import { frames } from "../cursor/frames.js";
 import { coalesceDeltas } from "./delta-coalescer.js";
 import type { RunSession } from "./run-session.js";
@@ -51,14 +52,18 @@ export function buildRunMachine(session: RunSession, timers: TimerConfig, out: R
       toolRound: toolRoundMachine.provide({
         actors: {
           checkpoint,
-          pendingExec: pendingExecMachine.provide({
-            actions: { sendAbort: (_, { id }) => out.emit(frames.execAbort(id)) },
+          toolCall: toolCallMachine.provide({
+            actors: {
+              pendingExec: pendingExecMachine.provide({
+                actions: { sendAbort: (_, { id }) => out.emit(frames.execAbort(id)) },
+              }),
+              commitResult: fromPromise(({ input }: { input: CommitResultInput }) =>
+                concise(() => session.commitResult(input)),
+              ),
+            },
+            actions: { emitFrame },
           }),
-          commitResult: fromPromise(({ input }: { input: CommitResultInput }) =>
-            concise(() => session.commitResult(input)),
-          ),
         },
-        actions: { emitFrame },
       }),
       checkpoint,
     },

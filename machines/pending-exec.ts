@@ -18,7 +18,7 @@ export type PendingExecEvent =
   | { type: "TAKE" }
   | { type: "ABORT" };
 
-/** Sent to the parent (the ToolRound that asked for the exec). */
+/** Sent to the parent (the ToolCall that asked for the exec). */
 export type PendingExecReport =
   | { type: "EXEC_DATA"; execId: number; callId: string; message: ExecClientMessage["message"] }
   | { type: "EXEC_FAILED"; execId: number; callId: string; message: string };
@@ -63,7 +63,7 @@ export const pendingExecMachine = setup({
   },
 }).createMachine({
   description:
-    "One per Exec id. While running, client data is forwarded to the tool round; the terminal result is taken" +
+    "One per Exec id. While running, client data is forwarded to the tool call that asked for it; the terminal result is taken" +
     " exactly once, after which the client's stream_close is a no-op tail. stream_close or throw before the " +
     "result is a protocol error; abort is sent only for an exec that is still running.",
   id: "pendingExec",

@@ -14,6 +14,7 @@ import { pendingExecMachine } from "../../machines/pending-exec.js";
 import { requestStreamMachine } from "../../machines/request-stream.js";
 import { runMachine } from "../../machines/run.js";
 import { toolRoundMachine } from "../../machines/tool-round.js";
+import { toolCallMachine } from "../../machines/tool-call.js";
 import { workerProcessMachine } from "../../machines/worker-process.js";
 import { toDot, toMermaid } from "./graph.js";
 
@@ -45,6 +46,10 @@ export const lifecycles: Lifecycle[] = [
   {
     name: "tool-round",
     machine: toolRoundMachine,
+  },
+  {
+    name: "tool-call",
+    machine: toolCallMachine,
   },
   {
     name: "pending-exec",

@@ -9,6 +9,7 @@ import { checkpointHarness, pendingExecHarness } from "./harnesses/exec-and-chec
 import { requestStreamHarness } from "./harnesses/request-stream.js";
 import { modelCallHarness } from "./harnesses/model-call.js";
 import { toolRoundHarness } from "./harnesses/tool-round.js";
+import { toolCallHarnesses } from "./harnesses/tool-call.js";
 import { runEndsReached, runHarness } from "./harnesses/run.js";
 import { cancelCauses, failureCauses, failureCodes } from "../../machines/run-ends.js";
 import { createActor, createMachine } from "xstate";
@@ -47,6 +48,27 @@ describe("lifecycle machines: paths generated from their graphs", function () {
       expect(finals).to.be.greaterThan(0);
     });
   }
+});
+
+describe("lifecycle machines: a machine reached through several harness variants", function () {
+  this.timeout(60_000);
+
+  it("tool-call: the variants together visit every state and take every transition", () => {
+    const visited = new Set<string>();
+    const taken = new Set<string>();
+    for (const h of toolCallHarnesses) {
+      const graph = generatePaths(h);
+      expect(graph.deadEnds, `${h.name}: states from which no ending is reachable`).to.deep.equal([]);
+      let finals = 0;
+      for (const path of [...graph.shortest, ...graph.transitions, ...graph.simple])
+        if (executePath(h, path, visited, taken)) finals++;
+      console.log(`      ${h.name}: ${graph.vertices} states, ${finals} paths ending in a final state`);
+      expect(finals).to.be.greaterThan(0);
+    }
+    const machine = toolCallHarnesses[0]!.machine;
+    expect(stateNodeIds(machine).filter((id) => !visited.has(id))).to.deep.equal([]);
+    expect(declaredTransitions(machine).filter((k) => !taken.has(k))).to.deep.equal([]);
+  });
 });
 
 describe("lifecycle machines: every ending cause is a path of its own", function () {

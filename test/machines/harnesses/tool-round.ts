@@ -1,22 +1,29 @@
-// Harness for ToolRound (docs/protocol/cursor-tools.md §1.2, §2.5, §3.1, §4.1): the real machine with real PendingExec
-// children (their aborts recorded) and the real Read driver; checkpoint and result-commit actors never settle on their
-// own, the path supplies their outcomes.
+// Harness for ToolRound (docs/protocol/cursor-tools.md §1.2, §2.5, §3.1, §4.1): the real machine with real ToolCall
+// children and their real PendingExec children (aborts recorded), a real Read and a real Write driver (Write needs a
+// second Exec, so the round grants an id); checkpoint and result-commit actors never settle on their own, the path
+// supplies their outcomes.
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
-import { createActor, fromCallback, type AnyActorRef } from "xstate";
-import { ToolCallSchema, WriteResultSchema, type AgentServerMessage } from "../../../proto/gen/agent/v1/agent_pb.js";
+import { createActor, fromCallback, type AnyActorRef, type AnyMachineSnapshot } from "xstate";
+import {
+  ReadResultSchema,
+  ToolCallSchema,
+  WriteResultSchema,
+  type AgentServerMessage,
+} from "../../../proto/gen/agent/v1/agent_pb.js";
 import { pendingExecMachine } from "../../../machines/pending-exec.js";
+import { toolCallMachine } from "../../../machines/tool-call.js";
 import { toolRoundMachine, type ToolRoundOutput } from "../../../machines/tool-round.js";
 import type { ToolInvocation } from "../../../cursor/tools/types.js";
 import type { Harness, SuppliedEvent } from "../support/replay-graph.js";
 import { never, readResult } from "./exec-and-checkpoint.js";
 
-const read = (callId: string, path: string): ToolInvocation => ({
+export const invocationOf = (callId: string, name: string, args: Record<string, unknown>): ToolInvocation => ({
   callId,
   modelCallId: "r:0",
-  name: "Read",
-  argumentsJson: JSON.stringify({ path }),
-  args: { path },
+  name,
+  argumentsJson: JSON.stringify(args),
+  args,
 });
 
 interface RoundRecord {
@@ -25,9 +32,23 @@ interface RoundRecord {
   execs: Map<string, AnyActorRef>;
 }
 
-const kindOf = (m: AgentServerMessage): string =>
+export const kindOf = (m: AgentServerMessage): string =>
   m.message.case === "interactionUpdate" ? (m.message.value.message.case ?? "") : (m.message.case ?? "");
-const wrongBranch = { case: "writeResult", value: create(WriteResultSchema, {}) } as const;
+export const wrongBranch = { case: "writeResult", value: create(WriteResultSchema, {}) } as const;
+export const fileNotFound = {
+  case: "readResult",
+  value: create(ReadResultSchema, { result: { case: "fileNotFound", value: { path: "b.txt" } } }),
+} as const;
+export const written = {
+  case: "writeResult",
+  value: create(WriteResultSchema, { result: { case: "success", value: { path: "b.txt", linesCreated: 1 } } }),
+} as const;
+
+/** The commit outcome of a call in `committing`, delivered to its invoked commit actor's listeners. */
+type CommitEvent = { type: "COMMIT"; index: number; ok: boolean };
+
+const children = (s: AnyMachineSnapshot) => Object.entries(s.children) as Array<[string, AnyActorRef]>;
+const callsOf = (s: AnyMachineSnapshot) => children(s).filter(([id]) => id.startsWith("call-"));
 
 export const toolRoundHarness: Harness<RoundRecord> = {
   name: "tool-round",
@@ -36,44 +57,75 @@ export const toolRoundHarness: Harness<RoundRecord> = {
   maxSimplePaths: 400,
   start(clock, inspect) {
     const record: RoundRecord = { frames: [], aborts: [], execs: new Map() };
+    const emitFrame = (_: unknown, { message }: { message: AgentServerMessage }) => void record.frames.push(message);
     const machine = toolRoundMachine.provide({
       actors: {
         checkpoint: fromCallback(() => () => {}) as never,
-        commitResult: never(),
-        pendingExec: pendingExecMachine.provide({ actions: { sendAbort: (_, { id }) => void record.aborts.push(id) } }),
+        toolCall: toolCallMachine.provide({
+          actors: {
+            commitResult: never(),
+            pendingExec: pendingExecMachine.provide({
+              actions: { sendAbort: (_, { id }) => void record.aborts.push(id) },
+            }),
+          },
+          actions: { emitFrame },
+        }),
       },
-      actions: { emitFrame: (_, { message }) => void record.frames.push(message) },
     });
     const actor = createActor(machine, {
       inspect,
       input: {
         modelCallId: "r:0",
-        calls: [read("call_a", "a.txt"), read("call_b", "b.txt")],
+        calls: [
+          invocationOf("call_a", "Read", { path: "a.txt" }),
+          invocationOf("call_b", "Write", { path: "b.txt", contents: "new\n" }),
+        ],
         ctx: { conversationId: "c" },
         execIdBase: 1,
         kvIdBase: 0,
       },
       clock,
     }).start();
-    // Exec children are kept by the test so their last state can be read after the round stops them.
+    // Exec children are kept by the test so their last state can be read after their call stops them.
     const keep = () => {
-      for (const [id, ref] of Object.entries(actor.getSnapshot().children))
-        if (id.startsWith("exec-")) record.execs.set(id, ref as AnyActorRef);
+      for (const [, call] of callsOf(actor.getSnapshot()))
+        for (const [id, ref] of children(call.getSnapshot())) if (id.startsWith("exec-")) record.execs.set(id, ref);
     };
     keep();
-    return { record, send: (e) => (actor.send(e as never), keep()), snapshot: () => actor.getSnapshot() };
+    const send = (e: SuppliedEvent) => {
+      if (e.type === "COMMIT") {
+        const { index, ok } = e as CommitEvent;
+        const call = actor.getSnapshot().children[`call-${index}`] as AnyActorRef;
+        call.send(
+          ok
+            ? { type: "xstate.done.actor.commit", output: { callIndex: index, toolCall: create(ToolCallSchema, {}) } }
+            : { type: "xstate.error.actor.commit", error: new Error("SQLITE_FULL") },
+        );
+      } else actor.send(e as never);
+      keep();
+    };
+    return { record, send, snapshot: () => actor.getSnapshot() };
   },
   summary: (s) => [
-    s.context.calls.map((c: { execId?: number; completed: boolean; settled: boolean }) => [
-      c.execId ?? 0,
-      c.completed,
-      c.settled,
-    ]),
-    Object.entries(s.children).map(([id, ref]) => [id, (ref as AnyActorRef).getSnapshot().value ?? null]),
+    s.context.nextExecId,
+    callsOf(s).map(([id, ref]) => {
+      const call = ref.getSnapshot();
+      return [id, call.value, children(call).map(([execId, exec]) => [execId, exec.getSnapshot().value ?? null])];
+    }),
   ],
-  payloads(type, s) {
-    const calls = s.context.calls as Array<{ completed: boolean; settled: boolean }>;
-    const committing = calls.flatMap((c, i) => (c.completed && !c.settled ? [i] : []));
+  extraEvents: (s) =>
+    callsOf(s)
+      .filter(([, ref]) => ref.getSnapshot().value === "committing")
+      .flatMap(([id], i): CommitEvent[] => {
+        const index = Number(id.slice(5));
+        return i === 0
+          ? [
+              { type: "COMMIT", index, ok: true },
+              { type: "COMMIT", index, ok: false },
+            ]
+          : [{ type: "COMMIT", index, ok: true }];
+      }),
+  payloads(type) {
     if (type.startsWith("xstate.done.actor.0.toolRound.")) {
       return [
         { type, output: { ok: true, nextKvId: 4 } },
@@ -81,28 +133,22 @@ export const toolRoundHarness: Harness<RoundRecord> = {
       ];
     }
     switch (type) {
-      case "xstate.done.actor.commit.*":
-        return committing.map((i) => ({
-          type: `xstate.done.actor.commit.${i}`,
-          output: { callIndex: i, toolCall: create(ToolCallSchema, {}) },
-        }));
-      case "xstate.error.actor.commit.*":
-        return committing
-          .slice(0, 1)
-          .map((i) => ({ type: `xstate.error.actor.commit.${i}`, error: new Error("SQLITE_FULL") }));
       case "CLIENT_EXEC":
         return [
           { type, id: 1, message: readResult() },
-          { type, id: 2, message: readResult("beta\n") },
+          { type, id: 2, message: fileNotFound },
+          { type, id: 3, message: written },
           { type, id: 1, message: wrongBranch },
+          { type, id: 0, message: readResult() },
           { type, id: 9, message: readResult() },
         ];
       case "CLIENT_STREAM_CLOSE":
-        return [1, 2].map((id) => ({ type, id }));
+        return [0, 1, 3, 9].map((id) => ({ type, id }));
       case "CLIENT_THROW":
-        return [{ type, id: 1, error: "boom" }];
-      case "EXEC_DATA":
-      case "EXEC_FAILED":
+        return [0, 2, 9].map((id) => ({ type, id, error: "boom" }));
+      case "EXEC_ID_WANTED":
+      case "CALL_COMPLETED":
+      case "CALL_FAILED":
         return []; // only its own children send these
       default:
         return undefined;
@@ -127,6 +173,14 @@ export const toolRoundHarness: Harness<RoundRecord> = {
       execStates.filter(([, v]) => v === "running"),
       "an exec left running without an abort",
     ).to.deep.equal([]);
+    // Calls start in order, each with its first Exec right after its tool_call_started (§4.4).
+    if (kinds.filter((k) => k === "execServerMessage").length >= 2)
+      expect(kinds.slice(0, 4)).to.deep.equal([
+        "toolCallStarted",
+        "execServerMessage",
+        "toolCallStarted",
+        "execServerMessage",
+      ]);
     if (s.value === "settled") {
       expect(output.outcome).to.deep.equal({ kind: "ok" });
       expect(kinds.filter((k) => k === "toolCallCompleted").length).to.equal(2);

@@ -13,7 +13,8 @@ import { checkpointMachine, type CheckpointKind, type CheckpointPlan } from "../
 import { modelCallMachine, type ModelCallEvent } from "../../../machines/model-call.js";
 import { pendingExecMachine } from "../../../machines/pending-exec.js";
 import { runMachine, type PreparedRun, type RunEnd, type RunEvent } from "../../../machines/run.js";
-import { toolRoundMachine, type CommitResultInput } from "../../../machines/tool-round.js";
+import { toolRoundMachine } from "../../../machines/tool-round.js";
+import { toolCallMachine, type CommitResultInput } from "../../../machines/tool-call.js";
 import { endStreamFor } from "../../../engine/run-end.js";
 import { frames } from "../../../cursor/frames.js";
 import type { ObservedFrame } from "../../support/observed-frames.js";
@@ -59,15 +60,19 @@ export class AssembledRun {
         toolRound: toolRoundMachine.provide({
           actors: {
             checkpoint,
-            pendingExec: pendingExecMachine.provide({
-              actions: { sendAbort: (_, { id }) => emitFrame(undefined, { message: frames.execAbort(id) }) },
+            toolCall: toolCallMachine.provide({
+              actors: {
+                pendingExec: pendingExecMachine.provide({
+                  actions: { sendAbort: (_, { id }) => emitFrame(undefined, { message: frames.execAbort(id) }) },
+                }),
+                commitResult: fromPromise(async ({ input }: { input: CommitResultInput }) => ({
+                  callIndex: input.callIndex,
+                  toolCall: create(ToolCallSchema, {}),
+                })),
+              },
+              actions: { emitFrame },
             }),
-            commitResult: fromPromise(async ({ input }: { input: CommitResultInput }) => ({
-              callIndex: input.callIndex,
-              toolCall: create(ToolCallSchema, {}),
-            })),
           },
-          actions: { emitFrame },
         }),
         checkpoint,
       },

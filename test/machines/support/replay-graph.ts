@@ -31,6 +31,11 @@ export interface Harness<R> {
   coversEveryTransition?: boolean;
   /** Payload variants for an event type the active states accept; undefined ⇒ the bare `{ type }`. */
   payloads(eventType: string, snapshot: AnyMachineSnapshot, record: R): SuppliedEvent[] | undefined;
+  /**
+   * Events for the actors a machine spawns, which its own state nodes do not declare (a ToolCall's commit inside a
+   * ToolRound, say); `send` delivers them where they belong.
+   */
+  extraEvents?(snapshot: AnyMachineSnapshot, record: R): SuppliedEvent[];
   /** What distinguishes two vertices beyond the state value (keep it small: it bounds the graph). */
   summary?(snapshot: AnyMachineSnapshot, record: R): unknown;
   /** Termination invariants, asserted at the end of every path to a final state. */
@@ -99,6 +104,7 @@ function eventsFor<R>(h: Harness<R>, snapshot: AnyMachineSnapshot, record: R): S
     if (type.startsWith("xstate.done.state.")) continue; // raised by the machine itself
     events.push(...(h.payloads(type, snapshot, record) ?? [{ type }]));
   }
+  events.push(...(h.extraEvents?.(snapshot, record) ?? []));
   return events;
 }
 

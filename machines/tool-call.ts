@@ -1,0 +1,338 @@
+// ToolCall: the life of one tool call inside a round (docs/protocol/cursor-tools.md §2–§5). tool_call_started is
+// sent, the tool's pure driver decides each next step, every Exec it asks for is a PendingExec child, and the result
+// is committed durably before tool_call_completed. How a call reaches the client (an Exec today; an Interaction
+// query or a local tool later) is a choice of states here, never a flag.
+import { assign, enqueueActions, fromPromise, sendParent, setup } from "xstate";
+import type { AgentServerMessage, ExecClientMessage, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
+import { frames } from "../cursor/frames.js";
+import { toolDriver } from "../cursor/tools/registry.js";
+import type { DriverStep, ToolCompletion, ToolContext, ToolInvocation } from "../cursor/tools/types.js";
+import { pendingExecMachine, type PendingExecReport } from "./pending-exec.js";
+
+export interface ToolCallInput {
+  index: number;
+  modelCallId: string;
+  invocation: ToolInvocation;
+  ctx: ToolContext;
+  /** The Exec id the round set aside for this call's first Exec, so calls keep their start order on the wire. */
+  reservedExecId: number;
+}
+
+/** The engine's durable commit of one result: canonical pair appended, ToolCall step recorded with timestamps. */
+export interface CommitResultInput {
+  callIndex: number;
+  invocation: ToolInvocation;
+  completion: ToolCompletion;
+  startedAtMs: number;
+}
+export interface CommitResultOutput {
+  callIndex: number;
+  toolCall: ToolCall;
+}
+
+export type ToolCallFailure = "protocol" | "commit";
+
+/** What a call tells its round. */
+export type ToolCallReport =
+  | { type: "EXEC_ID_WANTED"; index: number }
+  | { type: "CALL_COMPLETED"; index: number }
+  | { type: "CALL_FAILED"; index: number; cause: ToolCallFailure; message: string };
+
+/** Client messages for one of this call's Execs, as the round routes them by Exec id. */
+export type ClientExecEvent =
+  | { type: "CLIENT_EXEC"; id: number; message: ExecClientMessage["message"] }
+  | { type: "CLIENT_STREAM_CLOSE"; id: number }
+  | { type: "CLIENT_THROW"; id: number; error: string };
+
+export type ToolCallEvent =
+  | ClientExecEvent
+  | { type: "EXEC_ID_GRANTED"; execId: number }
+  | { type: "ABORT" }
+  | PendingExecReport;
+
+interface ToolCallContext extends ToolCallInput {
+  startedAtMs: number;
+  /** The driver's own state, threaded through its steps. */
+  driverState: unknown;
+  /** The driver's last step; the `deciding` state routes on its kind. */
+  step: DriverStep<unknown> | undefined;
+  /** The Exec the driver asked for last (its PendingExec child is `exec-<id>`); undefined before the first. */
+  execId: number | undefined;
+  completion: ToolCompletion | undefined;
+  failure: string | undefined;
+}
+
+const execChild = (id: number) => `exec-${id}`;
+const driverOf = (c: ToolCallContext) => toolDriver(c.invocation.name)!;
+const startedCard = (c: ToolCallContext) => driverOf(c).started(c.invocation, c.ctx);
+
+const toolCallSetup = setup({
+  types: {
+    context: {} as ToolCallContext,
+    input: {} as ToolCallInput,
+    events: {} as ToolCallEvent,
+  },
+  actors: {
+    pendingExec: pendingExecMachine,
+    commitResult: fromPromise<CommitResultOutput, CommitResultInput>(async () => {
+      throw new Error("commitResult must be supplied by the engine");
+    }),
+  },
+  actions: {
+    emitFrame: (_, _params: { message: AgentServerMessage }) => {},
+    wantExecId: sendParent(({ context }): ToolCallReport => ({ type: "EXEC_ID_WANTED", index: context.index })),
+    reportCompleted: sendParent(({ context }): ToolCallReport => ({ type: "CALL_COMPLETED", index: context.index })),
+    reportFailed: sendParent(
+      ({ context }, params: { cause: ToolCallFailure }): ToolCallReport => ({
+        type: "CALL_FAILED",
+        index: context.index,
+        cause: params.cause,
+        message: context.failure ?? "tool call failed",
+      }),
+    ),
+    /** The driver's state after its last step. */
+    keepStep: assign({
+      driverState: ({ context }) =>
+        context.step && "state" in context.step ? context.step.state : context.driverState,
+    }),
+  },
+  guards: {
+    argsInvalid: ({ context }) => "invalid" in startedCard(context),
+    stepIs: ({ context }, params: { kind: DriverStep<unknown>["kind"] }) => context.step?.kind === params.kind,
+    /** The driver asks for its first Exec, which takes the id the round set aside. */
+    firstExec: ({ context }) => context.step?.kind === "exec" && context.execId === undefined,
+    fromCurrentExec: ({ context, event }) => event.type === "EXEC_DATA" && event.execId === context.execId,
+  },
+});
+
+type StepOf<K extends DriverStep<unknown>["kind"]> = Extract<DriverStep<unknown>, { kind: K }>;
+const stepOf = <K extends DriverStep<unknown>["kind"]>(c: ToolCallContext, _kind: K) => c.step as StepOf<K>;
+const stepIs = (kind: DriverStep<unknown>["kind"]) => ({ type: "stepIs" as const, params: { kind } });
+
+/** Sends the Exec the driver asked for under the given id and starts its PendingExec. */
+const issueExec = (execId: (args: { context: ToolCallContext; event: ToolCallEvent }) => number) => [
+  toolCallSetup.assign({ execId }),
+  {
+    type: "emitFrame" as const,
+    params: ({ context }: { context: ToolCallContext }) => ({
+      message: frames.exec(context.execId!, context.invocation.callId, stepOf(context, "exec").request),
+    }),
+  },
+  toolCallSetup.spawnChild("pendingExec", {
+    id: ({ context }) => execChild(context.execId!),
+    input: ({ context }) => ({ id: context.execId!, callId: context.invocation.callId }),
+  }),
+];
+
+/** The driver consumed the current Exec's terminal result: its stream_close is now a tail and it is never aborted. */
+const takeExec = toolCallSetup.createAction(
+  enqueueActions(({ context, enqueue, self }) => {
+    if (context.execId === undefined) return;
+    const child = self.getSnapshot().children[execChild(context.execId)];
+    if (child) enqueue.sendTo(child, { type: "TAKE" });
+  }),
+);
+
+const abortExec = toolCallSetup.createAction(
+  enqueueActions(({ context, enqueue, self }) => {
+    const child = context.execId === undefined ? undefined : self.getSnapshot().children[execChild(context.execId)];
+    if (child) enqueue.sendTo(child, { type: "ABORT" });
+  }),
+);
+
+const forwardToExec = toolCallSetup.createAction(
+  enqueueActions(({ event, enqueue, self }) => {
+    if (event.type !== "CLIENT_EXEC" && event.type !== "CLIENT_STREAM_CLOSE" && event.type !== "CLIENT_THROW") return;
+    const child = self.getSnapshot().children[execChild(event.id)];
+    if (!child) return;
+    enqueue.sendTo(
+      child,
+      event.type === "CLIENT_EXEC"
+        ? { type: "DATA", message: event.message }
+        : event.type === "CLIENT_THROW"
+          ? { type: "THROW", error: event.error }
+          : { type: "STREAM_CLOSE" },
+    );
+  }),
+);
+
+export const toolCallMachine = toolCallSetup.createMachine({
+  description:
+    "One tool call of a round. tool_call_started is sent first (an empty card when the arguments do not fit the " +
+    "tool; their error result is then committed at once). The driver's steps decide the rest: each Exec gets an " +
+    "Exec id (the first one set aside by the round, later ones granted by it) and a PendingExec child; a driver " +
+    "delta is a tool_call_delta; the terminal result is taken, committed durably, and only then is " +
+    "tool_call_completed sent. A stream_close or throw before the result, a result of the wrong kind, or a failed " +
+    "commit fails the call; an abort aborts the Exec still running, never one whose result was taken.",
+  id: "toolCall",
+  context: ({ input }) => ({
+    ...input,
+    startedAtMs: Date.now(),
+    driverState: undefined,
+    step: undefined,
+    execId: undefined,
+    completion: undefined,
+    failure: undefined,
+  }),
+  // Messages for any of this call's Execs go to that Exec's PendingExec; one that has ended drops them as a tail.
+  on: {
+    CLIENT_EXEC: { actions: forwardToExec },
+    CLIENT_STREAM_CLOSE: { actions: forwardToExec },
+    CLIENT_THROW: { actions: forwardToExec },
+  },
+  initial: "starting",
+  states: {
+    /** tool_call_started; arguments the tool cannot accept become an error result for the model (§2.4). */
+    starting: {
+      entry: {
+        type: "emitFrame",
+        params: ({ context }) => {
+          const card = startedCard(context);
+          const toolCall = "invalid" in card ? driverOf(context).placeholder(context.invocation.callId) : card.toolCall;
+          return { message: frames.toolCallStarted(context.invocation.callId, context.modelCallId, toolCall) };
+        },
+      },
+      always: [
+        {
+          guard: "argsInvalid",
+          target: "committing",
+          actions: assign({
+            completion: ({ context }) => {
+              const card = startedCard(context);
+              const content = "invalid" in card ? card.invalid : "";
+              return { content, isError: true, toolCall: driverOf(context).placeholder(context.invocation.callId) };
+            },
+          }),
+        },
+        {
+          target: "deciding",
+          actions: assign({ step: ({ context }) => driverOf(context).begin(context.invocation, context.ctx) }),
+        },
+      ],
+    },
+    /** Routes on the driver's last step. */
+    deciding: {
+      always: [
+        {
+          guard: "firstExec",
+          target: "executing",
+          actions: ["keepStep", ...issueExec(({ context }) => context.reservedExecId)],
+        },
+        { guard: stepIs("exec"), target: "awaitingExecId", actions: ["keepStep", takeExec] },
+        {
+          guard: stepIs("delta"),
+          target: "executing",
+          actions: [
+            "keepStep",
+            {
+              type: "emitFrame",
+              params: ({ context }) => ({
+                message: frames.toolCallDelta(
+                  context.invocation.callId,
+                  context.modelCallId,
+                  stepOf(context, "delta").delta,
+                ),
+              }),
+            },
+          ],
+        },
+        { guard: stepIs("wait"), target: "executing", actions: "keepStep" },
+        {
+          guard: stepIs("complete"),
+          target: "committing",
+          actions: [
+            "keepStep",
+            takeExec,
+            assign({ completion: ({ context }) => stepOf(context, "complete").completion }),
+          ],
+        },
+        // A result of the wrong kind still consumes its Exec id (§3.4): it is taken, not aborted.
+        {
+          guard: stepIs("protocol_error"),
+          target: "failed",
+          actions: [
+            takeExec,
+            assign({ failure: ({ context }) => stepOf(context, "protocol_error").message }),
+            { type: "reportFailed", params: { cause: "protocol" as const } },
+          ],
+        },
+      ],
+    },
+    /** Every Exec after the first takes the round's next id, so ids keep increasing across the request (§3.1). */
+    awaitingExecId: {
+      entry: "wantExecId",
+      on: {
+        EXEC_ID_GRANTED: {
+          target: "executing",
+          actions: issueExec(({ event }) => (event as { execId: number }).execId),
+        },
+        ABORT: "aborted",
+      },
+    },
+    /** The Exec is out; its PendingExec forwards each client message with a payload. */
+    executing: {
+      on: {
+        EXEC_DATA: {
+          guard: "fromCurrentExec",
+          target: "deciding",
+          actions: assign({
+            step: ({ context, event }) =>
+              driverOf(context).onExecMessage(
+                context.invocation,
+                context.driverState,
+                (event as Extract<PendingExecReport, { type: "EXEC_DATA" }>).message,
+              ),
+          }),
+        },
+        EXEC_FAILED: {
+          target: "failed",
+          actions: [
+            assign({ failure: ({ event }) => event.message }),
+            { type: "reportFailed", params: { cause: "protocol" as const } },
+          ],
+        },
+        ABORT: { target: "aborted", actions: abortExec },
+      },
+    },
+    /** The result is made durable before anyone is told (§4.2). */
+    committing: {
+      invoke: {
+        id: "commit",
+        src: "commitResult",
+        input: ({ context }) => ({
+          callIndex: context.index,
+          invocation: context.invocation,
+          completion: context.completion!,
+          startedAtMs: context.startedAtMs,
+        }),
+        onDone: {
+          target: "completed",
+          actions: [
+            {
+              type: "emitFrame",
+              params: ({ context, event }) => ({
+                message: frames.toolCallCompleted(
+                  context.invocation.callId,
+                  context.modelCallId,
+                  event.output.toolCall,
+                ),
+              }),
+            },
+            "reportCompleted",
+          ],
+        },
+        onError: {
+          target: "failed",
+          actions: [
+            assign({ failure: ({ event }) => `tool result commit failed: ${String(event.error)}` }),
+            { type: "reportFailed", params: { cause: "commit" as const } },
+          ],
+        },
+      },
+      on: { ABORT: "aborted" },
+    },
+    completed: { type: "final" },
+    failed: { type: "final" },
+    aborted: { type: "final" },
+  },
+});
