@@ -23,7 +23,6 @@ interface OpenToolCall {
   name: string;
   argsText: string;
   ended: boolean;
-  streamer: ArgsStreamer | undefined;
 }
 
 /** `stopped`: the run asked the pass to end (cancel, or a failure found outside the pass). */
@@ -65,7 +64,32 @@ export type ModelCallEvent =
   | { type: "PROVIDER_ERROR"; message: string; aborted: boolean }
   | { type: "STREAM_END" }
   /** The run is ending for a reason of its own; stopping the provider actor aborts the HTTP request. */
-  | { type: "STOP" };
+  | { type: "STOP" }
+  | ArgsProjected;
+
+/** What an edit call's argument text made visible so far (docs/protocol/cursor-tools.md §5.6). */
+type ArgsProjected = { type: "ARGS_PROJECTED"; index: number; updates: ReturnType<ArgsStreamer["push"]> };
+
+interface ArgsProjectionInput {
+  index: number;
+  name: string;
+  callId: string;
+}
+
+/**
+ * The live projection of one tool call's argument text. The streamer parses JSON incrementally and keeps its parse
+ * state, so it lives in this child actor rather than in the ModelCall's context.
+ */
+const argsProjection = fromCallback<{ type: "ARGS"; delta: string }, ArgsProjectionInput>(
+  ({ input, receive, sendBack }) => {
+    const streamer = toolDriver(input.name)?.argsStreamer?.(input.callId);
+    receive((e) => {
+      const updates = streamer?.push(e.delta) ?? [];
+      if (updates.length) sendBack({ type: "ARGS_PROJECTED", index: input.index, updates } satisfies ArgsProjected);
+    });
+  },
+);
+const argsChild = (index: number) => `args-${index}`;
 
 const modelCallSetup = setup({
   types: {
@@ -77,6 +101,7 @@ const modelCallSetup = setup({
   actors: {
     /** Streams the provider for this call (supplied by the engine); its cleanup aborts the HTTP request. */
     providerStream: fromCallback<ModelCallEvent, ModelCallInput>(() => () => {}),
+    argsProjection,
   },
   actions: {
     emitFrame: (_, _params: { message: AgentServerMessage }) => {},
@@ -90,11 +115,34 @@ const modelCallSetup = setup({
 });
 
 const onModelEvent = modelCallSetup.createAction(
-  enqueueActions(({ context, event, enqueue }) => {
+  enqueueActions(({ context, event, enqueue, self }) => {
     if (event.type !== "MODEL") return;
-    enqueue.assign(
-      applyModelEvent(context, event.event, (message) => enqueue({ type: "emitFrame", params: { message } })),
-    );
+    const ev = event.event;
+    const patch = applyModelEvent(context, ev, (message) => enqueue({ type: "emitFrame", params: { message } }));
+    enqueue.assign(patch);
+    if (patch.failure) return;
+    if (ev.type === "toolcall_start" && toolDriver(ev.name)?.argsStreamer)
+      enqueue.spawnChild("argsProjection", {
+        id: argsChild(ev.index),
+        input: { index: ev.index, name: ev.name, callId: ev.id },
+      });
+    const projection = ev.type === "toolcall_delta" ? self.getSnapshot().children[argsChild(ev.index)] : undefined;
+    if (projection && ev.type === "toolcall_delta") enqueue.sendTo(projection, { type: "ARGS", delta: ev.delta });
+  }),
+);
+
+const emitProjected = modelCallSetup.createAction(
+  enqueueActions(({ context, event, enqueue }) => {
+    if (event.type !== "ARGS_PROJECTED") return;
+    const open = context.tools.get(event.index);
+    if (!open) return;
+    for (const out of event.updates) {
+      const message =
+        out.kind === "delta"
+          ? frames.toolCallDelta(open.id, context.modelCallId, out.delta)
+          : frames.partialToolCall(open.id, context.modelCallId, out.toolCall);
+      enqueue({ type: "emitFrame", params: { message } });
+    }
   }),
 );
 
@@ -165,7 +213,7 @@ export const modelCallMachine = modelCallSetup.createMachine({
       states: {
         waitingForHeaders: { on: { MODEL: { target: "streaming", actions: onModelEvent } } },
         streaming: {
-          on: { MODEL: { actions: onModelEvent } },
+          on: { MODEL: { actions: onModelEvent }, ARGS_PROJECTED: { actions: emitProjected } },
           always: [
             { guard: "brokeContract", target: "#modelCall.failed", actions: closeThinking },
             { guard: "finished", target: "#modelCall.done" },
@@ -238,7 +286,7 @@ function startToolCall(
     return { failure: { kind: "provider", message: `tool call index ${ev.index} started twice` } };
   emitFrame(frames.partialToolCall(ev.id, ctx.modelCallId, driver.placeholder(ev.id)));
   const tools = new Map(ctx.tools);
-  tools.set(ev.index, { id: ev.id, name: ev.name, argsText: "", ended: false, streamer: driver.argsStreamer?.(ev.id) });
+  tools.set(ev.index, { id: ev.id, name: ev.name, argsText: "", ended: false });
   return { tools };
 }
 
@@ -252,13 +300,6 @@ function toolCallDelta(
     return { failure: { kind: "provider", message: `arguments for tool call index ${ev.index} outside its block` } };
   const driver = toolDriver(open.name)!;
   emitFrame(frames.partialToolCall(open.id, ctx.modelCallId, driver.placeholder(open.id), ev.delta));
-  for (const out of open.streamer?.push(ev.delta) ?? []) {
-    emitFrame(
-      out.kind === "delta"
-        ? frames.toolCallDelta(open.id, ctx.modelCallId, out.delta)
-        : frames.partialToolCall(open.id, ctx.modelCallId, out.toolCall),
-    );
-  }
   const tools = new Map(ctx.tools);
   tools.set(ev.index, { ...open, argsText: open.argsText + ev.delta });
   return { tools };

@@ -8,6 +8,7 @@ import type { ModelEvent } from "../../../providers/types.js";
 import type { Harness, SuppliedEvent } from "../support/replay-graph.js";
 
 const ARGS = '{"path":"a.txt"}';
+const WRITE_ARGS = '{"path":"b.txt","contents":"new\\n"}';
 const modelEvents: ModelEvent[] = [
   { type: "text_start" },
   { type: "text_delta", delta: "hi" },
@@ -19,6 +20,9 @@ const modelEvents: ModelEvent[] = [
   { type: "toolcall_delta", index: 0, delta: ARGS },
   { type: "toolcall_end", index: 0, id: "call_a", name: "Read", argumentsJson: ARGS },
   { type: "toolcall_start", index: 1, id: "call_x", name: "Teleport" },
+  // Write's argument text is projected live (an edit card with the path, then the content as deltas).
+  { type: "toolcall_start", index: 2, id: "call_w", name: "Write" },
+  { type: "toolcall_delta", index: 2, delta: WRITE_ARGS },
   { type: "usage", usage: { inputTokens: 10, outputTokens: 2 } },
   { type: "done", reason: "stop" },
   { type: "done", reason: "toolUse" },
@@ -41,7 +45,7 @@ export const modelCallHarness: Harness<AgentServerMessage[]> = {
     });
     const actor = createActor(machine, {
       inspect,
-      input: { callIndex: 0, modelCallId: "r:0", toolNames: ["Read"] },
+      input: { callIndex: 0, modelCallId: "r:0", toolNames: ["Read", "Write"] },
       clock,
     }).start();
     return { record: emitted, send: (e) => actor.send(e as never), snapshot: () => actor.getSnapshot() };
@@ -58,6 +62,8 @@ export const modelCallHarness: Harness<AgentServerMessage[]> = {
         return modelEvents.map((event) => ({ type, event }));
       case "PROVIDER_ERROR":
         return [{ type, message: "HTTP 500", aborted: false }];
+      case "ARGS_PROJECTED":
+        return []; // only its own projection children send these
       default:
         return undefined;
     }
@@ -80,6 +86,14 @@ export const modelCallHarness: Harness<AgentServerMessage[]> = {
         expect(m.message.value.message.value.thinkingDurationMs).to.be.at.least(1);
       }
     }
+    // Write's argument text showed up live as the edit card's content deltas.
+    const at = (type: string) =>
+      trace.findIndex((e) => {
+        const ev = e.event as { type?: string; index?: number } | undefined;
+        return ev?.type === type && ev.index === 2;
+      });
+    const wrote = at("toolcall_start") >= 0 && at("toolcall_delta") > at("toolcall_start");
+    expect(kinds.includes("toolCallDelta"), "Write's content streamed as tool_call_delta").to.equal(wrote);
     if (s.value === "done") {
       expect(output.ok).to.equal(true);
       if (output.ok) expect(output.invocations.length).to.equal(output.reason === "toolUse" ? s.context.tools.size : 0);
