@@ -42,16 +42,21 @@ export interface RunDeps {
   isCurrent(): boolean;
 }
 
+interface Prepared {
+  model: ResolvedModel;
+  mode: ModeAssets;
+  toolDefinitionsJson: string;
+  adapter: ProviderAdapter;
+  builder: CheckpointBuilder;
+}
+
 type Assistant = Extract<CanonicalMessage, { role: "assistant" }>;
 type ToolResult = Extract<CanonicalMessage, { role: "tool" }>;
 
 export class RunSession {
   readonly facts: RunRequestFacts;
-  private model!: ResolvedModel;
-  private mode!: ModeAssets;
-  private toolDefinitionsJson = "";
-  private adapter!: ProviderAdapter;
-  private builder!: CheckpointBuilder;
+  /** What `prepare` settles for the rest of the run; every later step needs it. */
+  private prepared: Prepared | undefined;
   private history: CanonicalMessage[] = [];
   /** The response whose tool round is running; `resumed` when it came from the client's pending checkpoint. */
   private assistant: { message: Assistant; turn: AssistantTurn; resumed?: boolean } | undefined;
@@ -94,51 +99,49 @@ export class RunSession {
 
   async prepare(fetched: Array<{ blobId: Uint8Array; data: Uint8Array }>): Promise<PreparedRun> {
     const { store } = this.deps;
-    this.model = resolveModel(this.deps.models, this.request.requestedModel);
-    this.mode = modeAssets(this.deps.assets, this.facts);
-    this.toolDefinitionsJson = JSON.stringify(this.mode.tools);
+    const model = resolveModel(this.deps.models, this.request.requestedModel);
+    const mode = modeAssets(this.deps.assets, this.facts);
+    let adapter: ProviderAdapter;
     try {
-      this.adapter = this.deps.adapterFor(this.model.endpoint);
+      adapter = this.deps.adapterFor(model.endpoint);
     } catch (e) {
       throw new RunSetupError((e as Error).message, "failed_precondition");
     }
     if (fetched.length) await store.putBlobs(fetched.map((f) => ({ id: f.blobId, data: f.data })));
     this.history = await loadHistory(store, this.deps.history, this.conversationId, this.facts.state);
     for (const m of this.history) this.account(m);
-    await store.createRun({ runId: this.requestId, conversationId: this.conversationId, model: this.model.model });
+    await store.createRun({ runId: this.requestId, conversationId: this.conversationId, model: model.model });
     const env = this.facts.requestContext?.env;
     const prepared: PreparedRun = {
-      toolNames: this.mode.tools.map((t) => t.name),
+      toolNames: mode.tools.map((t) => t.name),
       toolContext: {
         conversationId: this.conversationId,
         ...(env?.terminalsFolder ? { terminalsFolder: env.terminalsFolder } : {}),
       },
     };
-    const system: CanonicalMessage = { role: "system", content: this.mode.systemPrompt };
+    const system: CanonicalMessage = { role: "system", content: mode.systemPrompt };
     const { action } = this.facts;
+    // Resume (docs/protocol/cursor-run.md §11): continue the last turn; a pending round runs its tools again before any
+    // model call.
+    const start =
+      action.kind === "userMessage"
+        ? { kind: "new" as const, userMessage: action.userMessage }
+        : { kind: "continue" as const, ...(await loadResumedTurn(store, action.turnId)) };
+    const builder = new CheckpointBuilder(this.facts.state, system, start, this.requestId);
+    this.prepared = { model, mode, adapter, builder, toolDefinitionsJson: JSON.stringify(mode.tools) };
     if (action.kind === "userMessage") {
-      this.builder = new CheckpointBuilder(
-        this.facts.state,
-        system,
-        { kind: "new", userMessage: action.userMessage },
-        this.requestId,
-      );
       const runtime = await appendRuntimeMessage(
         store,
         this.facts,
         action.userMessage.text,
         this.requestId,
-        this.mode,
+        mode,
         new Date(),
       );
       this.pushHistory(runtime);
-      this.builder.addRoot(runtime);
+      builder.addRoot(runtime);
       return prepared;
     }
-    // Resume (docs/protocol/cursor-run.md §11): continue the last turn; a pending round runs its tools again before any
-    // model call.
-    const turn = await loadResumedTurn(store, action.turnId);
-    this.builder = new CheckpointBuilder(this.facts.state, system, { kind: "continue", ...turn }, this.requestId);
     const pending = pendingRound(this.facts.state);
     if (!pending) return prepared;
     this.assistant = { message: pending, turn: { text: pending.text, toolCalls: pending.toolCalls }, resumed: true };
@@ -152,16 +155,22 @@ export class RunSession {
     return { ...prepared, resumeRound };
   }
 
+  /** The machines call nothing but findMissingBlobs and prepare before prepare has settled. */
+  private get ready(): Prepared {
+    if (!this.prepared) throw new Error("the run is not prepared yet");
+    return this.prepared;
+  }
+
   /** The replayable request for the next call: the same history always projects to the same request
    * (docs/protocol/cursor-run.md §7.3). */
   modelRequest(): ModelRequest {
     return {
-      model: this.model.model,
-      system: this.mode.systemPrompt,
-      tools: this.mode.tools,
+      model: this.ready.model.model,
+      system: this.ready.mode.systemPrompt,
+      tools: this.ready.mode.tools,
       messages: projectHistory(this.history),
-      ...(this.model.maxOutputTokens ? { maxOutputTokens: this.model.maxOutputTokens } : {}),
-      ...(this.model.reasoningEffort ? { reasoningEffort: this.model.reasoningEffort } : {}),
+      ...(this.ready.model.maxOutputTokens ? { maxOutputTokens: this.ready.model.maxOutputTokens } : {}),
+      ...(this.ready.model.reasoningEffort ? { reasoningEffort: this.ready.model.reasoningEffort } : {}),
     };
   }
 
@@ -183,7 +192,7 @@ export class RunSession {
       model: request.model,
       message_count: request.messages.length,
     });
-    yield* this.adapter.stream(request, signal);
+    yield* this.ready.adapter.stream(request, signal);
   }
 
   recordModelCall(turn: AssistantTurn | undefined, usage: Usage | undefined): void {
@@ -229,7 +238,7 @@ export class RunSession {
       ...(this.assistant?.message.toolRoundId ? { toolRoundId: this.assistant.message.toolRoundId } : {}),
     };
     await this.commitInBatch(message);
-    if (completion.readPath) this.builder.addReadPath(completion.readPath);
+    if (completion.readPath) this.ready.builder.addReadPath(completion.readPath);
     this.results.push({ message, toolCall });
     return { callIndex: input.callIndex, toolCall };
   }
@@ -237,7 +246,7 @@ export class RunSession {
   async buildCheckpoint(kind: CheckpointKind): Promise<CheckpointPlan> {
     const assistant = this.assistant;
     if (!assistant) throw new Error(`${kind} checkpoint without a model response`);
-    const b = this.builder;
+    const b = this.ready.builder;
     if (kind === "staged") {
       // A resumed round's steps and durable assistant batch were written by the run that first staged it; otherwise
       // the batch commits with the staged checkpoint, before the checkpoint is published and any tool runs.
@@ -299,21 +308,21 @@ export class RunSession {
   }
 
   private addResponseSteps(turn: AssistantTurn): void {
-    if (turn.thinking !== undefined) this.builder.addThinkingStep(turn.thinking, turn.thinkingDurationMs ?? 0);
-    if (turn.text) this.builder.addAssistantStep(turn.text);
+    if (turn.thinking !== undefined) this.ready.builder.addThinkingStep(turn.thinking, turn.thinkingDurationMs ?? 0);
+    if (turn.text) this.ready.builder.addAssistantStep(turn.text);
   }
 
   private snapshot(pending: string[]): CheckpointSnapshot {
     const usedTokens = (this.lastUsage?.inputTokens ?? 0) + (this.lastUsage?.outputTokens ?? 0);
-    const maxTokens = this.facts.state.tokenDetails?.maxTokens || this.model.contextWindow || 0;
+    const maxTokens = this.facts.state.tokenDetails?.maxTokens || this.ready.model.contextWindow || 0;
     const breakdown = tokenBreakdown({
       usedTokens,
       maxTokens,
-      systemPrompt: this.mode.systemPrompt,
-      toolDefinitions: this.toolDefinitionsJson,
+      systemPrompt: this.ready.mode.systemPrompt,
+      toolDefinitions: this.ready.toolDefinitionsJson,
       ...this.projected,
     });
-    return this.builder.snapshot({ pending, usedTokens, maxTokens, breakdown });
+    return this.ready.builder.snapshot({ pending, usedTokens, maxTokens, breakdown });
   }
 
   private pushHistory(...messages: CanonicalMessage[]): void {
