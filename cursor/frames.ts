@@ -9,6 +9,7 @@ import {
   type AgentServerMessage,
   type ConversationStateStructure,
   type ExecServerMessage,
+  type InteractionQuery,
   type ToolCall,
   type ToolCallDelta,
 } from "../proto/gen/agent/v1/agent_pb.js";
@@ -52,6 +53,8 @@ export const frames = {
     }),
   exec: (id: number, execId: string, message: ExecServerMessage["message"]) =>
     create(AgentServerMessageSchema, { message: { case: "execServerMessage", value: { id, execId, message } } }),
+  interactionQuery: (id: number, query: InteractionQuery["query"]) =>
+    create(AgentServerMessageSchema, { message: { case: "interactionQuery", value: { id, query } } }),
   execAbort: (id: number) =>
     create(AgentServerMessageSchema, {
       message: { case: "execServerControlMessage", value: { message: { case: "abort", value: { id } } } },

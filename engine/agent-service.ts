@@ -362,6 +362,8 @@ function toRunEvent(message: AgentClientMessage): RunEvent | undefined {
       if (c.case === "throw") return { type: "CLIENT_THROW", id: c.value.id, error: c.value.error };
       return undefined; // exec heartbeat: liveness only
     }
+    case "interactionResponse":
+      return { type: "CLIENT_INTERACTION", id: m.value.id, answer: m.value.result };
     case "kvClientMessage": {
       const k = m.value.message;
       if (k.case === "setBlobResult") {
@@ -380,6 +382,6 @@ function toRunEvent(message: AgentClientMessage): RunEvent | undefined {
         ? { type: "CANCEL", cause: "client", reason: m.value.action.value.reason || "canceled by the client" }
         : undefined;
     default:
-      return undefined; // client_heartbeat, prewarm, interaction responses: nothing to route in this slice
+      return undefined; // client_heartbeat, prewarm: nothing to route to a run
   }
 }

@@ -21,8 +21,8 @@ export const failureCodes = {
   provider: "unavailable",
   /** The model called a tool outside the run's manifest. */
   model_protocol: "invalid_argument",
-  /** An Exec message for an id this run never issued, outside a tool round. */
-  unknown_exec: "invalid_argument",
+  /** An Exec message or interaction response for an id this run never issued, outside a tool round. */
+  unknown_id: "invalid_argument",
   /** A tool round hit a client protocol error (exec throw, early stream_close, wrong result branch, unknown id). */
   exec_protocol: "invalid_argument",
   /** A tool round's staged or settled checkpoint, or a result commit, failed (SET refused, ACK deadline, store). */

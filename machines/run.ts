@@ -23,6 +23,7 @@ import {
   setupFailure,
 } from "./run-ends.js";
 import { toolRoundMachine, type ToolRoundOutput } from "./tool-round.js";
+import type { ClientInteractionEvent } from "./tool-call.js";
 
 export type { RunEnd } from "./run-ends.js";
 
@@ -43,6 +44,7 @@ export type RunEvent =
   | { type: "CLIENT_EXEC"; id: number; message: ExecClientMessage["message"] }
   | { type: "CLIENT_STREAM_CLOSE"; id: number }
   | { type: "CLIENT_THROW"; id: number; error: string }
+  | ClientInteractionEvent
   | { type: "KV_SET_RESULT"; id: number; error?: string }
   | { type: "KV_GET_RESULT"; id: number; data: Uint8Array | undefined }
   | { type: "CANCEL"; cause: CancelCause; reason: string }
@@ -52,6 +54,7 @@ export type RunEvent =
 interface RunContext extends RunInput {
   callIndex: number;
   nextExecId: number;
+  nextInteractionId: number;
   nextKvId: number;
   prepared: PreparedRun | undefined;
   /** The calls of the tool round about to run. */
@@ -61,10 +64,19 @@ interface RunContext extends RunInput {
   end: RunEnd | undefined;
 }
 
+/** The ids a round used stay used for the rest of the request (docs/protocol/cursor-tools.md §3.1). */
+const roundIds = (o: ToolRoundOutput) => ({ nextExecId: o.nextExecId, nextInteractionId: o.nextInteractionId });
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 const sha256 = (b: Uint8Array) => createHash("sha256").update(b).digest();
 const isClientExec = (e: RunEvent): e is Extract<RunEvent, { id: number; type: `CLIENT_${string}` }> =>
   e.type === "CLIENT_EXEC" || e.type === "CLIENT_STREAM_CLOSE" || e.type === "CLIENT_THROW";
+/** Both bridges' client messages, with the family their id belongs to. */
+const bridgeId = (c: RunContext, e: RunEvent) =>
+  e.type === "CLIENT_INTERACTION"
+    ? { id: e.id, next: c.nextInteractionId, what: "interaction response" }
+    : isClientExec(e)
+      ? { id: e.id, next: c.nextExecId, what: "exec message" }
+      : undefined;
 
 const runSetup = setup({
   types: {
@@ -109,7 +121,10 @@ const runSetup = setup({
   },
   guards: {
     /** Outside a tool round only late tails of finished execs are legal (docs/protocol/cursor-tools.md §3.1). */
-    unknownExec: ({ context, event }) => isClientExec(event) && event.id >= context.nextExecId,
+    unknownId: ({ context, event }) => {
+      const b = bridgeId(context, event);
+      return b !== undefined && b.id >= b.next;
+    },
     /** The run already knows why it ends (its running child was told to wind down). */
     endRecorded: ({ context }) => context.end !== undefined,
     endedBy: ({ context }, params: { cause: FailureCause | CancelCause }) =>
@@ -166,26 +181,30 @@ const outsideEnds = (target: string, wind?: Wind) =>
     },
   }).on!;
 
-/** An Exec message for an id never issued, outside a tool round (docs/protocol/cursor-transport.md §7.5). */
-const unknownExecEnds = (target: string, wind?: Wind) => {
+/** An Exec message or interaction response for an id never issued, outside a tool round
+ * (docs/protocol/cursor-transport.md §7.5). */
+const unknownIdEnds = (target: string, wind?: Wind) => {
   const transition = {
-    guard: "unknownExec" as const,
+    guard: "unknownId" as const,
     target,
     actions: [
       {
         type: "end" as const,
-        params: ({ event }: { event: RunEvent }) => ({
-          end: failure(
-            "unknown_exec",
-            `protocol error: exec message for unknown exec id ${isClientExec(event) ? event.id : "?"}`,
-          ),
-        }),
+        params: ({ context, event }: { context: RunContext; event: RunEvent }) => {
+          const b = bridgeId(context, event);
+          return { end: failure("unknown_id", `protocol error: ${b?.what} for unknown id ${b?.id}`) };
+        },
       },
       ...(wind ? [wind] : []),
     ],
   };
   return runSetup.createStateConfig({
-    on: { CLIENT_EXEC: transition, CLIENT_STREAM_CLOSE: transition, CLIENT_THROW: transition },
+    on: {
+      CLIENT_EXEC: transition,
+      CLIENT_STREAM_CLOSE: transition,
+      CLIENT_THROW: transition,
+      CLIENT_INTERACTION: transition,
+    },
   }).on!;
 };
 
@@ -213,6 +232,7 @@ export const runMachine = runSetup.createMachine({
     ...input,
     callIndex: 0,
     nextExecId: 1,
+    nextInteractionId: 1,
     nextKvId: 0,
     prepared: undefined,
     roundCalls: undefined,
@@ -223,7 +243,7 @@ export const runMachine = runSetup.createMachine({
   states: {
     live: {
       initial: "resolving",
-      on: { ...outsideEnds(ENDING), ...unknownExecEnds(ENDING), KV_SET_RESULT: { actions: "forwardToCheckpoint" } },
+      on: { ...outsideEnds(ENDING), ...unknownIdEnds(ENDING), KV_SET_RESULT: { actions: "forwardToCheckpoint" } },
       states: {
         resolving: {
           invoke: {
@@ -333,10 +353,12 @@ export const runMachine = runSetup.createMachine({
             ],
           },
           // The pass closes its thinking segment and aborts its provider request; the run ends once it has.
-          on: { ...outsideEnds(".stopping", "stopCall"), ...unknownExecEnds(".stopping", "stopCall") },
+          on: { ...outsideEnds(".stopping", "stopCall"), ...unknownIdEnds(".stopping", "stopCall") },
           states: {
             streaming: {},
-            stopping: { on: { ...ignored, CLIENT_EXEC: {}, CLIENT_STREAM_CLOSE: {}, CLIENT_THROW: {} } },
+            stopping: {
+              on: { ...ignored, CLIENT_EXEC: {}, CLIENT_STREAM_CLOSE: {}, CLIENT_THROW: {}, CLIENT_INTERACTION: {} },
+            },
           },
         },
         toolRound: {
@@ -349,19 +371,20 @@ export const runMachine = runSetup.createMachine({
               calls: context.roundCalls!,
               ctx: context.prepared!.toolContext,
               execIdBase: context.nextExecId,
+              interactionIdBase: context.nextInteractionId,
               kvIdBase: context.nextKvId,
             }),
             onDone: [
               {
                 guard: "endRecorded",
                 target: ENDING,
-                actions: assign({ nextExecId: ({ event }) => event.output.nextExecId }),
+                actions: assign(({ event }) => roundIds(event.output)),
               },
               {
                 guard: { type: "roundSettled", params: ({ event }) => ({ output: event.output }) },
                 target: "calling",
                 actions: assign(({ context, event }) => ({
-                  nextExecId: event.output.nextExecId,
+                  ...roundIds(event.output),
                   nextKvId: event.output.nextKvId,
                   callIndex: context.callIndex + 1,
                 })),
@@ -370,7 +393,7 @@ export const runMachine = runSetup.createMachine({
                 guard: { type: "roundHitProtocolError", params: ({ event }) => ({ output: event.output }) },
                 target: ENDING,
                 actions: [
-                  assign({ nextExecId: ({ event }) => event.output.nextExecId }),
+                  assign(({ event }) => roundIds(event.output)),
                   { type: "end", params: ({ event }) => ({ end: roundFailure("exec_protocol", event.output) }) },
                 ],
               },
@@ -378,7 +401,7 @@ export const runMachine = runSetup.createMachine({
                 guard: { type: "roundCheckpointFailed", params: ({ event }) => ({ output: event.output }) },
                 target: ENDING,
                 actions: [
-                  assign({ nextExecId: ({ event }) => event.output.nextExecId }),
+                  assign(({ event }) => roundIds(event.output)),
                   { type: "end", params: ({ event }) => ({ end: roundFailure("round_checkpoint", event.output) }) },
                 ],
               },
@@ -390,6 +413,7 @@ export const runMachine = runSetup.createMachine({
             CLIENT_EXEC: { actions: "forwardToRound" },
             CLIENT_STREAM_CLOSE: { actions: "forwardToRound" },
             CLIENT_THROW: { actions: "forwardToRound" },
+            CLIENT_INTERACTION: { actions: "forwardToRound" },
           },
           states: { running: {}, stopping: { on: ignored } },
         },

@@ -6,7 +6,13 @@ import { assign, enqueueActions, fromPromise, sendParent, setup } from "xstate";
 import type { AgentServerMessage, ExecClientMessage, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
 import { frames } from "../cursor/frames.js";
 import { toolDriver } from "../cursor/tools/registry.js";
-import type { DriverStep, ToolCompletion, ToolContext, ToolInvocation } from "../cursor/tools/types.js";
+import type {
+  DriverStep,
+  InteractionAnswer,
+  ToolCompletion,
+  ToolContext,
+  ToolInvocation,
+} from "../cursor/tools/types.js";
 import { pendingExecMachine, type PendingExecReport } from "./pending-exec.js";
 
 export interface ToolCallInput {
@@ -35,6 +41,7 @@ export type ToolCallFailure = "protocol" | "commit";
 /** What a call tells its round. */
 export type ToolCallReport =
   | { type: "EXEC_ID_WANTED"; index: number }
+  | { type: "INTERACTION_ID_WANTED"; index: number }
   | { type: "CALL_COMPLETED"; index: number }
   | { type: "CALL_FAILED"; index: number; cause: ToolCallFailure; message: string };
 
@@ -44,9 +51,14 @@ export type ClientExecEvent =
   | { type: "CLIENT_STREAM_CLOSE"; id: number }
   | { type: "CLIENT_THROW"; id: number; error: string };
 
+/** The client's interaction_response, routed by the round to the call that owns the interaction id. */
+export type ClientInteractionEvent = { type: "CLIENT_INTERACTION"; id: number; answer: InteractionAnswer };
+
 export type ToolCallEvent =
   | ClientExecEvent
+  | ClientInteractionEvent
   | { type: "EXEC_ID_GRANTED"; execId: number }
+  | { type: "INTERACTION_ID_GRANTED"; interactionId: number }
   | { type: "ABORT" }
   | PendingExecReport;
 
@@ -58,6 +70,8 @@ interface ToolCallContext extends ToolCallInput {
   step: DriverStep<unknown> | undefined;
   /** The Exec the driver asked for last (its PendingExec child is `exec-<id>`); undefined before the first. */
   execId: number | undefined;
+  /** The interaction_query the driver is waiting on an answer to; undefined before the first. */
+  interactionId: number | undefined;
   completion: ToolCompletion | undefined;
   failure: string | undefined;
 }
@@ -81,6 +95,9 @@ const toolCallSetup = setup({
   actions: {
     emitFrame: (_, _params: { message: AgentServerMessage }) => {},
     wantExecId: sendParent(({ context }): ToolCallReport => ({ type: "EXEC_ID_WANTED", index: context.index })),
+    wantInteractionId: sendParent(
+      ({ context }): ToolCallReport => ({ type: "INTERACTION_ID_WANTED", index: context.index }),
+    ),
     reportCompleted: sendParent(({ context }): ToolCallReport => ({ type: "CALL_COMPLETED", index: context.index })),
     reportFailed: sendParent(
       ({ context }, params: { cause: ToolCallFailure }): ToolCallReport => ({
@@ -100,7 +117,11 @@ const toolCallSetup = setup({
     argsInvalid: ({ context }) => "invalid" in startedCard(context),
     stepIs: ({ context }, params: { kind: DriverStep<unknown>["kind"] }) => context.step?.kind === params.kind,
     /** The driver asks for its first Exec, which takes the id the round set aside. */
-    firstExec: ({ context }) => context.step?.kind === "exec" && context.execId === undefined,
+    firstExec: ({ context }) =>
+      context.step?.kind === "exec" && context.execId === undefined && context.interactionId === undefined,
+    /** An answer to this call's open query with a branch set; an empty oneof is not an answer yet (§5.10). */
+    answersQuery: ({ context, event }) =>
+      event.type === "CLIENT_INTERACTION" && event.id === context.interactionId && event.answer.case !== undefined,
     fromCurrentExec: ({ context, event }) => event.type === "EXEC_DATA" && event.execId === context.execId,
   },
 });
@@ -171,6 +192,7 @@ export const toolCallMachine = toolCallSetup.createMachine({
     driverState: undefined,
     step: undefined,
     execId: undefined,
+    interactionId: undefined,
     completion: undefined,
     failure: undefined,
   }),
@@ -219,6 +241,7 @@ export const toolCallMachine = toolCallSetup.createMachine({
           actions: ["keepStep", ...issueExec(({ context }) => context.reservedExecId)],
         },
         { guard: stepIs("exec"), target: "awaitingExecId", actions: ["keepStep", takeExec] },
+        { guard: stepIs("query"), target: "awaitingInteractionId", actions: ["keepStep", takeExec] },
         {
           guard: stepIs("delta"),
           target: "executing",
@@ -265,6 +288,44 @@ export const toolCallMachine = toolCallSetup.createMachine({
         EXEC_ID_GRANTED: {
           target: "executing",
           actions: issueExec(({ event }) => (event as { execId: number }).execId),
+        },
+        ABORT: "aborted",
+      },
+    },
+    /** A question for the user goes out as an interaction_query under the round's next interaction id. */
+    awaitingInteractionId: {
+      entry: "wantInteractionId",
+      on: {
+        INTERACTION_ID_GRANTED: {
+          target: "querying",
+          actions: [
+            assign({ interactionId: ({ event }) => event.interactionId }),
+            {
+              type: "emitFrame",
+              params: ({ context }) => ({
+                message: frames.interactionQuery(context.interactionId!, stepOf(context, "query").query),
+              }),
+            },
+          ],
+        },
+        ABORT: "aborted",
+      },
+    },
+    /** The query is out; the client's interaction_response decides the next step (there is nothing to abort). */
+    querying: {
+      on: {
+        CLIENT_INTERACTION: {
+          guard: "answersQuery",
+          target: "deciding",
+          actions: assign({
+            step: ({ context, event }) => {
+              const driver = driverOf(context);
+              const { answer } = event as ClientInteractionEvent;
+              return driver.onInteractionResponse
+                ? driver.onInteractionResponse(context.invocation, context.driverState, answer)
+                : { kind: "protocol_error", message: `${driver.name} sent no interaction query` };
+            },
+          }),
         },
         ABORT: "aborted",
       },

@@ -5,13 +5,19 @@
 import { assign, setup } from "xstate";
 import type { ToolContext, ToolInvocation } from "../cursor/tools/types.js";
 import { checkpointMachine, type CheckpointOutput } from "./checkpoint.js";
-import { type ClientExecEvent, type ToolCallReport, toolCallMachine } from "./tool-call.js";
+import {
+  type ClientExecEvent,
+  type ClientInteractionEvent,
+  type ToolCallReport,
+  toolCallMachine,
+} from "./tool-call.js";
 
 export interface ToolRoundInput {
   modelCallId: string;
   calls: ToolInvocation[];
   ctx: ToolContext;
   execIdBase: number;
+  interactionIdBase: number;
   kvIdBase: number;
 }
 
@@ -23,15 +29,27 @@ interface ToolRoundContext {
   calls: ToolInvocation[];
   completed: number;
   nextExecId: number;
+  nextInteractionId: number;
   nextKvId: number;
   /** Exec id → the index of the call it belongs to (client messages carry only the Exec id). */
   execOwners: ReadonlyMap<number, number>;
+  /** Interaction id → the index of the call that asked. */
+  interactionOwners: ReadonlyMap<number, number>;
   outcome: Outcome;
 }
 
-export type ToolRoundOutput = { outcome: Outcome; nextExecId: number; nextKvId: number };
+export type ToolRoundOutput = { outcome: Outcome; nextExecId: number; nextInteractionId: number; nextKvId: number };
 
-export type ToolRoundEvent = ClientExecEvent | { type: "CANCEL" } | ToolCallReport;
+export type ToolRoundEvent = ClientExecEvent | ClientInteractionEvent | { type: "CANCEL" } | ToolCallReport;
+
+/** A client message of either bridge, with the id the round routes it by. */
+type ClientBridgeEvent = ClientExecEvent | ClientInteractionEvent;
+const isClientBridge = (e: ToolRoundEvent): e is ClientBridgeEvent => e.type.startsWith("CLIENT_");
+/** The owner table and the next free id of the id family a client message belongs to. */
+const familyOf = (c: ToolRoundContext, e: ClientBridgeEvent) =>
+  e.type === "CLIENT_INTERACTION"
+    ? { owners: c.interactionOwners, next: c.nextInteractionId, what: "interaction response" }
+    : { owners: c.execOwners, next: c.nextExecId, what: "exec message" };
 
 const callChild = (index: number) => `call-${index}`;
 
@@ -57,12 +75,12 @@ const toolRoundSetup = setup({
   guards: {
     allCallsCompleted: ({ context }) => context.completed === context.calls.length,
     checkpointRefused: (_, params: { output: CheckpointOutput }) => !params.output.ok,
-    /** The Exec belongs to a call of this round (its ToolCall drops the message if that Exec has ended). */
-    ownedExec: ({ context, event }) => "id" in event && context.execOwners.has(event.id),
+    /** The id belongs to a call of this round (its ToolCall drops the message if that Exec has ended). */
+    ownedId: ({ context, event }) => isClientBridge(event) && familyOf(context, event).owners.has(event.id),
     /** An id this request issued in an earlier round: a late tail (§3.3). */
-    earlierExec: ({ context, event }) => "id" in event && event.id < context.nextExecId,
+    earlierId: ({ context, event }) => isClientBridge(event) && event.id < familyOf(context, event).next,
     /** An id this request never issued: a client protocol error (§3.3). */
-    unknownExec: ({ context, event }) => "id" in event && event.id >= context.nextExecId,
+    unknownId: ({ context, event }) => isClientBridge(event) && event.id >= familyOf(context, event).next,
     callFailedBy: ({ event }, params: { cause: "protocol" | "commit" }) =>
       event.type === "CALL_FAILED" && event.cause === params.cause,
   },
@@ -92,8 +110,18 @@ const grantExecId = toolRoundSetup.enqueueActions(({ context, event, enqueue }) 
   enqueue.sendTo(callChild(event.index), { type: "EXEC_ID_GRANTED", execId });
 });
 
+const grantInteractionId = toolRoundSetup.enqueueActions(({ context, event, enqueue }) => {
+  if (event.type !== "INTERACTION_ID_WANTED") return;
+  const interactionId = context.nextInteractionId;
+  enqueue.assign({
+    nextInteractionId: interactionId + 1,
+    interactionOwners: new Map(context.interactionOwners).set(interactionId, event.index),
+  });
+  enqueue.sendTo(callChild(event.index), { type: "INTERACTION_ID_GRANTED", interactionId });
+});
+
 const routeToCall = toolRoundSetup.enqueueActions(({ context, event, enqueue, self }) => {
-  const owner = "id" in event ? context.execOwners.get(event.id) : undefined;
+  const owner = isClientBridge(event) ? familyOf(context, event).owners.get(event.id) : undefined;
   const child = owner === undefined ? undefined : self.getSnapshot().children[callChild(owner)];
   if (child) enqueue.sendTo(child, event);
 });
@@ -104,19 +132,19 @@ const abortCalls = toolRoundSetup.enqueueActions(({ enqueue, self }) => {
     if (child && id.startsWith("call-")) enqueue.sendTo(child, { type: "ABORT" });
 });
 
-/** A client message by Exec id: to its call; a late tail of an earlier round is dropped; any other id is an error. */
+/** A client message by its id: to its call; a late tail of an earlier round is dropped; any other id is an error. */
 const clientExecRouting = [
-  { guard: "ownedExec" as const, actions: routeToCall },
-  { guard: "earlierExec" as const },
+  { guard: "ownedId" as const, actions: routeToCall },
+  { guard: "earlierId" as const },
   {
-    guard: "unknownExec" as const,
+    guard: "unknownId" as const,
     target: "#toolRound.failed",
     actions: [
       abortCalls,
       {
         type: "protocolError" as const,
-        params: ({ event }: { event: ToolRoundEvent }) => ({
-          message: `exec message for unknown exec id ${"id" in event ? event.id : "?"}`,
+        params: ({ context, event }: { context: ToolRoundContext; event: ToolRoundEvent }) => ({
+          message: isClientBridge(event) ? `${familyOf(context, event).what} for unknown id ${event.id}` : "?",
         }),
       },
     ],
@@ -127,6 +155,7 @@ const clientExecHandlers = (routing: typeof clientExecRouting | typeof beforeCal
   CLIENT_EXEC: routing,
   CLIENT_STREAM_CLOSE: routing,
   CLIENT_THROW: routing,
+  CLIENT_INTERACTION: routing,
 });
 /** Before the calls start no id of this round is out yet. */
 const beforeCalls = clientExecRouting.slice(1);
@@ -173,8 +202,10 @@ export const toolRoundMachine = toolRoundSetup.createMachine({
     calls: input.calls,
     completed: 0,
     nextExecId: input.execIdBase,
+    nextInteractionId: input.interactionIdBase,
     nextKvId: input.kvIdBase,
     execOwners: new Map(),
+    interactionOwners: new Map(),
     outcome: { kind: "ok" },
   }),
   initial: "staging",
@@ -185,6 +216,7 @@ export const toolRoundMachine = toolRoundSetup.createMachine({
       on: {
         ...clientExecHandlers(clientExecRouting),
         EXEC_ID_WANTED: { actions: grantExecId },
+        INTERACTION_ID_WANTED: { actions: grantInteractionId },
         CALL_COMPLETED: { actions: "countCompleted" },
         CALL_FAILED: [
           {
@@ -207,5 +239,10 @@ export const toolRoundMachine = toolRoundSetup.createMachine({
     failed: { type: "final" },
     canceled: { type: "final" },
   },
-  output: ({ context }) => ({ outcome: context.outcome, nextExecId: context.nextExecId, nextKvId: context.nextKvId }),
+  output: ({ context }) => ({
+    outcome: context.outcome,
+    nextExecId: context.nextExecId,
+    nextInteractionId: context.nextInteractionId,
+    nextKvId: context.nextKvId,
+  }),
 });

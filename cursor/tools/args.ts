@@ -89,3 +89,23 @@ export function parseOrInvalid<T>(tool: string, parse: () => T): { ok: T } | { i
     throw err;
   }
 }
+
+/** An array of objects with at least `min` items, each read by `item`; an error names the item it is about. */
+export function requiredObjectArray<T>(args: Args, key: string, min: number, item: (o: Args) => T): T[] {
+  const value = args[key];
+  if (value === undefined) throw new ArgsError(`"${key}" is required`);
+  if (!Array.isArray(value)) throw new ArgsError(`"${key}" must be an array, got ${describe(value)}`);
+  if (value.length < min) throw new ArgsError(`"${key}" needs at least ${min} item${min === 1 ? "" : "s"}`);
+  return value.map((o: unknown, i) => {
+    const at = `${key}[${i}]`;
+    if (typeof o !== "object" || o === null || Array.isArray(o))
+      throw new ArgsError(`"${at}" must be an object, got ${describe(o)}`);
+    try {
+      return item(o as Args);
+    } catch (e) {
+      // Name the item the property belongs to, so the model can find it.
+      if (e instanceof ArgsError) throw new ArgsError(`${at}: ${e.message}`);
+      throw e;
+    }
+  });
+}

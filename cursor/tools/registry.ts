@@ -1,5 +1,6 @@
 // The tool registry (docs/protocol/cursor-tools.md §1.2, §2): one model tool name → exactly one driver, hence one
 // transport. An unknown name has no driver; the caller reports it as a protocol error, with no fallback transport.
+import { askQuestionDriver } from "./ask-question.js";
 import { strReplaceDriver, writeDriver } from "./edit.js";
 import { globDriver } from "./glob.js";
 import { grepDriver } from "./grep.js";
@@ -18,6 +19,7 @@ const drivers: readonly ToolDriver[] = [
   shellDriver,
   writeDriver,
   strReplaceDriver,
+  askQuestionDriver,
 ];
 
 const byName = new Map<string, ToolDriver>(drivers.map((d) => [d.name, d]));

@@ -5,6 +5,8 @@
 import type {
   ExecClientMessage,
   ExecServerMessage,
+  InteractionQuery,
+  InteractionResponse,
   ToolCall,
   ToolCallDelta,
 } from "../../proto/gen/agent/v1/agent_pb.js";
@@ -28,6 +30,11 @@ export interface ToolContext {
 /** The `message` oneof of an ExecServerMessage, without id / exec_id (the machine assigns those). */
 export type ExecRequest = ExecServerMessage["message"];
 
+/** The `query` oneof of an InteractionQuery, without its id (the machine assigns it). */
+export type InteractionRequest = InteractionQuery["query"];
+/** The `result` oneof of the client's InteractionResponse. */
+export type InteractionAnswer = InteractionResponse["result"];
+
 /** What the call produced when it ended: one value holds both views (docs/protocol/cursor-tools.md §2.5). */
 export interface ToolCompletion {
   /** Canonical string result for the model and the store (docs/protocol/cursor-run.md §8.4). */
@@ -43,6 +50,8 @@ export interface ToolCompletion {
 /** One step of a driver. `state` is the driver's own, threaded back into the next call. */
 export type DriverStep<S> =
   | { kind: "exec"; request: ExecRequest; state: S }
+  /** Ask the user through the client (docs/protocol/cursor-tools.md §1.1): an interaction_query. */
+  | { kind: "query"; query: InteractionRequest; state: S }
   | { kind: "delta"; delta: ToolCallDelta; state: S }
   | { kind: "wait"; state: S }
   | { kind: "complete"; completion: ToolCompletion; state: S }
@@ -68,4 +77,6 @@ export interface ToolDriver<S = unknown> {
   begin(call: ToolInvocation, ctx: ToolContext): DriverStep<S>;
   /** A client Exec message for the exec this driver asked for last (message oneof already set). */
   onExecMessage(call: ToolInvocation, state: S, message: ExecClientMessage["message"]): DriverStep<S>;
+  /** The client's interaction_response to the query this driver sent last (tools that ask the user only). */
+  onInteractionResponse?(call: ToolInvocation, state: S, answer: InteractionAnswer): DriverStep<S>;
 }

@@ -179,7 +179,7 @@ describe("e2e: run-time protocol errors", function () {
         "invalid_argument",
         "protocol error: exec message for unknown exec id 7",
       );
-      expect(log).to.include({ cause: "unknown_exec" });
+      expect(log).to.include({ cause: "unknown_id" });
       release();
       expect(run.kinds()).to.deep.equal([...TEXT_UNTIL_FINAL_SETS, "end:invalid_argument"]);
       expect(run.checkpoints).to.deep.equal([]);

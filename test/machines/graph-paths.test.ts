@@ -8,7 +8,7 @@ import { declaredTransitions, executePath, generatePaths, stateNodeIds } from ".
 import { checkpointHarness, pendingExecHarness } from "./harnesses/exec-and-checkpoint.js";
 import { requestStreamHarness } from "./harnesses/request-stream.js";
 import { modelCallHarness } from "./harnesses/model-call.js";
-import { toolRoundHarness } from "./harnesses/tool-round.js";
+import { toolRoundHarnesses } from "./harnesses/tool-round.js";
 import { toolCallHarnesses } from "./harnesses/tool-call.js";
 import { runEndsReached, runHarness } from "./harnesses/run.js";
 import { cancelCauses, failureCauses, failureCodes } from "../../machines/run-ends.js";
@@ -19,7 +19,6 @@ const harnesses: Harness<any>[] = [
   requestStreamHarness,
   runHarness,
   modelCallHarness,
-  toolRoundHarness,
   pendingExecHarness,
   checkpointHarness,
   workerProcessHarness,
@@ -50,25 +49,30 @@ describe("lifecycle machines: paths generated from their graphs", function () {
   }
 });
 
-describe("lifecycle machines: a machine reached through several harness variants", function () {
-  this.timeout(60_000);
-
-  it("tool-call: the variants together visit every state and take every transition", () => {
-    const visited = new Set<string>();
-    const taken = new Set<string>();
-    for (const h of toolCallHarnesses) {
-      const graph = generatePaths(h);
-      expect(graph.deadEnds, `${h.name}: states from which no ending is reachable`).to.deep.equal([]);
-      let finals = 0;
-      for (const path of [...graph.shortest, ...graph.transitions, ...graph.simple])
-        if (executePath(h, path, visited, taken)) finals++;
-      console.log(`      ${h.name}: ${graph.vertices} states, ${finals} paths ending in a final state`);
-      expect(finals).to.be.greaterThan(0);
-    }
-    const machine = toolCallHarnesses[0]!.machine;
-    expect(stateNodeIds(machine).filter((id) => !visited.has(id))).to.deep.equal([]);
-    expect(declaredTransitions(machine).filter((k) => !taken.has(k))).to.deep.equal([]);
-  });
+describe("lifecycle machines: machines reached through several harness variants", function () {
+  this.timeout(120_000);
+  const families: Array<[string, Harness<any>[]]> = [
+    ["tool-round", toolRoundHarnesses],
+    ["tool-call", toolCallHarnesses],
+  ];
+  for (const [name, variants] of families) {
+    it(`${name}: the variants together visit every state and take every transition`, () => {
+      const visited = new Set<string>();
+      const taken = new Set<string>();
+      for (const h of variants) {
+        const graph = generatePaths(h);
+        expect(graph.deadEnds, `${h.name}: states from which no ending is reachable`).to.deep.equal([]);
+        let finals = 0;
+        for (const path of [...graph.shortest, ...graph.transitions, ...graph.simple])
+          if (executePath(h, path, visited, taken)) finals++;
+        console.log(`      ${h.name}: ${graph.vertices} states, ${finals} paths ending in a final state`);
+        expect(finals).to.be.greaterThan(0);
+      }
+      const machine = variants[0]!.machine;
+      expect(stateNodeIds(machine).filter((id) => !visited.has(id))).to.deep.equal([]);
+      expect(declaredTransitions(machine).filter((k) => !taken.has(k))).to.deep.equal([]);
+    });
+  }
 });
 
 describe("lifecycle machines: every ending cause is a path of its own", function () {

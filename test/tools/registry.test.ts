@@ -25,8 +25,8 @@ const validArgs: Record<string, Record<string, unknown>> = {
 };
 
 describe("tool registry", () => {
-  it("lists the first-slice tools, each with exactly one driver; unknown names have none", () => {
-    expect([...toolNames]).to.deep.equal(["Read", "Grep", "Glob", "Ls", "Shell", "Write", "StrReplace"]);
+  it("lists the tools, each with exactly one driver; unknown names have none", () => {
+    expect([...toolNames]).to.deep.equal(["Read", "Grep", "Glob", "Ls", "Shell", "Write", "StrReplace", "AskQuestion"]);
     expect(toolDriver("WebSearch")).to.equal(undefined);
     expect(toolDriver("read")).to.equal(undefined);
   });

@@ -151,6 +151,8 @@ export const runHarness: Harness<Entry[]> = {
       case "CLIENT_STREAM_CLOSE":
       case "CLIENT_THROW":
         return [{ type, id: 99, error: "late" }];
+      case "CLIENT_INTERACTION":
+        return [{ type, id: 99, answer: { case: undefined } }];
       default:
         return undefined;
     }

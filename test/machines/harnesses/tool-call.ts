@@ -13,7 +13,7 @@ import type { ToolInvocation } from "../../../cursor/tools/types.js";
 import type { Harness, SuppliedEvent } from "../support/replay-graph.js";
 import { clientMessage } from "../../tools/helpers.js";
 import { never, readResult } from "./exec-and-checkpoint.js";
-import { fileNotFound, invocationOf, kindOf, written, wrongBranch } from "./tool-round.js";
+import { answered, askQuestion, fileNotFound, invocationOf, kindOf, written, wrongBranch } from "./tool-round.js";
 
 interface CallRecord {
   frames: AgentServerMessage[];
@@ -24,9 +24,15 @@ interface CallRecord {
 
 const RESERVED = 5;
 const GRANTED = 8;
+const QUERY = 4;
 const shell = clientMessage;
 
-function variant(name: string, invocation: ToolInvocation, execMessages: SuppliedEvent[]): Harness<CallRecord> {
+function variant(
+  name: string,
+  invocation: ToolInvocation,
+  execMessages: SuppliedEvent[],
+  answers: SuppliedEvent[] = [],
+): Harness<CallRecord> {
   return {
     name: `tool-call (${name})`,
     machine: toolCallMachine,
@@ -74,6 +80,10 @@ function variant(name: string, invocation: ToolInvocation, execMessages: Supplie
           return [{ type, id: RESERVED, error: "boom" }];
         case "EXEC_ID_GRANTED":
           return [{ type, execId: GRANTED }];
+        case "INTERACTION_ID_GRANTED":
+          return [{ type, interactionId: QUERY }];
+        case "CLIENT_INTERACTION":
+          return answers;
         case "xstate.done.actor.commit":
           return [{ type, output: { callIndex: 0, toolCall: create(ToolCallSchema, {}) } }];
         case "xstate.error.actor.commit":
@@ -131,4 +141,15 @@ export const toolCallHarnesses = [
       message: shell({ case: "shellStream", value: { event: { case: "exit", value: { code: 0, cwd: "/repo" } } } }),
     },
   ]),
+  variant(
+    "AskQuestion",
+    askQuestion,
+    [],
+    [
+      { type: "CLIENT_INTERACTION", id: QUERY, answer: answered },
+      { type: "CLIENT_INTERACTION", id: QUERY, answer: { case: undefined } },
+      { type: "CLIENT_INTERACTION", id: QUERY, answer: { case: "switchModeRequestResponse", value: {} } },
+      { type: "CLIENT_INTERACTION", id: QUERY + 1, answer: answered },
+    ],
+  ),
 ];

@@ -6,6 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { createActor, fromCallback, type AnyActorRef, type AnyMachineSnapshot } from "xstate";
 import {
+  AskQuestionInteractionResponseSchema,
   ReadResultSchema,
   ToolCallSchema,
   WriteResultSchema,
@@ -50,10 +51,38 @@ type CommitEvent = { type: "COMMIT"; index: number; ok: boolean };
 const children = (s: AnyMachineSnapshot) => Object.entries(s.children) as Array<[string, AnyActorRef]>;
 const callsOf = (s: AnyMachineSnapshot) => children(s).filter(([id]) => id.startsWith("call-"));
 
-export const toolRoundHarness: Harness<RoundRecord> = {
-  name: "tool-round",
+/** An AskQuestion answered with a choice. */
+export const answered = {
+  case: "askQuestionInteractionResponse",
+  value: create(AskQuestionInteractionResponseSchema, {
+    result: { result: { case: "success", value: { answers: [{ questionId: "q", selectedOptionIds: ["a"] }] } } },
+  }),
+} as const;
+export const askQuestion = invocationOf("call_q", "AskQuestion", {
+  questions: [
+    {
+      id: "q",
+      prompt: "Go on?",
+      options: [
+        { id: "a", label: "Yes" },
+        { id: "b", label: "No" },
+      ],
+    },
+  ],
+});
+
+interface RoundVariant {
+  name: string;
+  calls: ToolInvocation[];
+  /** Client messages the path may send, by event type. */
+  client: Record<"CLIENT_EXEC" | "CLIENT_STREAM_CLOSE" | "CLIENT_THROW" | "CLIENT_INTERACTION", SuppliedEvent[]>;
+  /** tool_call_completed frames of a settled round. */
+  completedCalls: number;
+}
+
+const roundHarness = (v: RoundVariant): Harness<RoundRecord> => ({
+  name: `tool-round (${v.name})`,
   machine: toolRoundMachine,
-  coversEveryTransition: true,
   maxSimplePaths: 400,
   start(clock, inspect) {
     const record: RoundRecord = { frames: [], aborts: [], execs: new Map() };
@@ -76,12 +105,10 @@ export const toolRoundHarness: Harness<RoundRecord> = {
       inspect,
       input: {
         modelCallId: "r:0",
-        calls: [
-          invocationOf("call_a", "Read", { path: "a.txt" }),
-          invocationOf("call_b", "Write", { path: "b.txt", contents: "new\n" }),
-        ],
+        calls: v.calls,
         ctx: { conversationId: "c" },
         execIdBase: 1,
+        interactionIdBase: 1,
         kvIdBase: 0,
       },
       clock,
@@ -134,18 +161,11 @@ export const toolRoundHarness: Harness<RoundRecord> = {
     }
     switch (type) {
       case "CLIENT_EXEC":
-        return [
-          { type, id: 1, message: readResult() },
-          { type, id: 2, message: fileNotFound },
-          { type, id: 3, message: written },
-          { type, id: 1, message: wrongBranch },
-          { type, id: 0, message: readResult() },
-          { type, id: 9, message: readResult() },
-        ];
       case "CLIENT_STREAM_CLOSE":
-        return [0, 1, 3, 9].map((id) => ({ type, id }));
       case "CLIENT_THROW":
-        return [0, 2, 9].map((id) => ({ type, id, error: "boom" }));
+      case "CLIENT_INTERACTION":
+        return v.client[type];
+      case "INTERACTION_ID_WANTED":
       case "EXEC_ID_WANTED":
       case "CALL_COMPLETED":
       case "CALL_FAILED":
@@ -183,7 +203,7 @@ export const toolRoundHarness: Harness<RoundRecord> = {
       ]);
     if (s.value === "settled") {
       expect(output.outcome).to.deep.equal({ kind: "ok" });
-      expect(kinds.filter((k) => k === "toolCallCompleted").length).to.equal(2);
+      expect(kinds.filter((k) => k === "toolCallCompleted").length).to.equal(v.completedCalls);
       expect(record.aborts).to.deep.equal([]);
     } else {
       expect(output.outcome.kind).to.equal(
@@ -191,7 +211,44 @@ export const toolRoundHarness: Harness<RoundRecord> = {
       );
       if (s.value === "canceled") expect(trace.map((e) => e.type)).to.include("CANCEL");
     }
-    expect(output.nextExecId).to.equal(1 + record.execs.size);
+    // Every Exec id sent stays used for the rest of the request.
+    for (const id of record.execs.keys()) expect(Number(id.slice(5))).to.be.lessThan(output.nextExecId);
   },
   lateEvents: [{ type: "CLIENT_EXEC", id: 1, message: readResult() }, { type: "CANCEL" }] as SuppliedEvent[],
-};
+});
+
+/** Two Exec tools (Write's second Exec takes a granted id), and a question for the user. */
+export const toolRoundHarnesses = [
+  roundHarness({
+    name: "Read and Write",
+    calls: [
+      invocationOf("call_a", "Read", { path: "a.txt" }),
+      invocationOf("call_b", "Write", { path: "b.txt", contents: "new\n" }),
+    ],
+    client: {
+      CLIENT_EXEC: [
+        { type: "CLIENT_EXEC", id: 1, message: readResult() },
+        { type: "CLIENT_EXEC", id: 2, message: fileNotFound },
+        { type: "CLIENT_EXEC", id: 3, message: written },
+        { type: "CLIENT_EXEC", id: 1, message: wrongBranch },
+        { type: "CLIENT_EXEC", id: 0, message: readResult() },
+        { type: "CLIENT_EXEC", id: 9, message: readResult() },
+      ],
+      CLIENT_STREAM_CLOSE: [0, 1, 3, 9].map((id) => ({ type: "CLIENT_STREAM_CLOSE", id })),
+      CLIENT_THROW: [0, 2, 9].map((id) => ({ type: "CLIENT_THROW", id, error: "boom" })),
+      CLIENT_INTERACTION: [],
+    },
+    completedCalls: 2,
+  }),
+  roundHarness({
+    name: "AskQuestion",
+    calls: [askQuestion],
+    client: {
+      CLIENT_EXEC: [],
+      CLIENT_STREAM_CLOSE: [],
+      CLIENT_THROW: [],
+      CLIENT_INTERACTION: [0, 1, 9].map((id) => ({ type: "CLIENT_INTERACTION", id, answer: answered })),
+    },
+    completedCalls: 1,
+  }),
+];
