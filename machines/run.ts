@@ -73,9 +73,9 @@ const isClientExec = (e: RunEvent): e is Extract<RunEvent, { id: number; type: `
 /** Both bridges' client messages, with the family their id belongs to. */
 const bridgeId = (c: RunContext, e: RunEvent) =>
   e.type === "CLIENT_INTERACTION"
-    ? { id: e.id, next: c.nextInteractionId, what: "interaction response" }
+    ? { id: e.id, next: c.nextInteractionId, what: "interaction response for unknown interaction id" }
     : isClientExec(e)
-      ? { id: e.id, next: c.nextExecId, what: "exec message" }
+      ? { id: e.id, next: c.nextExecId, what: "exec message for unknown exec id" }
       : undefined;
 
 const runSetup = setup({
@@ -192,7 +192,7 @@ const unknownIdEnds = (target: string, wind?: Wind) => {
         type: "end" as const,
         params: ({ context, event }: { context: RunContext; event: RunEvent }) => {
           const b = bridgeId(context, event);
-          return { end: failure("unknown_id", `protocol error: ${b?.what} for unknown id ${b?.id}`) };
+          return { end: failure("unknown_id", `protocol error: ${b?.what} ${b?.id}`) };
         },
       },
       ...(wind ? [wind] : []),

@@ -48,8 +48,12 @@ const isClientBridge = (e: ToolRoundEvent): e is ClientBridgeEvent => e.type.sta
 /** The owner table and the next free id of the id family a client message belongs to. */
 const familyOf = (c: ToolRoundContext, e: ClientBridgeEvent) =>
   e.type === "CLIENT_INTERACTION"
-    ? { owners: c.interactionOwners, next: c.nextInteractionId, what: "interaction response" }
-    : { owners: c.execOwners, next: c.nextExecId, what: "exec message" };
+    ? {
+        owners: c.interactionOwners,
+        next: c.nextInteractionId,
+        what: "interaction response for unknown interaction id",
+      }
+    : { owners: c.execOwners, next: c.nextExecId, what: "exec message for unknown exec id" };
 
 const callChild = (index: number) => `call-${index}`;
 
@@ -144,7 +148,7 @@ const clientExecRouting = [
       {
         type: "protocolError" as const,
         params: ({ context, event }: { context: ToolRoundContext; event: ToolRoundEvent }) => ({
-          message: isClientBridge(event) ? `${familyOf(context, event).what} for unknown id ${event.id}` : "?",
+          message: isClientBridge(event) ? `${familyOf(context, event).what} ${event.id}` : "?",
         }),
       },
     ],
