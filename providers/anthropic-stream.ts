@@ -46,7 +46,7 @@ const EventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("content_block_stop"), index: z.number().int() }),
   z.object({
     type: z.literal("message_delta"),
-    delta: z.object({ stop_reason: z.string().nullish() }),
+    delta: z.object({ stop_reason: z.string().nullish(), stop_sequence: z.string().nullish() }),
     usage: UsageSchema.nullish(),
   }),
   z.object({ type: z.literal("message_stop") }),
@@ -75,6 +75,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   private toolCalls = 0;
   private readonly replayBlocks: Record<string, unknown>[] = [];
   private stopReason: string | undefined;
+  /** Which of the request's stop sequences ended the message (stop_reason "stop_sequence"). */
+  private stopSequence: string | undefined;
   private usage: RawUsage = {};
 
   accept(data: string, eventName: string | undefined): ModelEvent[] {
@@ -119,6 +121,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       case "message_delta":
         if (this.open !== undefined) fail(`anthropic stream sent message_delta inside open block ${this.open.index}`);
         if (event.delta.stop_reason != null) this.stopReason = event.delta.stop_reason;
+        if (event.delta.stop_sequence != null) this.stopSequence = event.delta.stop_sequence;
         this.addUsage(event.usage);
         return [];
       case "message_stop":
@@ -232,7 +235,12 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     }
     const replay: ReplayState | undefined =
       this.replayBlocks.length > 0 ? { provider: "anthropic", blocks: this.replayBlocks } : undefined;
-    events.push(replay === undefined ? { type: "done", reason } : { type: "done", reason, replay });
+    events.push({
+      type: "done",
+      reason,
+      ...(replay === undefined ? {} : { replay }),
+      ...(stopReason === "stop_sequence" && this.stopSequence !== undefined ? { stopSequence: this.stopSequence } : {}),
+    });
     return events;
   }
 
