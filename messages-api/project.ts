@@ -1,7 +1,15 @@
 // Projects an Anthropic Messages request onto the provider layer's ModelRequest, the same vocabulary the Cursor
 // path uses. Assistant turns get back the replay state their signed blocks carry (signature.ts); tool results
 // become tool messages, which must answer a tool_use of the assistant turn right before them.
-import type { ModelMessage, ModelRequest, ModelToolCall, ReasoningEffort, ReplayState } from "../providers/types.js";
+import type {
+  ModelImage,
+  ModelMessage,
+  ModelRequest,
+  ModelToolCall,
+  ReasoningEffort,
+  ReplayState,
+  ToolChoice,
+} from "../providers/types.js";
 import { MessagesApiError } from "./errors.js";
 import type { ContentBlock, InputMessage, MessagesRequest } from "./schema.js";
 import type { SignatureCodec } from "./signature.js";
@@ -31,7 +39,14 @@ export function projectRequest(
     messages: projectMessages(request.messages, codec),
     ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
     ...(reasoningEffort === undefined ? {} : { reasoningEffort }),
+    ...(request.tool_choice === undefined ? {} : { toolChoice: toolChoiceFor(request.tool_choice) }),
+    ...(request.stop_sequences?.length ? { stopSequences: request.stop_sequences } : {}),
   };
+}
+
+function toolChoiceFor(choice: NonNullable<MessagesRequest["tool_choice"]>): ToolChoice {
+  if (choice.type === "tool") return { name: choice.name };
+  return choice.type === "any" ? "required" : choice.type;
 }
 
 /**
@@ -118,14 +133,18 @@ function projectAssistant(
   };
 }
 
-/** Tool results first (they answer the previous assistant turn), then the user's own words. */
+/** Tool results first (they answer the previous assistant turn), then the user's own words and images. */
 function projectUser(blocks: readonly ContentBlock[], openCalls: ReadonlySet<string>): ModelMessage[] {
   const results: ModelMessage[] = [];
   const text: string[] = [];
+  const images: ModelImage[] = [];
   for (const block of blocks) {
     switch (block.type) {
       case "text":
         text.push(block.text);
+        break;
+      case "image":
+        images.push(modelImage(block.source));
         break;
       case "tool_result":
         if (!openCalls.has(block.tool_use_id)) {
@@ -143,7 +162,15 @@ function projectUser(blocks: readonly ContentBlock[], openCalls: ReadonlySet<str
         );
     }
   }
-  return text.length > 0 ? [...results, { role: "user", content: text.join("\n\n") }] : results;
+  if (text.length === 0 && images.length === 0) return results;
+  const content = text.join("\n\n");
+  return [...results, images.length > 0 ? { role: "user", content, images } : { role: "user", content }];
+}
+
+function modelImage(source: Extract<ContentBlock, { type: "image" }>["source"]): ModelImage {
+  return source.type === "url"
+    ? { type: "url", url: source.url }
+    : { type: "base64", mediaType: source.media_type, data: source.data };
 }
 
 function toolResultText(block: Extract<ContentBlock, { type: "tool_result" }>): string {

@@ -169,6 +169,34 @@ describe("messages-api: /v1/messages over HTTP on an OpenAI Chat model", functio
     expect(dropped).to.deep.equal({ role: "assistant", content: "Use ls." });
   });
 
+  it("carries a user image and tool_choice to the provider in its own shape", async () => {
+    fake.enqueue({ toolCalls: [{ id: "call_i", name: "Bash", args: { command: "file a.png" } }] });
+    const answer = await post(url, {
+      ...base,
+      tools: [{ name: "Bash", input_schema: { type: "object" } }],
+      tool_choice: { type: "tool", name: "Bash" },
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } },
+            { type: "text", text: "what is it?" },
+          ],
+        },
+      ],
+    });
+    expect(answer.status).to.equal(200);
+    const sent = fake.requests.at(-1)!.body;
+    expect(sent.messages[1]).to.deep.equal({
+      role: "user",
+      content: [
+        { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+        { type: "text", text: "what is it?" },
+      ],
+    });
+    expect(sent.tool_choice).to.deep.equal({ type: "function", function: { name: "Bash" } });
+  });
+
   it("counts tokens without calling the provider", async () => {
     const answer = await post(`${url}/count_tokens`, { model: MODEL, messages: [{ role: "user", content: "hi" }] });
     expect(answer.status).to.equal(200);
