@@ -8,7 +8,7 @@ import type { Logger } from "../log/logger.js";
 import { messagesApiRoutes } from "../messages-api/handler.js";
 import { createSignatureCodec } from "../messages-api/signature.js";
 import type { ProviderAdapter, ProviderEndpoint } from "../providers/types.js";
-import type { GatewayConfig } from "./config.js";
+import { ConfigError, type GatewayConfig, messagesEndpointToken } from "./config.js";
 
 const KEY_FILE = "messages-signing.key";
 const KEY_BYTES = 32;
@@ -23,6 +23,8 @@ export async function messagesEndpoint(
 ): Promise<Koa.Middleware | undefined> {
   const endpoint = config.anthropicEndpoint;
   if (!endpoint) return undefined;
+  const token = messagesEndpointToken(config);
+  if (token === undefined) throw new ConfigError("anthropicEndpoint: needs security.token or anthropicEndpoint.token");
   return messagesApiRoutes({
     models: config.models.map((m) => ({
       id: m.id,
@@ -36,7 +38,7 @@ export async function messagesEndpoint(
       ...(m.maxOutputTokens === undefined ? {} : { maxOutputTokens: m.maxOutputTokens }),
     })),
     aliases: new Map(Object.entries(endpoint.models)),
-    token: endpoint.token,
+    token,
     codec: createSignatureCodec(await signingKey(dataDir)),
     maxBodyBytes: endpoint.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     adapterFor,

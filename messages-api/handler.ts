@@ -37,6 +37,9 @@ export interface MessagesApiOptions {
   log: Logger;
 }
 
+/** The routes, each checking the token itself (x-api-key or Bearer). */
+export const MESSAGES_API_PATHS: ReadonlySet<string> = new Set(["/v1/messages", "/v1/messages/count_tokens"]);
+
 export function messagesApiRoutes(o: MessagesApiOptions): Koa.Middleware {
   const models = new Map(o.models.map((m) => [m.id, m]));
   const tokenDigest = digest(o.token);

@@ -42,7 +42,9 @@ describe("messages-api: AEP sessions on BYOK models (workers.claude-code.model)"
       dataDir: await mkdtemp(join(root, "data-")),
       config: {
         models: [model],
-        anthropicEndpoint: { token: TOKEN },
+        // The worker's key is the gateway's own token.
+        security: { token: TOKEN },
+        anthropicEndpoint: {},
         aep: { port: 0 },
         workers: { "claude-code": { model: model.id, env: { TMPDIR: root, CLAUDE_CODE_MAX_RETRIES: "0" } } },
       },

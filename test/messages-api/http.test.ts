@@ -26,7 +26,9 @@ describe("messages-api: /v1/messages over HTTP on an OpenAI Chat model", functio
       dataDir,
       config: {
         models: [{ id: MODEL, provider: "openai-chat", baseUrl: fake.baseUrl, apiKey: PROVIDER_KEY, model: "gpt-4.1" }],
-        anthropicEndpoint: { token: TOKEN, models: { "claude-haiku-4-5": MODEL }, maxBodyBytes: 200_000 },
+        // The gateway's token is the endpoint's: no override in anthropicEndpoint.
+        security: { token: TOKEN },
+        anthropicEndpoint: { models: { "claude-haiku-4-5": MODEL }, maxBodyBytes: 200_000 },
       },
     });
     url = `${gateway.url}/v1/messages`;
@@ -240,7 +242,9 @@ describe("messages-api: /v1/messages over HTTP on an OpenAI Chat model", functio
     expect(errorOf(orphan.text).error.message).to.include("toolu_x");
     const huge = await post(url, { ...base, messages: [{ role: "user", content: "x".repeat(300_000) }] });
     expect([huge.status, errorOf(huge.text).error.type]).to.deep.equal([413, "request_too_large"]);
-    const health = await fetch(`${gateway.url}/__byok/health`);
+    // The gateway's other routes still want the token as x-byok-token.
+    expect((await fetch(`${gateway.url}/__byok/health`)).status).to.equal(401);
+    const health = await fetch(`${gateway.url}/__byok/health`, { headers: { "x-byok-token": TOKEN } });
     expect(health.status).to.equal(200);
   });
 
