@@ -20,7 +20,6 @@ import { AgentService } from "./agent-service.js";
 import { scheduleBlobGc } from "./blob-gc.js";
 import { HistoryCache } from "./history-cache.js";
 import { ConfigError, type GatewayConfig, messagesEndpointToken, type WorkersConfig } from "./config.js";
-import { MESSAGES_API_PATHS } from "../messages-api/handler.js";
 import { messagesEndpoint } from "./messages-endpoint.js";
 import type { Logger } from "../log/logger.js";
 import { registerSecrets } from "../log/logger.js";
@@ -57,7 +56,13 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const assets = loadPromptAssets(); // a broken asset stops start-up with a clear message
   // Bench-only (docs/performance.md); never enabled unless asked for in the environment.
   const diagnostics =
-    process.env[DIAGNOSTICS_ENV] === "1" ? createDiagnostics(() => service.streamCounts()) : undefined;
+    process.env[DIAGNOSTICS_ENV] === "1"
+      ? createDiagnostics({
+          streams: () => service.streamCounts(),
+          // Set up further down; the diagnostics are read only once the gateway serves.
+          messagesUsage: () => messages?.usage.snapshot() ?? {},
+        })
+      : undefined;
   const store = await openStore({
     dataDir: o.dataDir,
     ...(diagnostics ? { onQuery: diagnostics.countStatement } : {}),
@@ -77,12 +82,12 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   });
   const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear(), idle: () => !service.hasLiveRuns() });
   const security = o.config.security ?? {};
-  const frontDoors = await messagesEndpoint(o.config, o.dataDir, createProviderAdapter, o.log);
+  const messages = await messagesEndpoint(o.config, o.dataDir, createProviderAdapter, o.log);
   const access = {
     ...security,
     host: o.host,
     port: () => (server.address() as AddressInfo).port,
-    ...(frontDoors ? { selfAuthenticatedPaths: MESSAGES_API_PATHS } : {}),
+    ...(messages ? { selfAuthenticatedPaths: messages.paths } : {}),
   };
   const http = createDualServer(
     createApp({
@@ -93,7 +98,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       access,
       bodies,
       ...(diagnostics ? { diagnostics } : {}),
-      ...(frontDoors ? { frontDoors } : {}),
+      ...(messages ? { frontDoors: messages.middleware } : {}),
     }).callback(),
   );
   const { server } = http;

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type Koa from "koa";
 import type { z } from "zod";
 import type { Logger } from "../log/logger.js";
-import type { ModelEvent, ProviderAdapter, ProviderEndpoint } from "../providers/types.js";
+import type { ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
 import { MessageAssembler } from "./assemble.js";
 import { MessagesApiError, toMessagesApiError } from "./errors.js";
 import { passThrough } from "./passthrough.js";
@@ -14,6 +14,7 @@ import { projectRequest } from "./project.js";
 import { MessageRenderer, type StreamEvent } from "./render.js";
 import { countTokensRequestSchema, type MessagesRequest, messagesRequestSchema } from "./schema.js";
 import type { SignatureCodec } from "./signature.js";
+import type { UsageTotals } from "./usage.js";
 
 const PING_INTERVAL_MS = 10_000;
 
@@ -34,6 +35,8 @@ export interface MessagesApiOptions {
   codec: SignatureCodec;
   maxBodyBytes: number;
   adapterFor(endpoint: ProviderEndpoint): ProviderAdapter;
+  /** Where each call's usage is summed per configured model (the diagnostics read it). */
+  usage: UsageTotals;
   log: Logger;
 }
 
@@ -78,8 +81,10 @@ async function serveMessages(
   const request = parse(messagesRequestSchema, raw);
   const target = resolve(request.model);
   const signal = abortOnClose(ctx.res);
+  o.usage.countRequest(target.id);
+  const onUsage = (usage: Usage) => recordUsage(usage, request, target, o);
   if (target.endpoint.kind === "anthropic") {
-    return passThrough(passThroughCall(ctx, raw, target, signal), ctx.res);
+    return passThrough({ ...passThroughCall(ctx, raw, target, signal), onUsage }, ctx.res);
   }
   const modelRequest = projectRequest(request, target, o.codec);
   const events = o.adapterFor(target.endpoint).stream(modelRequest, signal)[Symbol.asyncIterator]();
@@ -90,7 +95,7 @@ async function serveMessages(
   sink.send(renderer.start());
   try {
     for (let step = first; !step.done; step = await events.next()) {
-      logUsage(step.value, request, target, o.log);
+      if (step.value.type === "usage") onUsage(step.value.usage);
       for (const event of renderer.accept(step.value)) sink.send(event);
     }
     sink.end();
@@ -161,9 +166,9 @@ function passThroughCall(ctx: Koa.Context, raw: Record<string, unknown>, target:
   };
 }
 
-function logUsage(event: ModelEvent, request: MessagesRequest, target: MessagesModel, log: Logger): void {
-  if (event.type !== "usage") return;
-  log.info("messages usage", { model: request.model, configured_model: target.id, ...event.usage });
+function recordUsage(usage: Usage, request: MessagesRequest, target: MessagesModel, o: MessagesApiOptions): void {
+  o.usage.add(target.id, usage);
+  o.log.info("messages usage", { model: request.model, configured_model: target.id, ...usage });
 }
 
 /** x-api-key or Authorization: Bearer, compared in constant time (digests have equal length). */

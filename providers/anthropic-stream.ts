@@ -77,7 +77,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   private stopReason: string | undefined;
   /** Which of the request's stop sequences ended the message (stop_reason "stop_sequence"). */
   private stopSequence: string | undefined;
-  private usage: RawUsage = {};
+  private readonly usage = new AnthropicUsageFold();
 
   accept(data: string, eventName: string | undefined): ModelEvent[] {
     if (eventName === "error") fail(`anthropic stream reported an error: ${describeError(data)}`);
@@ -110,7 +110,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       case "message_start":
         if (this.started) fail("anthropic stream sent message_start twice");
         this.started = true;
-        this.addUsage(event.message.usage);
+        this.usage.add(event.message.usage);
         return [{ type: "start" }];
       case "content_block_start":
         return this.startBlock(event.index, event.content_block);
@@ -122,7 +122,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         if (this.open !== undefined) fail(`anthropic stream sent message_delta inside open block ${this.open.index}`);
         if (event.delta.stop_reason != null) this.stopReason = event.delta.stop_reason;
         if (event.delta.stop_sequence != null) this.stopSequence = event.delta.stop_sequence;
-        this.addUsage(event.usage);
+        this.usage.add(event.usage);
         return [];
       case "message_stop":
         return this.finish();
@@ -226,7 +226,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     if (reason === "stop" && this.toolCalls > 0)
       fail(`anthropic stream stopped with "${stopReason}" after ${this.toolCalls} tool_use block(s)`);
     this.complete = true;
-    const usage = toUsage(this.usage);
+    const usage = this.usage.result();
     const events: ModelEvent[] = usage === undefined ? [] : [{ type: "usage", usage }];
     // A call cut short (max_tokens, refusal, …) still spent its tokens: usage goes out, then the failure.
     if (reason === undefined) {
@@ -242,13 +242,6 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       ...(stopReason === "stop_sequence" && this.stopSequence !== undefined ? { stopSequence: this.stopSequence } : {}),
     });
     return events;
-  }
-
-  /** message_delta's counts are cumulative: a field it reports replaces message_start's. */
-  private addUsage(raw: RawUsage | null | undefined): void {
-    for (const [key, value] of Object.entries(raw ?? {})) {
-      if (value != null) this.usage[key as keyof RawUsage] = value;
-    }
   }
 }
 
@@ -301,6 +294,28 @@ function toolInput(block: Extract<OpenBlock, { type: "tool_use" }>): string {
   if (!isRecord(parsed))
     fail(`tool_use ${block.id} (${block.name}) input is not a JSON object: ${input.slice(0, 200)}`);
   return input;
+}
+
+/**
+ * A message's usage reports (message_start's, then message_delta's, or a whole message's) folded in order:
+ * message_delta's counts are cumulative, so a field it reports replaces message_start's. Also used by the Messages
+ * endpoint's pass-through, which reads the usage of answers it forwards untouched.
+ */
+export class AnthropicUsageFold {
+  private readonly raw: RawUsage = {};
+
+  /** A report that is not a usage object is ignored. */
+  add(report: unknown): void {
+    const parsed = UsageSchema.safeParse(report);
+    if (!parsed.success) return;
+    for (const [key, value] of Object.entries(parsed.data)) {
+      if (value != null) this.raw[key as keyof RawUsage] = value;
+    }
+  }
+
+  result(): Usage | undefined {
+    return toUsage(this.raw);
+  }
 }
 
 /**
