@@ -8,6 +8,7 @@ import type { z } from "zod";
 import type { Logger } from "../log/logger.js";
 import type { ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
 import { MessageAssembler } from "./assemble.js";
+import { countTokens } from "./count-tokens.js";
 import { MessagesApiError, toMessagesApiError } from "./errors.js";
 import { passThrough } from "./passthrough.js";
 import { projectRequest } from "./project.js";
@@ -150,9 +151,9 @@ async function serveCountTokens(
   if (target.endpoint.kind === "anthropic") {
     return passThrough(passThroughCall(ctx, raw, target, abortOnClose(ctx.res)), ctx.res);
   }
-  // Other endpoints have no counting API: an estimate of about four bytes per token of the projected request.
-  const projected = JSON.stringify(projectRequest(request, target, o.codec));
-  sendJson(ctx.res, 200, { input_tokens: Math.ceil(Buffer.byteLength(projected) / 4) });
+  // Other endpoints have no counting API: their tokenizer where one is known, else an estimate (count-tokens.ts).
+  const inputTokens = await countTokens(projectRequest(request, target, o.codec), target.endpoint.kind);
+  sendJson(ctx.res, 200, { input_tokens: inputTokens });
 }
 
 function passThroughCall(ctx: Koa.Context, raw: Record<string, unknown>, target: MessagesModel, signal: AbortSignal) {
