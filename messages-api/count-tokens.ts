@@ -2,8 +2,7 @@
 // counted with their real tokenizer (gpt-tokenizer, which knows each model's encoding); any other model (DeepSeek, a
 // local one, an Azure deployment name) gets an estimate of one token per four bytes of text. Images are counted at
 // a flat IMAGE_TOKENS each, since their size in tokens depends on pixels the gateway does not decode.
-import { DEFAULT_ENCODING, type EncodingName, modelToEncodingMap } from "gpt-tokenizer/mapping";
-import * as openAIModels from "gpt-tokenizer/models";
+import type { EncodingName } from "gpt-tokenizer/mapping";
 import type { ModelMessage, ModelRequest, ProviderKind } from "../providers/types.js";
 
 /** A 1024×1024 image at OpenAI's high detail (4 tiles × 170 + 85). */
@@ -14,7 +13,7 @@ const BYTES_PER_TOKEN = 4;
 
 type Counter = (text: string) => number;
 
-// Loaded on first use: each encoding's ranks take several MB.
+// Loaded on first use, like the model table: each encoding's ranks take several MB.
 const ENCODINGS = new Map<EncodingName, () => Promise<Counter>>([
   ["o200k_base", () => import("gpt-tokenizer/encoding/o200k_base").then((e) => countWith(e.countTokens))],
   ["o200k_harmony", () => import("gpt-tokenizer/encoding/o200k_harmony").then((e) => countWith(e.countTokens))],
@@ -39,7 +38,13 @@ export async function countTokens(request: ModelRequest, kind: ProviderKind): Pr
 
 /** The real tokenizer of an OpenAI model on an OpenAI endpoint kind; undefined for everything else. */
 async function tokenizerFor(model: string, kind: ProviderKind): Promise<Counter | undefined> {
-  if (kind === "anthropic" || !Object.hasOwn(openAIModels, model)) return undefined;
+  if (kind === "anthropic") return undefined;
+  const [openAIModels, { DEFAULT_ENCODING, modelToEncodingMap }] = await Promise.all([
+    import("gpt-tokenizer/models"),
+    import("gpt-tokenizer/mapping"),
+  ]);
+  if (!Object.hasOwn(openAIModels, model)) return undefined;
+  // The map lists only the models whose encoding is not the default (o200k_base).
   const encoding = Object.hasOwn(modelToEncodingMap, model)
     ? modelToEncodingMap[model as keyof typeof modelToEncodingMap]
     : DEFAULT_ENCODING;
