@@ -244,8 +244,9 @@ describe("messages-api: /v1/messages over HTTP on an OpenAI Chat model", functio
     expect(errorOf(orphan.text).error.message).to.include("toolu_x");
     const huge = await post(url, { ...base, messages: [{ role: "user", content: "x".repeat(300_000) }] });
     expect([huge.status, errorOf(huge.text).error.type]).to.deep.equal([413, "request_too_large"]);
-    // The gateway's other routes still want the token as x-byok-token.
+    // The gateway's other routes, and other methods on the endpoint's paths, still want it as x-byok-token.
     expect((await fetch(`${gateway.url}/__byok/health`)).status).to.equal(401);
+    expect((await fetch(url, { headers: { "x-api-key": TOKEN } })).status).to.equal(401);
     const health = await fetch(`${gateway.url}/__byok/health`, { headers: { "x-byok-token": TOKEN } });
     expect(health.status).to.equal(200);
   });
