@@ -172,12 +172,13 @@ describe("messages-api: /v1/messages over HTTP on an OpenAI Chat model", functio
     expect(dropped).to.deep.equal({ role: "assistant", content: "Use ls." });
   });
 
-  it("carries a user image and tool_choice to the provider in its own shape", async () => {
+  it("carries a user image, tool_choice and stop_sequences to the provider in its own shape", async () => {
     fake.enqueue({ toolCalls: [{ id: "call_i", name: "Bash", args: { command: "file a.png" } }] });
     const answer = await post(url, {
       ...base,
       tools: [{ name: "Bash", input_schema: { type: "object" } }],
       tool_choice: { type: "tool", name: "Bash" },
+      stop_sequences: ["\n\nEND"],
       messages: [
         {
           role: "user",
@@ -198,6 +199,7 @@ describe("messages-api: /v1/messages over HTTP on an OpenAI Chat model", functio
       ],
     });
     expect(sent.tool_choice).to.deep.equal({ type: "function", function: { name: "Bash" } });
+    expect(sent.stop).to.deep.equal(["\n\nEND"]);
   });
 
   it("counts tokens without calling the provider", async () => {
