@@ -7,7 +7,8 @@ import type { ModelMessage, ModelRequest, ProviderKind } from "../providers/type
 
 /** A 1024×1024 image at OpenAI's high detail (4 tiles × 170 + 85). */
 export const IMAGE_TOKENS = 765;
-/** OpenAI's chat format costs about this much per message (role and separators), plus as much to prime the answer. */
+/** OpenAI's chat format costs this much per message (role and separators), the system prompt's included, plus as
+ * much to prime the answer. */
 const MESSAGE_OVERHEAD_TOKENS = 3;
 const BYTES_PER_TOKEN = 4;
 

@@ -19,7 +19,7 @@ const request = (model: string, extra: Partial<ModelRequest> = {}): ModelRequest
 });
 
 const raw = { disallowedSpecial: new Set<string>() };
-/** Two texts, one message: three overheads of three tokens (the message, and the answer's priming twice). */
+/** Three overheads of three tokens: the system prompt, the one message, and the answer's priming. */
 const overhead = 3 * 3;
 
 describe("messages-api: count_tokens for non-Anthropic models", () => {
