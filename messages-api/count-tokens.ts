@@ -29,7 +29,7 @@ function countWith(count: (text: string, options: { disallowedSpecial: Set<strin
 
 export async function countTokens(request: ModelRequest, kind: ProviderKind): Promise<number> {
   const texts = requestTexts(request);
-  const images = request.messages.reduce((n, m) => n + (m.role === "user" ? (m.images?.length ?? 0) : 0), 0);
+  const images = request.messages.reduce((n, m) => n + (m.role === "assistant" ? 0 : (m.images?.length ?? 0)), 0);
   const counter = await tokenizerFor(request.model, kind);
   const textTokens = counter
     ? texts.reduce((n, text) => n + counter(text), 0) + MESSAGE_OVERHEAD_TOKENS * (request.messages.length + 2)

@@ -153,7 +153,7 @@ function projectUser(blocks: readonly ContentBlock[], openCalls: ReadonlySet<str
             `tool_result ${JSON.stringify(block.tool_use_id)} has no matching tool_use in the previous assistant message`,
           );
         }
-        results.push({ role: "tool", toolCallId: block.tool_use_id, content: toolResultText(block) });
+        results.push(toolResult(block));
         break;
       default:
         throw new MessagesApiError(
@@ -173,16 +173,18 @@ function modelImage(source: Extract<ContentBlock, { type: "image" }>["source"]):
     : { type: "base64", mediaType: source.media_type, data: source.data };
 }
 
-function toolResultText(block: Extract<ContentBlock, { type: "tool_result" }>): string {
+/** The result's text (prefixed `Error: ` for an error) and its images (a screenshot, an image file Read returned). */
+function toolResult(block: Extract<ContentBlock, { type: "tool_result" }>): ModelMessage {
   const content = block.content ?? "";
   const parts = typeof content === "string" ? [{ type: "text" as const, text: content }] : content;
-  const text = parts
-    .map((c) => {
-      if (c.type === "text") return c.text;
-      throw new MessagesApiError("invalid_request_error", "images in tool results are not supported for this model");
-    })
-    .join("");
-  return block.is_error ? `Error: ${text}` : text;
+  const text = parts.map((c) => (c.type === "text" ? c.text : "")).join("");
+  const images = parts.flatMap((c) => (c.type === "image" ? [modelImage(c.source)] : []));
+  return {
+    role: "tool",
+    toolCallId: block.tool_use_id,
+    content: block.is_error ? `Error: ${text}` : text,
+    ...(images.length > 0 ? { images } : {}),
+  };
 }
 
 function minDefined(a: number | undefined, b: number | undefined): number | undefined {

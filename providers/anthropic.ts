@@ -34,7 +34,7 @@ export type AnthropicBlock =
   | { type: "text"; text: string }
   | { type: "image"; source: AnthropicImageSource }
   | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
-  | { type: "tool_result"; tool_use_id: string; content: string }
+  | { type: "tool_result"; tool_use_id: string; content: string | AnthropicBlock[] }
   /** A thinking / redacted_thinking block replayed verbatim from this endpoint's replay state. */
   | Readonly<Record<string, unknown>>;
 
@@ -131,7 +131,11 @@ function projectMessages(messages: readonly ModelMessage[]): AnthropicMessage[] 
           results = [];
           out.push({ role: "user", content: results });
         }
-        results.push({ type: "tool_result", tool_use_id: message.toolCallId, content: message.content });
+        results.push({
+          type: "tool_result",
+          tool_use_id: message.toolCallId,
+          content: userContent(message.content, message.images),
+        });
         break;
       case "assistant": {
         const content = projectAssistant(message);
@@ -184,7 +188,7 @@ function isThinkingBlock(block: AnthropicBlock | undefined): boolean {
   return block?.type === "thinking" || block?.type === "redacted_thinking";
 }
 
-/** A plain string unless images come along (prompts without images keep their bytes); images go first. */
+/** A plain string unless images come along (prompts and results without images keep their bytes); images first. */
 function userContent(text: string, images: readonly ModelImage[] | undefined): string | AnthropicBlock[] {
   if (!images?.length) return text;
   return [

@@ -65,7 +65,7 @@ export function createOpenAIChatAdapter(endpoint: ProviderEndpoint, fetchImpl: t
 export function projectChatRequest(request: ModelRequest): ChatCompletionRequest {
   return {
     model: request.model,
-    messages: [{ role: "system", content: request.system }, ...request.messages.map(projectMessage)],
+    messages: [{ role: "system", content: request.system }, ...projectMessages(request.messages)],
     ...(request.tools.length > 0 ? { tools: request.tools.map(projectTool) } : {}),
     // The API refuses a tool_choice without tools.
     ...(request.toolChoice === undefined || request.tools.length === 0
@@ -106,6 +106,24 @@ function authorization(endpoint: ProviderEndpoint): Record<string, string> {
   return endpoint.azureApiVersion === undefined
     ? { authorization: `Bearer ${endpoint.apiKey}` }
     : { "api-key": endpoint.apiKey };
+}
+
+/**
+ * Chat's tool messages carry text only: the images of a round's tool results follow its last result as one user
+ * message (tool messages must come right after the assistant's calls, so they cannot go in between).
+ */
+function projectMessages(messages: readonly ModelMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  let toolImages: ModelImage[] = [];
+  messages.forEach((message, i) => {
+    out.push(projectMessage(message));
+    if (message.role === "tool") toolImages.push(...(message.images ?? []));
+    if (toolImages.length > 0 && messages[i + 1]?.role !== "tool") {
+      out.push({ role: "user", content: userContent("", toolImages) });
+      toolImages = [];
+    }
+  });
+  return out;
 }
 
 function projectMessage(message: ModelMessage): ChatMessage {

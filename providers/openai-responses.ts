@@ -30,7 +30,7 @@ export type ResponsesInputItem =
   | { role: "user"; content: string | ResponsesInputContent[] }
   | { type: "message"; role: "assistant"; content: [{ type: "output_text"; text: string }] }
   | { type: "function_call"; call_id: string; name: string; arguments: string }
-  | { type: "function_call_output"; call_id: string; output: string }
+  | { type: "function_call_output"; call_id: string; output: string | ResponsesInputContent[] }
   | ReplayedItem;
 
 export interface ResponsesTool {
@@ -116,7 +116,14 @@ function projectMessage(message: ModelMessage): ResponsesInputItem[] {
       return [{ role: "user", content: userContent(message.content, message.images) }];
     case "tool":
       // ToolResult content is already the one canonical string (docs/protocol/cursor-run.md §8.4).
-      return [{ type: "function_call_output", call_id: message.toolCallId, output: message.content }];
+      // A function's output may hold images as input content; text-only output stays the canonical string.
+      return [
+        {
+          type: "function_call_output",
+          call_id: message.toolCallId,
+          output: message.images?.length ? inputContent(message.content, message.images) : message.content,
+        },
+      ];
     case "assistant":
       return message.replay?.provider === "openai-responses"
         ? replayedItems(message.replay.items, message.toolCalls)
@@ -162,7 +169,10 @@ function assistantText(text: string): ResponsesInputItem {
 
 /** A plain string unless images come along, so prompts without images keep their bytes. */
 function userContent(text: string, images: readonly ModelImage[] | undefined): string | ResponsesInputContent[] {
-  if (!images?.length) return text;
+  return images?.length ? inputContent(text, images) : text;
+}
+
+function inputContent(text: string, images: readonly ModelImage[]): ResponsesInputContent[] {
   return [
     ...images.map(
       (image): ResponsesInputContent => ({ type: "input_image", image_url: imageUrl(image), detail: "auto" }),

@@ -88,7 +88,8 @@ export type ModelMessage =
   /** `images` go ahead of the text, as Anthropic recommends; Cursor's side sends none. */
   | { role: "user"; content: string; images?: readonly ModelImage[] }
   | { role: "assistant"; text: string; thinking?: string; replay?: ReplayState; toolCalls: ModelToolCall[] }
-  | { role: "tool"; toolCallId: string; content: string };
+  /** `images`: what the tool returned besides its text (a screenshot, an image file it read); Cursor's send none. */
+  | { role: "tool"; toolCallId: string; content: string; images?: readonly ModelImage[] };
 
 /** Replayable input only: no request ids, timestamps or call ids (docs/protocol/cursor-run.md §7.3). */
 export interface ModelRequest {

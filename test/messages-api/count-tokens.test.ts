@@ -44,11 +44,11 @@ describe("messages-api: count_tokens for non-Anthropic models", () => {
       messages: [
         { role: "user", content: "ls", images: [{ type: "base64", mediaType: "image/png", data: "A".repeat(4000) }] },
         { role: "assistant", text: "", toolCalls: [{ id: "c", name: "Bash", argumentsJson: '{"command":"ls"}' }] },
-        { role: "tool", toolCallId: "c", content: "a.txt" },
+        { role: "tool", toolCallId: "c", content: "a.txt", images: [{ type: "url", url: "https://example.com/s" }] },
       ],
     });
     const texts = [SYSTEM, JSON.stringify(tools), "ls", "", "Bash", '{"command":"ls"}', "a.txt"];
     const bytes = texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
-    expect(await countTokens(withTools, "openai-chat")).to.equal(Math.ceil(bytes / 4) + IMAGE_TOKENS);
+    expect(await countTokens(withTools, "openai-chat")).to.equal(Math.ceil(bytes / 4) + 2 * IMAGE_TOKENS);
   });
 });

@@ -172,7 +172,7 @@ describe("messages-api: /v1/messages over HTTP on an OpenAI Chat model", functio
     expect(dropped).to.deep.equal({ role: "assistant", content: "Use ls." });
   });
 
-  it("carries a user image, tool_choice and stop_sequences to the provider in its own shape", async () => {
+  it("carries user and tool-result images, tool_choice and stop_sequences to the provider in its own shape", async () => {
     fake.enqueue({ toolCalls: [{ id: "call_i", name: "Bash", args: { command: "file a.png" } }] });
     const answer = await post(url, {
       ...base,
@@ -200,6 +200,26 @@ describe("messages-api: /v1/messages over HTTP on an OpenAI Chat model", functio
     });
     expect(sent.tool_choice).to.deep.equal({ type: "function", function: { name: "Bash" } });
     expect(sent.stop).to.deep.equal(["\n\nEND"]);
+
+    // An image a tool returned (Read on a picture) follows the round's results as a user message on Chat.
+    fake.enqueue({ text: "A tiny PNG." });
+    const png = { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" };
+    const withResult = await post(url, {
+      ...base,
+      messages: [
+        { role: "user", content: "read a.png" },
+        { role: "assistant", content: [{ type: "tool_use", id: "call_p", name: "Read", input: { path: "a.png" } }] },
+        {
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: "call_p", content: [{ type: "image", source: png }] }],
+        },
+      ],
+    });
+    expect(withResult.status).to.equal(200);
+    expect(fake.requests.at(-1)!.body.messages.slice(3)).to.deep.equal([
+      { role: "tool", tool_call_id: "call_p", content: "" },
+      { role: "user", content: [{ type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } }] },
+    ]);
   });
 
   it("counts tokens without calling the provider", async () => {

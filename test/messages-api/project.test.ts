@@ -1,5 +1,5 @@
-// The request projection (messages-api/project.ts, schema.ts) for what Claude Code may add to a turn: user images
-// (base64 with a media type, or a URL) with their size bound, tool_choice and stop_sequences onto the provider
+// The request projection (messages-api/project.ts, schema.ts) for what Claude Code may add to a turn: user and
+// tool-result images (base64 with a media type, or a URL) with their size bound, tool_choice and stop_sequences onto the provider
 // vocabulary.
 import { expect } from "chai";
 import { projectRequest } from "../../messages-api/project.js";
@@ -44,6 +44,37 @@ describe("messages-api: projecting images, tool_choice and stop_sequences", () =
     expect(imageOnly.messages).to.deep.equal([
       { role: "user", content: "", images: [{ type: "url", url: "http://example.com/a.gif" }] },
     ]);
+  });
+
+  it("keeps a tool result's images beside its text, error results included", () => {
+    const png = { type: "base64", media_type: "image/png", data: "iVBORw0K" };
+    const request = project({
+      messages: [
+        { role: "user", content: "read it" },
+        { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Read", input: { path: "a.png" } }] },
+        {
+          role: "user",
+          content: [
+            {
+              type: "tool_result",
+              tool_use_id: "t1",
+              is_error: true,
+              content: [
+                { type: "text", text: "partly " },
+                { type: "image", source: png },
+                { type: "text", text: "read" },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    expect(request.messages[2]).to.deep.equal({
+      role: "tool",
+      toolCallId: "t1",
+      content: "Error: partly read",
+      images: [{ type: "base64", mediaType: "image/png", data: "iVBORw0K" }],
+    });
   });
 
   it("refuses an image over the bound, an unknown media type and a non-http URL", () => {

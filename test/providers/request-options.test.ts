@@ -1,5 +1,5 @@
-// The request options the Anthropic Messages front door carries into every adapter: user images (inline and by
-// URL), tool_choice and stop sequences, each in its endpoint's own shape; and a stop sequence named by the endpoint
+// The request options the Anthropic Messages front door carries into every adapter: user and tool-result images
+// (inline and by URL), tool_choice and stop sequences, each in its endpoint's own shape; and a stop sequence named by the endpoint
 // coming back on `done`. A request without them serialises exactly as before (Cursor's prompts keep their bytes).
 import { expect } from "chai";
 import { createAnthropicAdapter, projectAnthropicRequest } from "../../providers/anthropic.js";
@@ -86,6 +86,51 @@ describe("provider request options: images, tool_choice, stop sequences", () => 
     expect(forced).not.to.have.property("thinking");
     const free = projectAnthropicRequest(request({ toolChoice: "auto", reasoningEffort: "high" }));
     expect(free.thinking).to.deep.equal({ type: "enabled", budget_tokens: 16384 });
+  });
+
+  it("carries a tool result's images: Chat after the round, Responses and Anthropic inside the result", () => {
+    const image = { type: "base64" as const, mediaType: "image/png", data: PNG };
+    const round = request({
+      messages: [
+        { role: "user", content: "look at both" },
+        {
+          role: "assistant",
+          text: "",
+          toolCalls: [
+            { id: "c1", name: "Read", argumentsJson: '{"path":"a.png"}' },
+            { id: "c2", name: "Read", argumentsJson: '{"path":"b.txt"}' },
+          ],
+        },
+        { role: "tool", toolCallId: "c1", content: "", images: [image] },
+        { role: "tool", toolCallId: "c2", content: "text" },
+        { role: "user", content: "and?" },
+      ],
+    });
+    expect(projectChatRequest(round).messages.slice(3)).to.deep.equal([
+      { role: "tool", tool_call_id: "c1", content: "" },
+      { role: "tool", tool_call_id: "c2", content: "text" },
+      { role: "user", content: [{ type: "image_url", image_url: { url: `data:image/png;base64,${PNG}` } }] },
+      { role: "user", content: "and?" },
+    ]);
+    expect(projectResponsesRequest(round).input.slice(3, 5)).to.deep.equal([
+      {
+        type: "function_call_output",
+        call_id: "c1",
+        output: [{ type: "input_image", image_url: `data:image/png;base64,${PNG}`, detail: "auto" }],
+      },
+      { type: "function_call_output", call_id: "c2", output: "text" },
+    ]);
+    expect(projectAnthropicRequest(round).messages[2]).to.deep.equal({
+      role: "user",
+      content: [
+        {
+          type: "tool_result",
+          tool_use_id: "c1",
+          content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: PNG } }],
+        },
+        { type: "tool_result", tool_use_id: "c2", content: "text" },
+      ],
+    });
   });
 
   it("sends no tool_choice without tools and keeps a request without options byte for byte", () => {
