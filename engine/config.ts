@@ -74,8 +74,8 @@ export interface WorkersConfig {
 export interface AnthropicEndpointConfig {
   /** Client model names (e.g. Claude Code's own) → configured model ids. */
   models: Record<string, string>;
-  /** What clients send as x-api-key / Bearer; never logged. */
-  token: string;
+  /** Overrides the gateway's token (security.token) as what clients send as x-api-key / Bearer; never logged. */
+  token?: string;
   maxBodyBytes?: number;
 }
 
@@ -136,14 +136,11 @@ const configSchema = z.strictObject({
   anthropicEndpoint: z
     .strictObject({
       models: z.record(nonEmpty, nonEmpty).default({}),
-      token: nonEmpty.optional(),
+      token: z.string().min(16, "must be at least 16 characters").optional(),
       tokenEnv: nonEmpty.optional(),
       maxBodyBytes: positiveInt.optional(),
     })
-    .refine(
-      (e) => (e.token === undefined) !== (e.tokenEnv === undefined),
-      "exactly one of token or tokenEnv is required",
-    )
+    .refine((e) => e.token === undefined || e.tokenEnv === undefined, "token and tokenEnv exclude each other")
     .optional(),
   aep: z
     .strictObject({
@@ -235,6 +232,14 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
   const workers = resolveWorkers(result.data.workers, source, env, problems);
   const security = resolveSecurity(result.data.security, source, env, problems);
   const anthropicEndpoint = resolveAnthropicEndpoint(result.data.anthropicEndpoint, models, source, env, problems);
+  if (
+    anthropicEndpoint &&
+    messagesEndpointToken({ anthropicEndpoint, ...(security ? { security } : {}) }) === undefined
+  )
+    problems.push(
+      `${source}: anthropicEndpoint: its clients need a token: set security.token (or security.tokenEnv), the ` +
+        "gateway's token, or anthropicEndpoint.token (or tokenEnv) for one of its own",
+    );
   const workerModel = workers?.["claude-code"]?.model;
   if (workerModel !== undefined && (!anthropicEndpoint || !models.some((m) => m.id === workerModel)))
     problems.push(
@@ -296,11 +301,23 @@ function resolveAnthropicEndpoint(
     if (!models.some((m) => m.id === id))
       problems.push(`${source}: anthropicEndpoint.models.${name}: no configured model has id "${id}"`);
   }
-  if (token !== undefined) return { ...rest, token };
-  const fromEnv = env[tokenEnv!];
-  if (fromEnv === undefined || fromEnv === "")
-    problems.push(`${source}: anthropicEndpoint.tokenEnv: environment variable ${tokenEnv} is not set`);
-  return { ...rest, token: fromEnv ?? "" };
+  if (tokenEnv === undefined) return token === undefined ? rest : { ...rest, token };
+  const fromEnv = env[tokenEnv] ?? "";
+  if (fromEnv.length < 16)
+    problems.push(
+      `${source}: anthropicEndpoint.tokenEnv: environment variable ${tokenEnv} must hold at least 16 characters`,
+    );
+  return { ...rest, token: fromEnv };
+}
+
+/**
+ * The token clients of /v1/messages present (x-api-key or Bearer): the endpoint's own override, else the gateway's
+ * token. The one place that decides it, for the endpoint and for the Claude Code worker pointed at it.
+ */
+export function messagesEndpointToken(
+  config: Pick<GatewayConfig, "anthropicEndpoint" | "security">,
+): string | undefined {
+  return config.anthropicEndpoint?.token ?? config.security?.token;
 }
 
 // yaml's own messages quote the offending source line, which may hold a key; keep only the position.

@@ -19,7 +19,7 @@ import { DEFAULT_WORKER } from "../workers/types.js";
 import { AgentService } from "./agent-service.js";
 import { scheduleBlobGc } from "./blob-gc.js";
 import { HistoryCache } from "./history-cache.js";
-import { ConfigError, type GatewayConfig, type WorkersConfig } from "./config.js";
+import { ConfigError, type GatewayConfig, messagesEndpointToken, type WorkersConfig } from "./config.js";
 import { messagesEndpoint } from "./messages-endpoint.js";
 import type { Logger } from "../log/logger.js";
 import { registerSecrets } from "../log/logger.js";
@@ -56,7 +56,13 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const assets = loadPromptAssets(); // a broken asset stops start-up with a clear message
   // Bench-only (docs/performance.md); never enabled unless asked for in the environment.
   const diagnostics =
-    process.env[DIAGNOSTICS_ENV] === "1" ? createDiagnostics(() => service.streamCounts()) : undefined;
+    process.env[DIAGNOSTICS_ENV] === "1"
+      ? createDiagnostics({
+          streams: () => service.streamCounts(),
+          // Set up further down; the diagnostics are read only once the gateway serves.
+          messagesUsage: () => messages?.usage.snapshot() ?? {},
+        })
+      : undefined;
   const store = await openStore({
     dataDir: o.dataDir,
     ...(diagnostics ? { onQuery: diagnostics.countStatement } : {}),
@@ -76,8 +82,13 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   });
   const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear(), idle: () => !service.hasLiveRuns() });
   const security = o.config.security ?? {};
-  const access = { ...security, host: o.host, port: () => (server.address() as AddressInfo).port };
-  const frontDoors = await messagesEndpoint(o.config, o.dataDir, createProviderAdapter, o.log);
+  const messages = await messagesEndpoint(o.config, o.dataDir, createProviderAdapter, o.log);
+  const access = {
+    ...security,
+    host: o.host,
+    port: () => (server.address() as AddressInfo).port,
+    ...(messages ? { selfAuthenticatedPaths: messages.paths } : {}),
+  };
   const http = createDualServer(
     createApp({
       service,
@@ -87,7 +98,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       access,
       bodies,
       ...(diagnostics ? { diagnostics } : {}),
-      ...(frontDoors ? { frontDoors } : {}),
+      ...(messages ? { frontDoors: messages.middleware } : {}),
     }).callback(),
   );
   const { server } = http;
@@ -128,7 +139,8 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
 /** Every secret the configuration holds: redacted from logs and from errors on both front doors. */
 function configuredSecrets(config: GatewayConfig): string[] {
   const workers = Object.values(config.workers?.["claude-code"]?.env ?? {});
-  return [...config.models.map((m) => m.apiKey), ...(config.aep?.token ? [config.aep.token] : []), ...workers];
+  const tokens = [config.aep?.token, config.anthropicEndpoint?.token].filter((t) => t !== undefined);
+  return [...config.models.map((m) => m.apiKey), ...tokens, ...workers];
 }
 
 /** Anyone who reaches a non-loopback address could run the agent with the user's keys: a token is required. */
@@ -212,12 +224,13 @@ async function startAep(o: GatewayOptions, port: number, store: Store, gatewayUr
  */
 function workerOptions(config: GatewayConfig, gatewayUrl: string): WorkersConfig | undefined {
   const claude = config.workers?.["claude-code"];
-  if (claude?.model === undefined || !config.anthropicEndpoint) return config.workers;
+  const token = messagesEndpointToken(config);
+  if (claude?.model === undefined || !config.anthropicEndpoint || token === undefined) return config.workers;
   const { model, ...rest } = claude;
   const env = {
     ...rest.env,
     ANTHROPIC_BASE_URL: gatewayUrl,
-    ANTHROPIC_API_KEY: config.anthropicEndpoint.token,
+    ANTHROPIC_API_KEY: token,
     ANTHROPIC_MODEL: model,
     ANTHROPIC_SMALL_FAST_MODEL: model,
   };

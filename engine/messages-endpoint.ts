@@ -5,25 +5,36 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type Koa from "koa";
 import type { Logger } from "../log/logger.js";
-import { messagesApiRoutes } from "../messages-api/handler.js";
+import { MESSAGES_API_PATHS, messagesApiRoutes } from "../messages-api/handler.js";
 import { createSignatureCodec } from "../messages-api/signature.js";
+import { UsageTotals } from "../messages-api/usage.js";
 import type { ProviderAdapter, ProviderEndpoint } from "../providers/types.js";
-import type { GatewayConfig } from "./config.js";
+import { ConfigError, type GatewayConfig, messagesEndpointToken } from "./config.js";
 
 const KEY_FILE = "messages-signing.key";
 const KEY_BYTES = 32;
 /** Claude Code's requests carry the whole conversation; long sessions reach several MB. */
 const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
 
+export interface MessagesEndpoint {
+  middleware: Koa.Middleware;
+  /** Its routes, which check the token themselves (x-api-key or Bearer). */
+  paths: ReadonlySet<string>;
+  usage: UsageTotals;
+}
+
 export async function messagesEndpoint(
   config: GatewayConfig,
   dataDir: string,
   adapterFor: (endpoint: ProviderEndpoint) => ProviderAdapter,
   log: Logger,
-): Promise<Koa.Middleware | undefined> {
+): Promise<MessagesEndpoint | undefined> {
   const endpoint = config.anthropicEndpoint;
   if (!endpoint) return undefined;
-  return messagesApiRoutes({
+  const token = messagesEndpointToken(config);
+  if (token === undefined) throw new ConfigError("anthropicEndpoint: needs security.token or anthropicEndpoint.token");
+  const usage = new UsageTotals();
+  const middleware = messagesApiRoutes({
     models: config.models.map((m) => ({
       id: m.id,
       endpoint: {
@@ -36,12 +47,14 @@ export async function messagesEndpoint(
       ...(m.maxOutputTokens === undefined ? {} : { maxOutputTokens: m.maxOutputTokens }),
     })),
     aliases: new Map(Object.entries(endpoint.models)),
-    token: endpoint.token,
+    token,
     codec: createSignatureCodec(await signingKey(dataDir)),
     maxBodyBytes: endpoint.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     adapterFor,
+    usage,
     log,
   });
+  return { middleware, paths: MESSAGES_API_PATHS, usage };
 }
 
 async function signingKey(dataDir: string): Promise<Uint8Array> {

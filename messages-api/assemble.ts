@@ -15,7 +15,7 @@ export interface AssembledMessage {
   model: string;
   content: unknown[];
   stop_reason: StopReason | null;
-  stop_sequence: null;
+  stop_sequence: string | null;
   usage: AnthropicUsage;
 }
 
@@ -37,7 +37,7 @@ export class MessageAssembler {
       case "content_block_stop":
         return;
       case "message_delta":
-        if (this.message) Object.assign(this.message, { stop_reason: event.delta.stop_reason, usage: event.usage });
+        if (this.message) Object.assign(this.message, { ...event.delta, usage: event.usage });
         return;
       case "message_stop":
         return;

@@ -6,14 +6,16 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type Koa from "koa";
 import type { z } from "zod";
 import type { Logger } from "../log/logger.js";
-import type { ModelEvent, ProviderAdapter, ProviderEndpoint } from "../providers/types.js";
+import type { ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
 import { MessageAssembler } from "./assemble.js";
+import { countTokens } from "./count-tokens.js";
 import { MessagesApiError, toMessagesApiError } from "./errors.js";
 import { passThrough } from "./passthrough.js";
 import { projectRequest } from "./project.js";
 import { MessageRenderer, type StreamEvent } from "./render.js";
 import { countTokensRequestSchema, type MessagesRequest, messagesRequestSchema } from "./schema.js";
 import type { SignatureCodec } from "./signature.js";
+import type { UsageTotals } from "./usage.js";
 
 const PING_INTERVAL_MS = 10_000;
 
@@ -34,8 +36,13 @@ export interface MessagesApiOptions {
   codec: SignatureCodec;
   maxBodyBytes: number;
   adapterFor(endpoint: ProviderEndpoint): ProviderAdapter;
+  /** Where each call's usage is summed per configured model (the diagnostics read it). */
+  usage: UsageTotals;
   log: Logger;
 }
+
+/** The routes, each checking the token itself (x-api-key or Bearer). */
+export const MESSAGES_API_PATHS: ReadonlySet<string> = new Set(["/v1/messages", "/v1/messages/count_tokens"]);
 
 export function messagesApiRoutes(o: MessagesApiOptions): Koa.Middleware {
   const models = new Map(o.models.map((m) => [m.id, m]));
@@ -75,8 +82,10 @@ async function serveMessages(
   const request = parse(messagesRequestSchema, raw);
   const target = resolve(request.model);
   const signal = abortOnClose(ctx.res);
+  o.usage.countRequest(target.id);
+  const onUsage = (usage: Usage) => recordUsage(usage, request, target, o);
   if (target.endpoint.kind === "anthropic") {
-    return passThrough(passThroughCall(ctx, raw, target, signal), ctx.res);
+    return passThrough({ ...passThroughCall(ctx, raw, target, signal), onUsage }, ctx.res);
   }
   const modelRequest = projectRequest(request, target, o.codec);
   const events = o.adapterFor(target.endpoint).stream(modelRequest, signal)[Symbol.asyncIterator]();
@@ -87,7 +96,7 @@ async function serveMessages(
   sink.send(renderer.start());
   try {
     for (let step = first; !step.done; step = await events.next()) {
-      logUsage(step.value, request, target, o.log);
+      if (step.value.type === "usage") onUsage(step.value.usage);
       for (const event of renderer.accept(step.value)) sink.send(event);
     }
     sink.end();
@@ -142,9 +151,9 @@ async function serveCountTokens(
   if (target.endpoint.kind === "anthropic") {
     return passThrough(passThroughCall(ctx, raw, target, abortOnClose(ctx.res)), ctx.res);
   }
-  // Other endpoints have no counting API: an estimate of about four bytes per token of the projected request.
-  const projected = JSON.stringify(projectRequest(request, target, o.codec));
-  sendJson(ctx.res, 200, { input_tokens: Math.ceil(Buffer.byteLength(projected) / 4) });
+  // Other endpoints have no counting API: their tokenizer where one is known, else an estimate (count-tokens.ts).
+  const inputTokens = await countTokens(projectRequest(request, target, o.codec), target.endpoint.kind);
+  sendJson(ctx.res, 200, { input_tokens: inputTokens });
 }
 
 function passThroughCall(ctx: Koa.Context, raw: Record<string, unknown>, target: MessagesModel, signal: AbortSignal) {
@@ -158,9 +167,9 @@ function passThroughCall(ctx: Koa.Context, raw: Record<string, unknown>, target:
   };
 }
 
-function logUsage(event: ModelEvent, request: MessagesRequest, target: MessagesModel, log: Logger): void {
-  if (event.type !== "usage") return;
-  log.info("messages usage", { model: request.model, configured_model: target.id, ...event.usage });
+function recordUsage(usage: Usage, request: MessagesRequest, target: MessagesModel, o: MessagesApiOptions): void {
+  o.usage.add(target.id, usage);
+  o.log.info("messages usage", { model: request.model, configured_model: target.id, ...usage });
 }
 
 /** x-api-key or Authorization: Bearer, compared in constant time (digests have equal length). */

@@ -3,8 +3,9 @@
 import type { ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import type { ProviderEndpoint } from "../providers/types.js";
+import type { ProviderEndpoint, Usage } from "../providers/types.js";
 import { MessagesApiError } from "./errors.js";
+import { usageObserver } from "./passthrough-usage.js";
 
 const DEFAULT_VERSION = "2023-06-01";
 
@@ -16,6 +17,8 @@ export interface PassThroughCall {
   model: string;
   headers: { version?: string | undefined; beta?: string | undefined };
   signal: AbortSignal;
+  /** Called with the usage a successful answer reports, read while it is forwarded. */
+  onUsage?: (usage: Usage) => void;
 }
 
 export async function passThrough(call: PassThroughCall, res: ServerResponse): Promise<void> {
@@ -35,13 +38,16 @@ export async function passThrough(call: PassThroughCall, res: ServerResponse): P
   } catch {
     throw new MessagesApiError("api_error", `provider error: cannot reach ${new URL(call.endpoint.baseUrl).host}`);
   }
+  const contentType = response.headers.get("content-type") ?? "application/json";
   res.writeHead(response.status, {
-    "content-type": response.headers.get("content-type") ?? "application/json",
+    "content-type": contentType,
     ...(response.headers.has("request-id") ? { "request-id": response.headers.get("request-id")! } : {}),
   });
   if (!response.body) return void res.end();
+  const body = Readable.fromWeb(response.body as import("node:stream/web").ReadableStream);
+  const observed = call.onUsage && response.ok ? [usageObserver(contentType, call.onUsage)] : [];
   // A client that goes away mid-stream ends the pipeline; the upstream request is aborted with it.
-  await pipeline(Readable.fromWeb(response.body as import("node:stream/web").ReadableStream), res).catch(() => {
+  await pipeline([body, ...observed, res]).catch(() => {
     res.destroy();
   });
 }

@@ -1,7 +1,15 @@
 // Projects an Anthropic Messages request onto the provider layer's ModelRequest, the same vocabulary the Cursor
 // path uses. Assistant turns get back the replay state their signed blocks carry (signature.ts); tool results
 // become tool messages, which must answer a tool_use of the assistant turn right before them.
-import type { ModelMessage, ModelRequest, ModelToolCall, ReasoningEffort, ReplayState } from "../providers/types.js";
+import type {
+  ModelImage,
+  ModelMessage,
+  ModelRequest,
+  ModelToolCall,
+  ReasoningEffort,
+  ReplayState,
+  ToolChoice,
+} from "../providers/types.js";
 import { MessagesApiError } from "./errors.js";
 import type { ContentBlock, InputMessage, MessagesRequest } from "./schema.js";
 import type { SignatureCodec } from "./signature.js";
@@ -31,7 +39,14 @@ export function projectRequest(
     messages: projectMessages(request.messages, codec),
     ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
     ...(reasoningEffort === undefined ? {} : { reasoningEffort }),
+    ...(request.tool_choice === undefined ? {} : { toolChoice: toolChoiceFor(request.tool_choice) }),
+    ...(request.stop_sequences?.length ? { stopSequences: request.stop_sequences } : {}),
   };
+}
+
+function toolChoiceFor(choice: NonNullable<MessagesRequest["tool_choice"]>): ToolChoice {
+  if (choice.type === "tool") return { name: choice.name };
+  return choice.type === "any" ? "required" : choice.type;
 }
 
 /**
@@ -118,14 +133,18 @@ function projectAssistant(
   };
 }
 
-/** Tool results first (they answer the previous assistant turn), then the user's own words. */
+/** Tool results first (they answer the previous assistant turn), then the user's own words and images. */
 function projectUser(blocks: readonly ContentBlock[], openCalls: ReadonlySet<string>): ModelMessage[] {
   const results: ModelMessage[] = [];
   const text: string[] = [];
+  const images: ModelImage[] = [];
   for (const block of blocks) {
     switch (block.type) {
       case "text":
         text.push(block.text);
+        break;
+      case "image":
+        images.push(modelImage(block.source));
         break;
       case "tool_result":
         if (!openCalls.has(block.tool_use_id)) {
@@ -134,7 +153,7 @@ function projectUser(blocks: readonly ContentBlock[], openCalls: ReadonlySet<str
             `tool_result ${JSON.stringify(block.tool_use_id)} has no matching tool_use in the previous assistant message`,
           );
         }
-        results.push({ role: "tool", toolCallId: block.tool_use_id, content: toolResultText(block) });
+        results.push(toolResult(block));
         break;
       default:
         throw new MessagesApiError(
@@ -143,19 +162,29 @@ function projectUser(blocks: readonly ContentBlock[], openCalls: ReadonlySet<str
         );
     }
   }
-  return text.length > 0 ? [...results, { role: "user", content: text.join("\n\n") }] : results;
+  if (text.length === 0 && images.length === 0) return results;
+  const content = text.join("\n\n");
+  return [...results, images.length > 0 ? { role: "user", content, images } : { role: "user", content }];
 }
 
-function toolResultText(block: Extract<ContentBlock, { type: "tool_result" }>): string {
+function modelImage(source: Extract<ContentBlock, { type: "image" }>["source"]): ModelImage {
+  return source.type === "url"
+    ? { type: "url", url: source.url }
+    : { type: "base64", mediaType: source.media_type, data: source.data };
+}
+
+/** The result's text (prefixed `Error: ` for an error) and its images (a screenshot, an image file Read returned). */
+function toolResult(block: Extract<ContentBlock, { type: "tool_result" }>): ModelMessage {
   const content = block.content ?? "";
   const parts = typeof content === "string" ? [{ type: "text" as const, text: content }] : content;
-  const text = parts
-    .map((c) => {
-      if (c.type === "text") return c.text;
-      throw new MessagesApiError("invalid_request_error", "images in tool results are not supported for this model");
-    })
-    .join("");
-  return block.is_error ? `Error: ${text}` : text;
+  const text = parts.map((c) => (c.type === "text" ? c.text : "")).join("");
+  const images = parts.flatMap((c) => (c.type === "image" ? [modelImage(c.source)] : []));
+  return {
+    role: "tool",
+    toolCallId: block.tool_use_id,
+    content: block.is_error ? `Error: ${text}` : text,
+    ...(images.length > 0 ? { images } : {}),
+  };
 }
 
 function minDefined(a: number | undefined, b: number | undefined): number | undefined {

@@ -1,10 +1,10 @@
 // Renders one model call's ModelEvents as the Anthropic Messages stream: message_start, then each content block as
 // content_block_start / _delta / _stop with consecutive indexes, then message_delta (stop_reason, usage) and
 // message_stop. Blocks never overlap: a tool call starting while another block is open is sent whole at its end.
-import type { DoneReason, ModelEvent, ReplayState, Usage } from "../providers/types.js";
+import type { DoneReason, ModelEvent, Usage } from "../providers/types.js";
 import type { SignatureCodec } from "./signature.js";
 
-export type StopReason = "end_turn" | "tool_use" | "max_tokens";
+export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence";
 
 export interface AnthropicUsage {
   input_tokens: number;
@@ -42,7 +42,11 @@ export type StreamEvent =
   | { type: "content_block_start"; index: number; content_block: ContentBlockStart }
   | { type: "content_block_delta"; index: number; delta: BlockDelta }
   | { type: "content_block_stop"; index: number }
-  | { type: "message_delta"; delta: { stop_reason: StopReason; stop_sequence: null }; usage: AnthropicUsage }
+  | {
+      type: "message_delta";
+      delta: { stop_reason: StopReason; stop_sequence: string | null };
+      usage: AnthropicUsage;
+    }
   | { type: "message_stop" };
 
 const STOP_REASONS: Record<DoneReason, StopReason> = { stop: "end_turn", toolUse: "tool_use", length: "max_tokens" };
@@ -109,7 +113,7 @@ export class MessageRenderer {
         this.usage = anthropicUsage(event.usage);
         return [];
       case "done":
-        return this.finish(event.reason, event.replay);
+        return this.finish(event);
     }
   }
 
@@ -160,7 +164,7 @@ export class MessageRenderer {
   }
 
   /** The endpoint's replay state rides in a signed redacted_thinking block that Claude Code sends back verbatim. */
-  private finish(reason: DoneReason, replay: ReplayState | undefined): StreamEvent[] {
+  private finish({ reason, replay, stopSequence }: Extract<ModelEvent, { type: "done" }>): StreamEvent[] {
     const carried = replay
       ? [
           ...this.startBlock("thinking", { type: "redacted_thinking", data: this.codec.signReplay(replay) }),
@@ -171,7 +175,11 @@ export class MessageRenderer {
       ...carried,
       {
         type: "message_delta",
-        delta: { stop_reason: STOP_REASONS[reason], stop_sequence: null },
+        // Only an endpoint that names the stop sequence makes it a stop_sequence stop.
+        delta:
+          stopSequence === undefined
+            ? { stop_reason: STOP_REASONS[reason], stop_sequence: null }
+            : { stop_reason: "stop_sequence", stop_sequence: stopSequence },
         usage: this.usage,
       },
       { type: "message_stop" },

@@ -6,7 +6,21 @@ import { z } from "zod";
 const cacheControl = z.object({ type: z.string() }).optional();
 
 const textBlock = z.object({ type: z.literal("text"), text: z.string(), cache_control: cacheControl });
-const imageBlock = z.object({ type: z.literal("image"), source: z.record(z.string(), z.unknown()) });
+/** Anthropic's own per-image limit; the whole body is bounded separately (anthropicEndpoint.maxBodyBytes). */
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+
+const imageSource = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("base64"),
+    media_type: z.enum(["image/jpeg", "image/png", "image/gif", "image/webp"]),
+    data: z
+      .string()
+      .min(1)
+      .refine((data) => base64Bytes(data) <= MAX_IMAGE_BYTES, `image exceeds ${MAX_IMAGE_BYTES} bytes (5 MiB)`),
+  }),
+  z.object({ type: z.literal("url"), url: z.url({ protocol: /^https?$/ }) }),
+]);
+const imageBlock = z.object({ type: z.literal("image"), source: imageSource });
 const toolUseBlock = z.object({
   type: z.literal("tool_use"),
   id: z.string().min(1),
@@ -51,7 +65,12 @@ export const messagesRequestSchema = z.object({
   messages: z.array(message).min(1),
   system: z.union([z.string(), z.array(textBlock)]).optional(),
   tools: z.array(tool).optional(),
-  tool_choice: z.object({ type: z.enum(["auto", "any", "tool", "none"]), name: z.string().optional() }).optional(),
+  tool_choice: z
+    .discriminatedUnion("type", [
+      z.object({ type: z.enum(["auto", "any", "none"]) }),
+      z.object({ type: z.literal("tool"), name: z.string().min(1) }),
+    ])
+    .optional(),
   thinking: z
     .object({ type: z.enum(["enabled", "disabled", "adaptive"]), budget_tokens: z.number().int().optional() })
     .optional(),
@@ -64,3 +83,9 @@ export type MessagesRequest = z.infer<typeof messagesRequestSchema>;
 /** `POST /v1/messages/count_tokens`: the same conversation without max_tokens or stream. */
 export const countTokensRequestSchema = messagesRequestSchema.omit({ max_tokens: true, stream: true });
 export type CountTokensRequest = z.infer<typeof countTokensRequestSchema>;
+
+/** The decoded size of base64 data, without decoding it. */
+function base64Bytes(data: string): number {
+  const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
+  return Math.floor((data.length * 3) / 4) - padding;
+}

@@ -46,7 +46,7 @@ const EventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("content_block_stop"), index: z.number().int() }),
   z.object({
     type: z.literal("message_delta"),
-    delta: z.object({ stop_reason: z.string().nullish() }),
+    delta: z.object({ stop_reason: z.string().nullish(), stop_sequence: z.string().nullish() }),
     usage: UsageSchema.nullish(),
   }),
   z.object({ type: z.literal("message_stop") }),
@@ -75,7 +75,9 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   private toolCalls = 0;
   private readonly replayBlocks: Record<string, unknown>[] = [];
   private stopReason: string | undefined;
-  private usage: RawUsage = {};
+  /** Which of the request's stop sequences ended the message (stop_reason "stop_sequence"). */
+  private stopSequence: string | undefined;
+  private readonly usage = new AnthropicUsageFold();
 
   accept(data: string, eventName: string | undefined): ModelEvent[] {
     if (eventName === "error") fail(`anthropic stream reported an error: ${describeError(data)}`);
@@ -108,7 +110,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       case "message_start":
         if (this.started) fail("anthropic stream sent message_start twice");
         this.started = true;
-        this.addUsage(event.message.usage);
+        this.usage.add(event.message.usage);
         return [{ type: "start" }];
       case "content_block_start":
         return this.startBlock(event.index, event.content_block);
@@ -119,7 +121,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
       case "message_delta":
         if (this.open !== undefined) fail(`anthropic stream sent message_delta inside open block ${this.open.index}`);
         if (event.delta.stop_reason != null) this.stopReason = event.delta.stop_reason;
-        this.addUsage(event.usage);
+        if (event.delta.stop_sequence != null) this.stopSequence = event.delta.stop_sequence;
+        this.usage.add(event.usage);
         return [];
       case "message_stop":
         return this.finish();
@@ -223,7 +226,7 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     if (reason === "stop" && this.toolCalls > 0)
       fail(`anthropic stream stopped with "${stopReason}" after ${this.toolCalls} tool_use block(s)`);
     this.complete = true;
-    const usage = toUsage(this.usage);
+    const usage = this.usage.result();
     const events: ModelEvent[] = usage === undefined ? [] : [{ type: "usage", usage }];
     // A call cut short (max_tokens, refusal, …) still spent its tokens: usage goes out, then the failure.
     if (reason === undefined) {
@@ -232,15 +235,13 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     }
     const replay: ReplayState | undefined =
       this.replayBlocks.length > 0 ? { provider: "anthropic", blocks: this.replayBlocks } : undefined;
-    events.push(replay === undefined ? { type: "done", reason } : { type: "done", reason, replay });
+    events.push({
+      type: "done",
+      reason,
+      ...(replay === undefined ? {} : { replay }),
+      ...(stopReason === "stop_sequence" && this.stopSequence !== undefined ? { stopSequence: this.stopSequence } : {}),
+    });
     return events;
-  }
-
-  /** message_delta's counts are cumulative: a field it reports replaces message_start's. */
-  private addUsage(raw: RawUsage | null | undefined): void {
-    for (const [key, value] of Object.entries(raw ?? {})) {
-      if (value != null) this.usage[key as keyof RawUsage] = value;
-    }
   }
 }
 
@@ -293,6 +294,28 @@ function toolInput(block: Extract<OpenBlock, { type: "tool_use" }>): string {
   if (!isRecord(parsed))
     fail(`tool_use ${block.id} (${block.name}) input is not a JSON object: ${input.slice(0, 200)}`);
   return input;
+}
+
+/**
+ * A message's usage reports (message_start's, then message_delta's, or a whole message's) folded in order:
+ * message_delta's counts are cumulative, so a field it reports replaces message_start's. Also used by the Messages
+ * endpoint's pass-through, which reads the usage of answers it forwards untouched.
+ */
+export class AnthropicUsageFold {
+  private readonly raw: RawUsage = {};
+
+  /** A report that is not a usage object is ignored. */
+  add(report: unknown): void {
+    const parsed = UsageSchema.safeParse(report);
+    if (!parsed.success) return;
+    for (const [key, value] of Object.entries(parsed.data)) {
+      if (value != null) this.raw[key as keyof RawUsage] = value;
+    }
+  }
+
+  result(): Usage | undefined {
+    return toUsage(this.raw);
+  }
 }
 
 /**

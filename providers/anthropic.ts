@@ -4,11 +4,13 @@
 import { AnthropicStreamDecoder } from "./anthropic-stream.js";
 import { streamModelEvents, type EventStreamRequest } from "./http.js";
 import type {
+  ModelImage,
   ModelMessage,
   ModelRequest,
   ProviderAdapter,
   ProviderEndpoint,
   ReasoningEffort,
+  ToolChoice,
   ToolDefinition,
 } from "./types.js";
 
@@ -26,10 +28,13 @@ export const THINKING_BUDGET: Record<Exclude<ReasoningEffort, "none">, number> =
   xhigh: 32768,
 };
 
+export type AnthropicImageSource = { type: "base64"; media_type: string; data: string } | { type: "url"; url: string };
+
 export type AnthropicBlock =
   | { type: "text"; text: string }
+  | { type: "image"; source: AnthropicImageSource }
   | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
-  | { type: "tool_result"; tool_use_id: string; content: string }
+  | { type: "tool_result"; tool_use_id: string; content: string | AnthropicBlock[] }
   /** A thinking / redacted_thinking block replayed verbatim from this endpoint's replay state. */
   | Readonly<Record<string, unknown>>;
 
@@ -49,9 +54,13 @@ export interface AnthropicRequest {
   system?: Array<{ type: "text"; text: string; cache_control: { type: "ephemeral" } }>;
   messages: AnthropicMessage[];
   tools?: AnthropicTool[];
+  tool_choice?: AnthropicToolChoice;
+  stop_sequences?: string[];
   thinking?: { type: "enabled"; budget_tokens: number };
   stream: true;
 }
+
+export type AnthropicToolChoice = { type: "auto" | "any" | "none" } | { type: "tool"; name: string };
 
 export function createAnthropicAdapter(endpoint: ProviderEndpoint, fetchImpl: typeof fetch = fetch): ProviderAdapter {
   return {
@@ -68,7 +77,10 @@ export function createAnthropicAdapter(endpoint: ProviderEndpoint, fetchImpl: ty
  */
 export function projectAnthropicRequest(request: ModelRequest): AnthropicRequest {
   const messages = projectMessages(request.messages);
-  const budget = thinkingBudget(request.reasoningEffort, messages);
+  const toolChoice = request.tools.length > 0 ? request.toolChoice : undefined;
+  // Anthropic refuses a forced tool call (any / a named tool) together with thinking.
+  const forced = toolChoice === "required" || typeof toolChoice === "object";
+  const budget = forced ? undefined : thinkingBudget(request.reasoningEffort, messages);
   return {
     model: request.model,
     max_tokens: (request.maxOutputTokens ?? DEFAULT_MAX_TOKENS) + (budget ?? 0),
@@ -77,6 +89,8 @@ export function projectAnthropicRequest(request: ModelRequest): AnthropicRequest
       : { system: [{ type: "text", text: request.system, cache_control: { type: "ephemeral" } }] }),
     messages,
     ...(request.tools.length > 0 ? { tools: request.tools.map(projectTool) } : {}),
+    ...(toolChoice === undefined ? {} : { tool_choice: projectToolChoice(toolChoice) }),
+    ...(request.stopSequences?.length ? { stop_sequences: [...request.stopSequences] } : {}),
     ...(budget === undefined ? {} : { thinking: { type: "enabled", budget_tokens: budget } }),
     stream: true,
   };
@@ -110,14 +124,18 @@ function projectMessages(messages: readonly ModelMessage[]): AnthropicMessage[] 
     if (message.role !== "tool") results = undefined;
     switch (message.role) {
       case "user":
-        out.push({ role: "user", content: message.content });
+        out.push({ role: "user", content: userContent(message.content, message.images) });
         break;
       case "tool":
         if (results === undefined) {
           results = [];
           out.push({ role: "user", content: results });
         }
-        results.push({ type: "tool_result", tool_use_id: message.toolCallId, content: message.content });
+        results.push({
+          type: "tool_result",
+          tool_use_id: message.toolCallId,
+          content: userContent(message.content, message.images),
+        });
         break;
       case "assistant": {
         const content = projectAssistant(message);
@@ -168,6 +186,26 @@ function thinkingBudget(
 
 function isThinkingBlock(block: AnthropicBlock | undefined): boolean {
   return block?.type === "thinking" || block?.type === "redacted_thinking";
+}
+
+/** A plain string unless images come along (prompts and results without images keep their bytes); images first. */
+function userContent(text: string, images: readonly ModelImage[] | undefined): string | AnthropicBlock[] {
+  if (!images?.length) return text;
+  return [
+    ...images.map((image): AnthropicBlock => ({ type: "image", source: imageSource(image) })),
+    ...(text === "" ? [] : [{ type: "text" as const, text }]),
+  ];
+}
+
+function imageSource(image: ModelImage): AnthropicImageSource {
+  return image.type === "url"
+    ? { type: "url", url: image.url }
+    : { type: "base64", media_type: image.mediaType, data: image.data };
+}
+
+function projectToolChoice(choice: ToolChoice): AnthropicToolChoice {
+  if (typeof choice === "object") return { type: "tool", name: choice.name };
+  return { type: choice === "required" ? "any" : choice };
 }
 
 function projectTool(tool: ToolDefinition): AnthropicTool {

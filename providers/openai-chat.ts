@@ -3,20 +3,25 @@
 // under the strict contract of docs/protocol/cursor-run.md §7.3. Endpoint quirks stay in this file and
 // openai-chat-stream.ts.
 import { streamModelEvents, type EventStreamRequest } from "./http.js";
+import { imageUrl } from "./images.js";
 import { ChatStreamDecoder } from "./openai-chat-stream.js";
 import type {
+  ModelImage,
   ModelMessage,
   ModelRequest,
   ModelToolCall,
   ProviderAdapter,
   ProviderEndpoint,
   ReasoningEffort,
+  ToolChoice,
   ToolDefinition,
 } from "./types.js";
 
+export type ChatContentPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string } };
+
 export type ChatMessage =
   | { role: "system"; content: string }
-  | { role: "user"; content: string }
+  | { role: "user"; content: string | ChatContentPart[] }
   | { role: "assistant"; content: string | null; reasoning_content?: string; tool_calls?: ChatToolCall[] }
   | { role: "tool"; tool_call_id: string; content: string };
 
@@ -31,10 +36,14 @@ export interface ChatTool {
   function: { name: string; description: string; parameters: Record<string, unknown> };
 }
 
+export type ChatToolChoice = "auto" | "none" | "required" | { type: "function"; function: { name: string } };
+
 export interface ChatCompletionRequest {
   model: string;
   messages: ChatMessage[];
   tools?: ChatTool[];
+  tool_choice?: ChatToolChoice;
+  stop?: string[];
   max_completion_tokens?: number;
   reasoning_effort?: ReasoningEffort;
   stream: true;
@@ -56,8 +65,13 @@ export function createOpenAIChatAdapter(endpoint: ProviderEndpoint, fetchImpl: t
 export function projectChatRequest(request: ModelRequest): ChatCompletionRequest {
   return {
     model: request.model,
-    messages: [{ role: "system", content: request.system }, ...request.messages.map(projectMessage)],
+    messages: [{ role: "system", content: request.system }, ...projectMessages(request.messages)],
     ...(request.tools.length > 0 ? { tools: request.tools.map(projectTool) } : {}),
+    // The API refuses a tool_choice without tools.
+    ...(request.toolChoice === undefined || request.tools.length === 0
+      ? {}
+      : { tool_choice: projectToolChoice(request.toolChoice) }),
+    ...(request.stopSequences?.length ? { stop: [...request.stopSequences] } : {}),
     ...(request.maxOutputTokens === undefined ? {} : { max_completion_tokens: request.maxOutputTokens }),
     // Sent only when the client asked: models without reasoning reject the field.
     ...(request.reasoningEffort === undefined ? {} : { reasoning_effort: request.reasoningEffort }),
@@ -94,16 +108,47 @@ function authorization(endpoint: ProviderEndpoint): Record<string, string> {
     : { "api-key": endpoint.apiKey };
 }
 
+/**
+ * Chat's tool messages carry text only: the images of a round's tool results follow its last result as one user
+ * message (tool messages must come right after the assistant's calls, so they cannot go in between).
+ */
+function projectMessages(messages: readonly ModelMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  let toolImages: ModelImage[] = [];
+  messages.forEach((message, i) => {
+    out.push(projectMessage(message));
+    if (message.role === "tool") toolImages.push(...(message.images ?? []));
+    if (toolImages.length > 0 && messages[i + 1]?.role !== "tool") {
+      out.push({ role: "user", content: userContent("", toolImages) });
+      toolImages = [];
+    }
+  });
+  return out;
+}
+
 function projectMessage(message: ModelMessage): ChatMessage {
   switch (message.role) {
     case "user":
-      return { role: "user", content: message.content };
+      return { role: "user", content: userContent(message.content, message.images) };
     case "tool":
       // ToolResult content is already the one canonical string (docs/protocol/cursor-run.md §8.4).
       return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
     case "assistant":
       return projectAssistant(message);
   }
+}
+
+/** A plain string unless images come along (Cursor's prompts stay byte for byte what they were). */
+function userContent(text: string, images: readonly ModelImage[] | undefined): string | ChatContentPart[] {
+  if (!images?.length) return text;
+  return [
+    ...images.map((image): ChatContentPart => ({ type: "image_url", image_url: { url: imageUrl(image) } })),
+    ...(text === "" ? [] : [{ type: "text" as const, text }]),
+  ];
+}
+
+function projectToolChoice(choice: ToolChoice): ChatToolChoice {
+  return typeof choice === "string" ? choice : { type: "function", function: { name: choice.name } };
 }
 
 /**

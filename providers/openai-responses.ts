@@ -4,12 +4,15 @@
 // this endpoint returned, replayed verbatim from its own replay state and never fabricated from another endpoint's
 // (docs/protocol/cursor-run.md §8.5).
 import { streamModelEvents, type EventStreamRequest } from "./http.js";
+import { imageUrl } from "./images.js";
 import { ResponsesStreamDecoder } from "./openai-responses-stream.js";
 import {
   ProviderError,
+  type ModelImage,
   type ModelMessage,
   type ModelRequest,
   type ReasoningEffort,
+  type ToolChoice,
   type ModelToolCall,
   type ProviderAdapter,
   type ProviderEndpoint,
@@ -19,11 +22,15 @@ import {
 /** An output item of an earlier response, sent back exactly as `output_item.done` carried it. */
 export type ReplayedItem = Readonly<Record<string, unknown>>;
 
+export type ResponsesInputContent =
+  | { type: "input_text"; text: string }
+  | { type: "input_image"; image_url: string; detail: "auto" };
+
 export type ResponsesInputItem =
-  | { role: "user"; content: string }
+  | { role: "user"; content: string | ResponsesInputContent[] }
   | { type: "message"; role: "assistant"; content: [{ type: "output_text"; text: string }] }
   | { type: "function_call"; call_id: string; name: string; arguments: string }
-  | { type: "function_call_output"; call_id: string; output: string }
+  | { type: "function_call_output"; call_id: string; output: string | ResponsesInputContent[] }
   | ReplayedItem;
 
 export interface ResponsesTool {
@@ -35,11 +42,14 @@ export interface ResponsesTool {
   strict: false;
 }
 
+export type ResponsesToolChoice = "auto" | "none" | "required" | { type: "function"; name: string };
+
 export interface ResponsesRequest {
   model: string;
   instructions: string;
   input: ResponsesInputItem[];
   tools?: ResponsesTool[];
+  tool_choice?: ResponsesToolChoice;
   max_output_tokens?: number;
   /** Only when the client asked for an effort: models without reasoning reject the field. */
   reasoning?: { effort: ReasoningEffort; summary: "auto" };
@@ -64,11 +74,18 @@ export function createOpenAIResponsesAdapter(
  * untouched, so the same ModelRequest always serialises to the same bytes and history only ever grows at the end.
  */
 export function projectResponsesRequest(request: ModelRequest): ResponsesRequest {
+  // Responses has no stop sequences: refused like an unknown parameter, never silently dropped.
+  if (request.stopSequences?.length) {
+    throw new ProviderError("stop sequences are not supported by the OpenAI Responses API", "error", 400);
+  }
   return {
     model: request.model,
     instructions: request.system,
     input: request.messages.flatMap(projectMessage),
     ...(request.tools.length > 0 ? { tools: request.tools.map(projectTool) } : {}),
+    ...(request.toolChoice === undefined || request.tools.length === 0
+      ? {}
+      : { tool_choice: projectToolChoice(request.toolChoice) }),
     ...(request.maxOutputTokens === undefined ? {} : { max_output_tokens: request.maxOutputTokens }),
     ...(request.reasoningEffort === undefined
       ? {}
@@ -96,10 +113,17 @@ function responsesCall(endpoint: ProviderEndpoint, request: ModelRequest): Event
 function projectMessage(message: ModelMessage): ResponsesInputItem[] {
   switch (message.role) {
     case "user":
-      return [{ role: "user", content: message.content }];
+      return [{ role: "user", content: userContent(message.content, message.images) }];
     case "tool":
       // ToolResult content is already the one canonical string (docs/protocol/cursor-run.md §8.4).
-      return [{ type: "function_call_output", call_id: message.toolCallId, output: message.content }];
+      // A function's output may hold images as input content; text-only output stays the canonical string.
+      return [
+        {
+          type: "function_call_output",
+          call_id: message.toolCallId,
+          output: message.images?.length ? inputContent(message.content, message.images) : message.content,
+        },
+      ];
     case "assistant":
       return message.replay?.provider === "openai-responses"
         ? replayedItems(message.replay.items, message.toolCalls)
@@ -141,6 +165,24 @@ function plainAssistant(message: Extract<ModelMessage, { role: "assistant" }>): 
 
 function assistantText(text: string): ResponsesInputItem {
   return { type: "message", role: "assistant", content: [{ type: "output_text", text }] };
+}
+
+/** A plain string unless images come along, so prompts without images keep their bytes. */
+function userContent(text: string, images: readonly ModelImage[] | undefined): string | ResponsesInputContent[] {
+  return images?.length ? inputContent(text, images) : text;
+}
+
+function inputContent(text: string, images: readonly ModelImage[]): ResponsesInputContent[] {
+  return [
+    ...images.map(
+      (image): ResponsesInputContent => ({ type: "input_image", image_url: imageUrl(image), detail: "auto" }),
+    ),
+    ...(text === "" ? [] : [{ type: "input_text" as const, text }]),
+  ];
+}
+
+function projectToolChoice(choice: ToolChoice): ResponsesToolChoice {
+  return typeof choice === "string" ? choice : { type: "function", name: choice.name };
 }
 
 function projectTool(tool: ToolDefinition): ResponsesTool {

@@ -52,7 +52,8 @@ export type ModelEvent =
   | { type: "toolcall_end"; index: number; id: string; name: string; argumentsJson: string }
   /** Exactly one per call, the endpoint's final trusted total. */
   | { type: "usage"; usage: Usage }
-  | { type: "done"; reason: DoneReason; replay?: ReplayState };
+  /** `stopSequence`: the client's stop sequence that ended the call, when the endpoint says which one. */
+  | { type: "done"; reason: DoneReason; replay?: ReplayState; stopSequence?: string };
 
 export type ProviderErrorReason = "error" | "aborted";
 
@@ -79,11 +80,16 @@ export interface ModelToolCall {
   argumentsJson: string;
 }
 
+/** An image the user attached: inline bytes (base64 with their media type) or a URL the provider fetches. */
+export type ModelImage = { type: "base64"; mediaType: string; data: string } | { type: "url"; url: string };
+
 /** Provider-neutral history: what a model request is made of (docs/protocol/cursor-run.md §7.3). */
 export type ModelMessage =
-  | { role: "user"; content: string }
+  /** `images` go ahead of the text, as Anthropic recommends; Cursor's side sends none. */
+  | { role: "user"; content: string; images?: readonly ModelImage[] }
   | { role: "assistant"; text: string; thinking?: string; replay?: ReplayState; toolCalls: ModelToolCall[] }
-  | { role: "tool"; toolCallId: string; content: string };
+  /** `images`: what the tool returned besides its text (a screenshot, an image file it read); Cursor's send none. */
+  | { role: "tool"; toolCallId: string; content: string; images?: readonly ModelImage[] };
 
 /** Replayable input only: no request ids, timestamps or call ids (docs/protocol/cursor-run.md §7.3). */
 export interface ModelRequest {
@@ -93,7 +99,14 @@ export interface ModelRequest {
   messages: ModelMessage[];
   maxOutputTokens?: number;
   reasoningEffort?: ReasoningEffort;
+  /** Whether and which tool the model must call; sent only with tools (the model's own default otherwise). */
+  toolChoice?: ToolChoice;
+  /** Strings that end the answer when the model writes them. */
+  stopSequences?: readonly string[];
 }
+
+/** `auto` may call tools, `none` must not, `required` must call one, `{name}` must call that one. */
+export type ToolChoice = "auto" | "none" | "required" | { name: string };
 
 export interface ProviderEndpoint {
   kind: ProviderKind;

@@ -2,6 +2,7 @@
 // GET /__byok/diagnostics only when the gateway runs with BYOK_DIAGNOSTICS=1. Off by default because the delay
 // histogram samples on a timer for as long as it is enabled.
 import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
+import type { ModelUsageTotals } from "../messages-api/usage.js";
 
 export const DIAGNOSTICS_ENV = "BYOK_DIAGNOSTICS";
 
@@ -17,6 +18,8 @@ export interface DiagnosticsSnapshot {
   storeCommits: number;
   /** Request streams in memory, and those of them still waiting for their run_request. */
   requestStreams: { streams: number; waiting: number };
+  /** Token usage of the Anthropic Messages endpoint since start, per configured model id (pass-through included). */
+  messagesUsage: Record<string, ModelUsageTotals>;
   /** Event-loop delay since the last reset, in milliseconds. */
   eventLoopDelay: { p50: number; p99: number; max: number; mean: number; samples: number };
 }
@@ -31,7 +34,13 @@ export interface Diagnostics {
 /** Resolution of the delay sampler: fine enough to see a few milliseconds of blocking, cheap enough for 2 cores. */
 const SAMPLE_EVERY_MS = 5;
 
-export function createDiagnostics(streams: () => DiagnosticsSnapshot["requestStreams"]): Diagnostics {
+export interface DiagnosticsSources {
+  streams: () => DiagnosticsSnapshot["requestStreams"];
+  /** Absent where no Messages endpoint runs (the bench's raw relay). */
+  messagesUsage?: () => DiagnosticsSnapshot["messagesUsage"];
+}
+
+export function createDiagnostics(sources: DiagnosticsSources): Diagnostics {
   const delay = monitorEventLoopDelay({ resolution: SAMPLE_EVERY_MS });
   delay.enable();
   let storeCommits = 0;
@@ -49,7 +58,8 @@ export function createDiagnostics(streams: () => DiagnosticsSnapshot["requestStr
         rssBytes: memory.rss,
         heapUsedBytes: memory.heapUsed,
         storeCommits,
-        requestStreams: streams(),
+        requestStreams: sources.streams(),
+        messagesUsage: sources.messagesUsage?.() ?? {},
         eventLoopDelay: delayMs(delay),
       };
       if (reset) delay.reset();

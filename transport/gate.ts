@@ -19,6 +19,12 @@ export interface GateOptions {
   /** The address given to listen(); a specific non-wildcard address is accepted as a Host too. */
   host: string;
   token?: string;
+  /**
+   * POST routes that check a token of their own (the Anthropic Messages endpoint: x-api-key or Bearer, which
+   * Anthropic clients send and x-byok-token they cannot): the gate leaves the token to them and still checks Host
+   * and Origin. Other methods on these paths are not theirs (they would be relayed) and need x-byok-token.
+   */
+  selfAuthenticatedPaths?: ReadonlySet<string>;
   allowedHosts?: readonly string[];
   allowedOrigins?: readonly string[];
   /** Connect routes: path → the content types each accepts. */
@@ -44,7 +50,8 @@ export function gate(opts: GateOptions): Middleware {
     if (origin && !origins.has(origin.toLowerCase())) {
       return { error: new RpcError(`Origin ${JSON.stringify(origin)} is not allowed`, "permission_denied") };
     }
-    if (tokenDigest && !tokenMatches(ctx.get(TOKEN_HEADER), tokenDigest)) {
+    const ownToken = ctx.method === "POST" && (opts.selfAuthenticatedPaths?.has(ctx.path) ?? false);
+    if (tokenDigest && !ownToken && !tokenMatches(ctx.get(TOKEN_HEADER), tokenDigest)) {
       return { error: new RpcError(`missing or wrong ${TOKEN_HEADER}`, "unauthenticated") };
     }
     const accepted = opts.contentTypes.get(ctx.path);

@@ -28,7 +28,7 @@ interface Stream {
 
 const streams = new Map<string, Stream>();
 // No agent routes here: no request streams.
-const diagnostics = createDiagnostics(() => ({ streams: 0, waiting: 0 }));
+const diagnostics = createDiagnostics({ streams: () => ({ streams: 0, waiting: 0 }) });
 
 function stream(requestId: string): Stream {
   let s = streams.get(requestId);

@@ -42,7 +42,9 @@ describe("messages-api: AEP sessions on BYOK models (workers.claude-code.model)"
       dataDir: await mkdtemp(join(root, "data-")),
       config: {
         models: [model],
-        anthropicEndpoint: { token: TOKEN },
+        // The worker's key is the gateway's own token.
+        security: { token: TOKEN },
+        anthropicEndpoint: {},
         aep: { port: 0 },
         workers: { "claude-code": { model: model.id, env: { TMPDIR: root, CLAUDE_CODE_MAX_RETRIES: "0" } } },
       },
@@ -51,7 +53,8 @@ describe("messages-api: AEP sessions on BYOK models (workers.claude-code.model)"
     return line!.slice("byok-gateway AEP v1 listening on ".length).trim();
   }
 
-  async function bashTurn(url: string, file: string): Promise<void> {
+  /** Bash asks permission, runs, and `answer` (the model's final text) ends the turn. */
+  async function bashTurn(url: string, file: string, answer: string): Promise<void> {
     const workdir = await mkdtemp(join(root, "work-"));
     const { client } = await openSession(url, { worker: "claude-code", workdir });
     clients.push(client);
@@ -62,6 +65,7 @@ describe("messages-api: AEP sessions on BYOK models (workers.claude-code.model)"
     client.send("permission_response", { id: (ask.event.data as { id: string }).id, allowed: true });
     await client.next("runtime.execution.completed", from);
     expect(client.of("done", from)[0]).to.deep.include({ success: true });
+    expect(client.of("message", from).at(-1)).to.deep.include({ role: "assistant", content: answer });
     expect(existsSync(join(workdir, file))).to.equal(true);
   }
 
@@ -71,7 +75,7 @@ describe("messages-api: AEP sessions on BYOK models (workers.claude-code.model)"
       { text: "Created chat.txt." },
     );
     const model = { id: "gpt-aep", provider: "openai-chat", baseUrl: chat.baseUrl, apiKey: "sk-c", model: "gpt-4.1" };
-    await bashTurn(await gatewayOn(model), "chat.txt");
+    await bashTurn(await gatewayOn(model), "chat.txt", "Created chat.txt.");
     expect(chat.pending()).to.equal(0);
     expect(chat.requests[0]!.body.model).to.equal("gpt-4.1");
   });
@@ -91,7 +95,7 @@ describe("messages-api: AEP sessions on BYOK models (workers.claude-code.model)"
       apiKey: "sk-r",
       model: "gpt-5-codex",
     };
-    await bashTurn(await gatewayOn(model), "resp.txt");
+    await bashTurn(await gatewayOn(model), "resp.txt", "Created resp.txt.");
     expect(responses.pending()).to.equal(0);
     const replayed = (responses.requests[1]!.body.input as Array<Record<string, unknown>>).find(
       (i) => i.id === "rs_a1",
@@ -111,7 +115,7 @@ describe("messages-api: AEP sessions on BYOK models (workers.claude-code.model)"
       apiKey: "sk-ant-a",
       model: "claude-sonnet-4-5",
     };
-    await bashTurn(await gatewayOn(model), "ant.txt");
+    await bashTurn(await gatewayOn(model), "ant.txt", "Created ant.txt.");
     expect(anthropic.pending()).to.equal(0);
     expect(anthropic.messageRequests()[0]!.headers["x-api-key"]).to.equal("sk-ant-a");
   });

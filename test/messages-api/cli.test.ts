@@ -88,8 +88,14 @@ describe("messages-api: the real Claude Code CLI through /v1/messages", function
     return { worker, log, workdir };
   }
 
-  /** One user turn in which the model runs `command` with Bash: permission asked and granted, then the answer. */
-  async function bashTurn(worker: Worker, log: EventLog, inputId: string, command: string): Promise<void> {
+  /** One user turn in which the model runs `command` with Bash: permission asked and granted, then `answer`. */
+  async function bashTurn(
+    worker: Worker,
+    log: EventLog,
+    inputId: string,
+    command: string,
+    answer: string,
+  ): Promise<void> {
     const from = log.mark();
     await worker.send({ inputId, content: `please run ${command}` });
     const ask = await log.next("interaction.requested", from);
@@ -97,6 +103,8 @@ describe("messages-api: the real Claude Code CLI through /v1/messages", function
     await worker.answer(ask.id, { kind: "permission", allowed: true });
     expect(await log.next("tool.result", from)).to.deep.include({ isError: false });
     expect(await log.next("turn.finished", from)).to.deep.include({ outcome: "completed" });
+    const texts = log.events(from).filter((e) => e.type === "text.completed");
+    expect(texts.at(-1)).to.deep.include({ text: answer });
   }
 
   it("completes a Bash turn with a permission prompt on an OpenAI Chat model", async () => {
@@ -105,7 +113,7 @@ describe("messages-api: the real Claude Code CLI through /v1/messages", function
       { text: "Created made.txt." },
     );
     const { worker, log, workdir } = await startClaude(CHAT_MODEL);
-    await bashTurn(worker, log, "in-1", "touch made.txt");
+    await bashTurn(worker, log, "in-1", "touch made.txt", "Created made.txt.");
     expect(existsSync(join(workdir, "made.txt"))).to.equal(true);
     expect(chat.pending()).to.equal(0);
     const [first, second] = chat.requests.map((r) => r.body);
@@ -131,7 +139,7 @@ describe("messages-api: the real Claude Code CLI through /v1/messages", function
       );
     }
     const { worker, log, workdir } = await startClaude(RESPONSES_MODEL);
-    for (const n of [1, 2, 3]) await bashTurn(worker, log, `in-${n}`, `touch r${n}.txt`);
+    for (const n of [1, 2, 3]) await bashTurn(worker, log, `in-${n}`, `touch r${n}.txt`, `Made r${n}.txt.`);
     expect(existsSync(join(workdir, "r3.txt"))).to.equal(true);
     expect(responses.pending()).to.equal(0);
     // The fake refuses a capsule that is not the one its output_item.done carried; the last call carries all six.
@@ -152,7 +160,7 @@ describe("messages-api: the real Claude Code CLI through /v1/messages", function
       { blocks: [{ type: "text", text: "Made a.txt." }] },
     );
     const { worker, log, workdir } = await startClaude(ANTHROPIC_MODEL);
-    await bashTurn(worker, log, "in-1", "touch a.txt");
+    await bashTurn(worker, log, "in-1", "touch a.txt", "Made a.txt.");
     expect(existsSync(join(workdir, "a.txt"))).to.equal(true);
     expect(anthropic.pending()).to.equal(0);
     const [first, second] = anthropic.messageRequests();

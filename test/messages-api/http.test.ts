@@ -2,6 +2,7 @@
 // text and tool_use, the non-streaming form, count_tokens, and every kind of bad input answered with an Anthropic
 // error object while the gateway stays up. The provider key and the gateway token are never echoed.
 import { expect } from "chai";
+import { countTokens as countO200k } from "gpt-tokenizer/encoding/o200k_base";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,7 +27,9 @@ describe("messages-api: /v1/messages over HTTP on an OpenAI Chat model", functio
       dataDir,
       config: {
         models: [{ id: MODEL, provider: "openai-chat", baseUrl: fake.baseUrl, apiKey: PROVIDER_KEY, model: "gpt-4.1" }],
-        anthropicEndpoint: { token: TOKEN, models: { "claude-haiku-4-5": MODEL }, maxBodyBytes: 200_000 },
+        // The gateway's token is the endpoint's: no override in anthropicEndpoint.
+        security: { token: TOKEN },
+        anthropicEndpoint: { models: { "claude-haiku-4-5": MODEL }, maxBodyBytes: 200_000 },
       },
     });
     url = `${gateway.url}/v1/messages`;
@@ -169,10 +172,61 @@ describe("messages-api: /v1/messages over HTTP on an OpenAI Chat model", functio
     expect(dropped).to.deep.equal({ role: "assistant", content: "Use ls." });
   });
 
+  it("carries user and tool-result images, tool_choice and stop_sequences to the provider in its own shape", async () => {
+    fake.enqueue({ toolCalls: [{ id: "call_i", name: "Bash", args: { command: "file a.png" } }] });
+    const answer = await post(url, {
+      ...base,
+      tools: [{ name: "Bash", input_schema: { type: "object" } }],
+      tool_choice: { type: "tool", name: "Bash" },
+      stop_sequences: ["\n\nEND"],
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } },
+            { type: "text", text: "what is it?" },
+          ],
+        },
+      ],
+    });
+    expect(answer.status).to.equal(200);
+    const sent = fake.requests.at(-1)!.body;
+    expect(sent.messages[1]).to.deep.equal({
+      role: "user",
+      content: [
+        { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+        { type: "text", text: "what is it?" },
+      ],
+    });
+    expect(sent.tool_choice).to.deep.equal({ type: "function", function: { name: "Bash" } });
+    expect(sent.stop).to.deep.equal(["\n\nEND"]);
+
+    // An image a tool returned (Read on a picture) follows the round's results as a user message on Chat.
+    fake.enqueue({ text: "A tiny PNG." });
+    const png = { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" };
+    const withResult = await post(url, {
+      ...base,
+      messages: [
+        { role: "user", content: "read a.png" },
+        { role: "assistant", content: [{ type: "tool_use", id: "call_p", name: "Read", input: { path: "a.png" } }] },
+        {
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: "call_p", content: [{ type: "image", source: png }] }],
+        },
+      ],
+    });
+    expect(withResult.status).to.equal(200);
+    expect(fake.requests.at(-1)!.body.messages.slice(3)).to.deep.equal([
+      { role: "tool", tool_call_id: "call_p", content: "" },
+      { role: "user", content: [{ type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } }] },
+    ]);
+  });
+
   it("counts tokens without calling the provider", async () => {
     const answer = await post(`${url}/count_tokens`, { model: MODEL, messages: [{ role: "user", content: "hi" }] });
     expect(answer.status).to.equal(200);
-    expect(JSON.parse(answer.text).input_tokens).to.be.a("number").greaterThan(0);
+    // gpt-4.1 is counted with its own encoding (o200k_base): one token of text and three overheads of three.
+    expect(JSON.parse(answer.text)).to.deep.equal({ input_tokens: countO200k("hi") + 9 });
   });
 
   const errorOf = (text: string) => JSON.parse(text) as { type: string; error: { type: string; message: string } };
@@ -212,7 +266,10 @@ describe("messages-api: /v1/messages over HTTP on an OpenAI Chat model", functio
     expect(errorOf(orphan.text).error.message).to.include("toolu_x");
     const huge = await post(url, { ...base, messages: [{ role: "user", content: "x".repeat(300_000) }] });
     expect([huge.status, errorOf(huge.text).error.type]).to.deep.equal([413, "request_too_large"]);
-    const health = await fetch(`${gateway.url}/__byok/health`);
+    // The gateway's other routes, and other methods on the endpoint's paths, still want it as x-byok-token.
+    expect((await fetch(`${gateway.url}/__byok/health`)).status).to.equal(401);
+    expect((await fetch(url, { headers: { "x-api-key": TOKEN } })).status).to.equal(401);
+    const health = await fetch(`${gateway.url}/__byok/health`, { headers: { "x-byok-token": TOKEN } });
     expect(health.status).to.equal(200);
   });
 

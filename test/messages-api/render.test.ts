@@ -113,6 +113,19 @@ describe("messages-api: stream rendering contract", () => {
     });
   }
 
+  it("maps a stop the endpoint names a stop sequence for to stop_sequence, in both forms", () => {
+    const events = render([
+      { type: "text_start" },
+      { type: "text_delta", delta: "a b" },
+      { type: "text_end" },
+      { type: "done", reason: "stop", stopSequence: "END" },
+    ]);
+    expect(events.at(-2)).to.deep.include({ delta: { stop_reason: "stop_sequence", stop_sequence: "END" } });
+    const assembler = new MessageAssembler();
+    for (const e of events) assembler.accept(e);
+    expect(assembler.result()).to.deep.include({ stop_reason: "stop_sequence", stop_sequence: "END" });
+  });
+
   it("signs thinking blocks and carries replay state in a redacted_thinking block that opens again", () => {
     const replay = { provider: "openai-chat" as const, reasoningContent: "Think about ls." };
     const events = render([

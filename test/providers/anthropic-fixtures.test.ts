@@ -47,7 +47,8 @@ const EXPECTED: Record<string, FoldedEvent[]> = {
       '\ndef pelican():\n    return "A large waterbird with a long bill and a throat pouch for catching fish."\n',
     ),
     { type: "usage", usage: { inputTokens: 16, outputTokens: 28, cacheReadTokens: 0, cacheWriteTokens: 0 } },
-    { type: "done", reason: "stop" },
+    // The recording names the sequence that stopped it.
+    { type: "done", reason: "stop", stopSequence: "```" },
   ],
   "thinking-then-text.sse": [
     { type: "start" },
