@@ -1,5 +1,5 @@
 // Which folder may import which (docs: README "Layout"). Run by `npm test` through test/architecture/.
-const SOURCE = "^(bin|engine|machines|cursor|transport|aep|workers|store|providers|prompt|log|messages-api)/";
+const SOURCE = "^(bin|engine|machines|cursor|transport|aep|workers|store|providers|prompt|log|messages-api|doctor)/";
 const forbid = (name, comment, from, to) => ({
   name,
   comment,
@@ -65,6 +65,12 @@ module.exports = {
       "bin is the entry",
       "^(engine|machines|cursor|transport|aep|workers|store|providers|prompt|log|messages-api)/",
       "^bin/",
+    ),
+    forbid(
+      "doctor-for-bin",
+      "byok doctor checks a setup from outside; only the CLI runs it",
+      "^(engine|machines|cursor|transport|aep|workers|store|providers|prompt|log|messages-api)/",
+      "^doctor/",
     ),
     forbid("no-tests-in-source", "source never imports tests", SOURCE, "^test/"),
   ],
