@@ -145,8 +145,10 @@ export class AgentService implements AgentBackend {
     this.closing = true;
     const ended: Promise<void>[] = [];
     for (const [requestId, entry] of this.streams) {
-      if (entry.run && !entry.run.finished) {
-        entry.run.actor.send({ type: "CANCEL", cause: "shutdown", reason: "byok-gateway is shutting down" });
+      if (entry.run) {
+        // A run that just ended may still be writing its terminal commit: the store must outlive it too.
+        if (!entry.run.finished)
+          entry.run.actor.send({ type: "CANCEL", cause: "shutdown", reason: "byok-gateway is shutting down" });
         ended.push(entry.run.ended);
       } else if (!entry.actor.getSnapshot().context.end) {
         this.endWithoutRun(requestId, { ok: false, error: new RpcError("byok-gateway is shutting down", "canceled") });
