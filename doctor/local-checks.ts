@@ -7,11 +7,11 @@ export async function checkDataDir(dataDir: string): Promise<Check> {
   try {
     const store = await openStore({ dataDir });
     await store.close();
-    return pass(`data dir: ${dataDir} is writable and the store is migrated`);
+    return pass(`data dir ${dataDir} is writable and the store is migrated`);
   } catch (err) {
     const fix = "pass another --data-dir, or make this one a directory the gateway's user can write";
     if (err instanceof DataDirError) return fail(err.message, fix);
-    return fail(`data dir: the store in ${dataDir} did not open: ${reasonOf(err)}`, fix);
+    return fail(`data dir ${dataDir}: the store did not open: ${reasonOf(err)}`, fix);
   }
 }
 
