@@ -2,8 +2,9 @@
 // output), or pino-pretty's readable form for a terminal. Credentials never reach a log line
 // (docs/protocol/README.md §6.8): pino's redact paths censor credential-named fields, and every configured secret
 // is replaced in the finished line by the one redaction below (`redact`), whatever field it hides in.
+import { createRequire } from "node:module";
 import { pino } from "pino";
-import { prettyFactory } from "pino-pretty";
+import type { PrettyOptions } from "pino-pretty";
 
 export interface Logger {
   info(msg: string, fields?: object): void;
@@ -101,7 +102,11 @@ export function withFields(log: Logger, bound: object): Logger {
   };
 }
 
+/** Loaded only for the pretty form: a gateway logging JSON does not pay for pino-pretty at start-up. */
 function prettyLines(colorize: boolean): (line: string) => string {
+  const { prettyFactory } = createRequire(import.meta.url)("pino-pretty") as {
+    prettyFactory(options: PrettyOptions): (line: string) => string;
+  };
   return prettyFactory({
     colorize,
     translateTime: "SYS:HH:MM:ss.l",
