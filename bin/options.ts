@@ -4,7 +4,7 @@ import { lookup } from "node:dns/promises";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
-import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../log/logger.js";
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from "../log/levels.js";
 
 /** A command line the user must correct: one line naming the flag, then the usage. */
 export class UsageError extends Error {}

@@ -1,6 +1,7 @@
 // `byok serve`: start the gateway from the command line's values, announce it, and stop it cleanly on a signal.
 import type { GatewayConfig } from "../engine/config.js";
-import { createLogger, type LogFormat, type LogLevel } from "../log/logger.js";
+import type { LogFormat, LogLevel } from "../log/levels.js";
+import { createLogger } from "../log/logger.js";
 import { startupBanner } from "./banner.js";
 
 export interface ServeOptions {

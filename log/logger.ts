@@ -5,17 +5,13 @@
 import { createRequire } from "node:module";
 import { pino } from "pino";
 import type { PrettyOptions } from "pino-pretty";
+import type { LogFormat, LogLevel } from "./levels.js";
 
 export interface Logger {
   info(msg: string, fields?: object): void;
   warn(msg: string, fields?: object): void;
   error(msg: string, fields?: object): void;
 }
-
-export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-export const LOG_FORMATS = ["json", "pretty"] as const;
-export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export interface LoggerOptions {
   level?: LogLevel;
