@@ -1,9 +1,12 @@
-// Each model's endpoint answers an authenticated 1-token call, made by the same adapter the gateway runs, so the
+// Each model's endpoint answers an authenticated minimal call, made by the same adapter the gateway runs, so the
 // base URL, the key, the auth scheme and the provider's model name are checked together.
 import type { ModelConfig } from "../engine/config.js";
 import { createProviderAdapter } from "../providers/index.js";
 import { ProviderError, type ModelRequest } from "../providers/types.js";
 import { type Check, fail, PROBE_TIMEOUT_MS, pass, skip } from "./check.js";
+
+/** The smallest output every endpoint kind accepts (OpenAI Responses refuses max_output_tokens below 16). */
+const PROBE_OUTPUT_TOKENS = 16;
 
 export async function checkEndpoint(model: ModelConfig, offline: boolean): Promise<Check> {
   const name = `model ${model.id}: ${model.baseUrl}`;
@@ -20,14 +23,14 @@ export async function checkEndpoint(model: ModelConfig, offline: boolean): Promi
     system: "Answer with one word.",
     tools: [],
     messages: [{ role: "user", content: "ping" }],
-    maxOutputTokens: 1,
+    maxOutputTokens: PROBE_OUTPUT_TOKENS,
   };
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), PROBE_TIMEOUT_MS);
   try {
     // The first event proves the endpoint accepted the call; the rest of the answer is not needed.
     for await (const _ of adapter.stream(request, abort.signal)) break;
-    return pass(`${name} answers a 1-token call to ${model.model}`);
+    return pass(`${name} answers a minimal call to ${model.model}`);
   } catch (err) {
     return endpointFailure(name, model, err, abort.signal.aborted);
   } finally {

@@ -95,7 +95,7 @@ describe("byok doctor", function () {
     expect(run.lines).to.deep.equal([
       `✓ config: ${join(dir, "config.yaml")} parses (1 model)`,
       "✓ model byok-model: key present (DOCTOR_KEY)",
-      `✓ model byok-model: ${provider.baseUrl} answers a 1-token call to m`,
+      `✓ model byok-model: ${provider.baseUrl} answers a minimal call to m`,
       `✓ data dir ${dataDir} is writable and the store is migrated`,
       `✓ Connect port: 127.0.0.1:${port} is free`,
       `✓ AEP port: 127.0.0.1:${aepPort} is free`,
@@ -109,9 +109,9 @@ describe("byok doctor", function () {
     ]);
     expect(run.status).to.equal(0);
     expect(existsSync(join(dataDir, "byok.sqlite3"))).to.equal(true);
-    // The 1-token call went out with the key, which stdout and stderr never show.
+    // The minimal call went out with the key, which stdout and stderr never show.
     expect(provider.requests.at(-1)!.headers.authorization).to.equal(`Bearer ${key}`);
-    expect(provider.requests.at(-1)!.body).to.include({ model: "m", max_completion_tokens: 1 });
+    expect(provider.requests.at(-1)!.body).to.include({ model: "m", max_completion_tokens: 16 });
     expect(run.lines.join("\n") + run.stderr).not.to.contain(key);
   });
 
