@@ -24,7 +24,7 @@ describe("JSON-lines logger", () => {
     ]);
   });
 
-  it("censors credential-named keys down to three levels deep", () => {
+  it("censors credential-named keys at any depth", () => {
     const { log, lines, records } = capture();
     log.info("request", {
       authorization: "Bearer a",
@@ -37,9 +37,10 @@ describe("JSON-lines logger", () => {
       },
       model: { id: "gpt", apiKey: "g", api_key: "h" },
       list: [{ apiKey: "i", ok: 1 }],
+      l1: { l2: { l3: { l4: { l5: { x_byok_token: "j", accessToken: "k", client_secret: "l", input_tokens: 3 } } } } },
     });
     const joined = lines.join("");
-    for (const leaked of ["Bearer a", "Bearer b", '"c"', '"d"', '"e"', '"g"', '"h"', '"i"'])
+    for (const leaked of ["Bearer a", "Bearer b", '"c"', '"d"', '"e"', '"g"', '"h"', '"i"', '"j"', '"k"', '"l"'])
       expect(joined).not.to.contain(leaked);
     expect(records()[0]).to.deep.include({
       authorization: "[redacted]",
@@ -52,6 +53,20 @@ describe("JSON-lines logger", () => {
       },
       model: { id: "gpt", apiKey: "[redacted]", api_key: "[redacted]" },
       list: [{ apiKey: "[redacted]", ok: 1 }],
+      l1: {
+        l2: {
+          l3: {
+            l4: {
+              l5: {
+                x_byok_token: "[redacted]",
+                accessToken: "[redacted]",
+                client_secret: "[redacted]",
+                input_tokens: 3,
+              },
+            },
+          },
+        },
+      },
     });
   });
 
