@@ -33,7 +33,9 @@ export async function runDoctor(o: DoctorOptions, out: { write(text: string): un
   report(await checkDataDir(o.dataDir));
   report(await checkPort("Connect port", "--port", o.host, o.port));
   const aepPort = o.aepPort ?? config?.aep?.port;
-  if (aepPort !== undefined) report(await checkPort("AEP port", "--aep-port", config?.aep?.host ?? o.host, aepPort));
+  // The AEP listener binds aep.host, loopback by default, whatever --host says.
+  const aepHost = config?.aep?.host ?? "127.0.0.1";
+  if (aepPort !== undefined) report(await checkPort("AEP port", "--aep-port", aepHost, aepPort));
   report(await checkUpstream(o.upstream, o.offline));
   report(...(await workerChecks(config, aepPort)));
   out.write(`\nStart Cursor with: ${cursorCommand(o, config)}\n`);
