@@ -115,8 +115,8 @@ async function main(argv: string[]): Promise<void> {
       const logLevel = parseLogLevel(values["log-level"]);
       const logFormat = parseLogFormat(values["log-format"]);
       const { serve } = await import("./serve.js");
-      const configFile = configFileFrom(values.config);
-      return serve({ ...(await setup(values)), config: loadConfig(configFile), logLevel, logFormat });
+      const checked = await setup(values);
+      return serve({ ...checked, config: loadConfig(checked.configFile), logLevel, logFormat });
     }
   }
 }
