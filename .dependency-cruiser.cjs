@@ -1,5 +1,5 @@
 // Which folder may import which (docs: README "Layout"). Run by `npm test` through test/architecture/.
-const SOURCE = "^(bin|engine|machines|cursor|transport|aep|workers|store|providers|prompt|log|messages-api)/";
+const SOURCE = "^(bin|engine|machines|cursor|transport|aep|workers|store|providers|prompt|log|messages-api|doctor)/";
 const forbid = (name, comment, from, to) => ({
   name,
   comment,
@@ -59,12 +59,23 @@ module.exports = {
       "^messages-api/",
       "^(transport|engine|machines|aep|workers|store|cursor|prompt|bin)/",
     ),
-    forbid("log-bottom", "the logger imports nothing of ours", "^log/", SOURCE),
+    forbid(
+      "log-bottom",
+      "the logger imports nothing of ours outside log/",
+      "^log/",
+      "^(bin|engine|machines|cursor|transport|aep|workers|store|providers|prompt|messages-api|doctor)/",
+    ),
     forbid(
       "nothing-imports-bin",
       "bin is the entry",
       "^(engine|machines|cursor|transport|aep|workers|store|providers|prompt|log|messages-api)/",
       "^bin/",
+    ),
+    forbid(
+      "doctor-for-bin",
+      "byok doctor checks a setup from outside; only the CLI runs it",
+      "^(engine|machines|cursor|transport|aep|workers|store|providers|prompt|log|messages-api)/",
+      "^doctor/",
     ),
     forbid("no-tests-in-source", "source never imports tests", SOURCE, "^test/"),
   ],

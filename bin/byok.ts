@@ -1,33 +1,52 @@
 // The `byok` CLI: argument parsing and wiring only. Subcommand modules are imported lazily so `--help` and
 // `diagrams` do not load the gateway (native sqlite) and `serve` does not load the diagram renderer.
-import { lookup } from "node:dns/promises";
 import { readFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { isAbsolute, join } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig } from "../engine/config.js";
-import { createJsonLogger } from "../log/logger.js";
+import {
+  checkHost,
+  configFileFrom,
+  DEFAULT_PORT,
+  DEFAULT_UPSTREAM,
+  defaultConfigFile,
+  defaultDataDir,
+  parseLogFormat,
+  parseLogLevel,
+  parsePort,
+  parseUpstream,
+  UsageError,
+} from "./options.js";
 
 const usage = `Usage: byok <command> [options]
 
 Commands:
   serve        start the gateway
+  doctor       check the setup (config, keys and endpoints, data dir, ports, upstream, AEP worker) and say how
+               to point Cursor at the gateway; exit status 0 only when every check passes
+  init         write the example config to ${defaultConfigFile()} (or --config FILE); never overwrites
   diagrams     render the lifecycle diagrams into docs/lifecycle/
   help         show this help
 
-Options for serve:
+Options for serve and doctor:
   --host HOST      listen address (default 127.0.0.1)
   --port N         listen port, 0 picks a free one (default 8787)
   --data-dir DIR   store directory (default $XDG_DATA_HOME/byok-gateway or ~/.local/share/byok-gateway)
-  --config FILE    model config, YAML or JSON
+  --config FILE    config, YAML or JSON (default ${defaultConfigFile()} when it exists)
   --upstream URL   Cursor backend that receives relayed requests (default https://api2.cursor.sh)
   --aep-port N     open the AEP v1 WebSocket endpoint (/ws) on this port, 0 picks a free one (overrides aep.port)
+
+Options for serve:
+  --log-level L    trace, debug, info, warn, error, fatal or silent (default $BYOK_LOG_LEVEL, else info)
+  --log-format F   pretty or json (default pretty when stderr is a terminal, else json)
+
+Options for doctor:
+  --offline        skip the checks that reach the network (model endpoints, upstream)
 
   -h, --help       show this help
   -v, --version    print the version
 
 Exit status: 0 after a clean stop, 2 when the command line, the config or a start-up condition it names is
-wrong (the message says which), 1 on an unexpected failure.
+wrong (the message says which), 1 on an unexpected failure or, for doctor, a failed check.
 `;
 
 const options = {
@@ -37,19 +56,25 @@ const options = {
   config: { type: "string", expects: "a config file" },
   upstream: { type: "string", expects: "an http(s) URL" },
   "aep-port": { type: "string", expects: "a port number 0-65535" },
+  "log-level": { type: "string", expects: "a log level" },
+  "log-format": { type: "string", expects: "pretty or json" },
+  offline: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const;
 
-/** Signals closer together than this are one request to stop. */
-const REPEATED_SIGNAL_MS = 1000;
-
 type OptionName = keyof typeof options;
 type Values = { [name in OptionName]?: (typeof options)[name]["type"] extends "string" ? string : boolean };
 
-const serveOnly = ["host", "port", "data-dir", "config", "upstream", "aep-port"] as const;
-
-class UsageError extends Error {}
+const setupOptions = ["host", "port", "data-dir", "config", "upstream", "aep-port"] as const;
+/** The options each command takes besides --help and --version. */
+const commandOptions = new Map<string, readonly OptionName[]>([
+  ["serve", [...setupOptions, "log-level", "log-format"]],
+  ["doctor", [...setupOptions, "offline"]],
+  ["init", ["config"]],
+  ["diagrams", []],
+  ["help", []],
+]);
 
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseCommandLine(argv);
@@ -63,19 +88,57 @@ async function main(argv: string[]): Promise<void> {
   }
   if (positionals.length !== 1)
     throw new UsageError(positionals.length === 0 ? "missing command" : "too many arguments");
-  const [command] = positionals;
-  if (command === "help") {
-    process.stdout.write(usage);
-    return;
+  const command = positionals[0]!;
+  const allowed = commandOptions.get(command);
+  if (!allowed) throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  checkOptionsOf(command, allowed, values);
+  switch (command) {
+    case "help":
+      process.stdout.write(usage);
+      return;
+    case "init": {
+      const { init } = await import("./init.js");
+      process.stdout.write(init(values.config ?? defaultConfigFile()));
+      return;
+    }
+    case "diagrams": {
+      const { writeDiagrams } = await import("../docs/lifecycle/generate.js");
+      return writeDiagrams();
+    }
+    case "doctor": {
+      const { runDoctor } = await import("../doctor/run.js");
+      const ok = await runDoctor({ ...(await setup(values)), offline: values.offline ?? false });
+      if (!ok) process.exitCode = 1;
+      return;
+    }
+    default: {
+      const logLevel = parseLogLevel(values["log-level"]);
+      const logFormat = parseLogFormat(values["log-format"]);
+      const { serve } = await import("./serve.js");
+      const checked = await setup(values);
+      return serve({ ...checked, config: loadConfig(checked.configFile), logLevel, logFormat });
+    }
   }
-  if (command === "serve") return serve(values);
-  if (command === "diagrams") {
-    const misplaced = serveOnly.find((name) => values[name] !== undefined);
-    if (misplaced) throw new UsageError(`--${misplaced} is an option of serve`);
-    const { writeDiagrams } = await import("../docs/lifecycle/generate.js");
-    return writeDiagrams();
-  }
-  throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+}
+
+/** The values serve and doctor share, checked; the config is loaded by each (doctor reports its errors). */
+async function setup(values: Values) {
+  const port = parsePort(values.port ?? DEFAULT_PORT);
+  const aepPort = values["aep-port"] === undefined ? undefined : parsePort(values["aep-port"], "--aep-port");
+  const upstream = parseUpstream(values.upstream ?? DEFAULT_UPSTREAM);
+  const dataDir = values["data-dir"] ?? defaultDataDir();
+  const configFile = configFileFrom(values.config);
+  const host = await checkHost(values.host ?? "127.0.0.1");
+  return { host, port, aepPort, upstream, dataDir, configFile };
+}
+
+function checkOptionsOf(command: string, allowed: readonly OptionName[], values: Values): void {
+  const misplaced = (Object.keys(values) as OptionName[]).find(
+    (name) => name !== "help" && name !== "version" && !allowed.includes(name),
+  );
+  if (misplaced === undefined) return;
+  const owners = [...commandOptions].filter(([, names]) => names.includes(misplaced)).map(([name]) => name);
+  throw new UsageError(`--${misplaced} is an option of ${owners.join(" and ")}, not of ${command}`);
 }
 
 /**
@@ -101,89 +164,6 @@ function checkOption(name: string, rawName: string, value: string | undefined): 
   if (option.type === "boolean" && value !== undefined) throw new UsageError(`${rawName} takes no value`);
   if (option.type === "string" && (value === undefined || value === "" || value.startsWith("--")))
     throw new UsageError(`${rawName} expects ${option.expects}`);
-}
-
-async function serve(values: Values): Promise<void> {
-  const port = parsePort(values.port ?? "8787");
-  const aepPort = values["aep-port"] === undefined ? undefined : parsePort(values["aep-port"], "--aep-port");
-  const upstream = parseUpstream(values.upstream ?? "https://api2.cursor.sh");
-  const dataDir = values["data-dir"] ?? defaultDataDir();
-  const config = loadConfig(values.config);
-  const host = await checkHost(values.host ?? "127.0.0.1");
-  const log = createJsonLogger();
-
-  const { startGateway } = await import("../engine/gateway.js");
-  const gateway = await startGateway({
-    host,
-    port,
-    dataDir,
-    config,
-    ...(values.config === undefined ? {} : { configFile: values.config }),
-    upstream,
-    log,
-    ...(aepPort === undefined ? {} : { aepPort }),
-  });
-  // The AEP line comes first: whoever waits for the listening line may read the AEP one already.
-  if (gateway.aepUrl) process.stdout.write(`byok-gateway AEP v1 listening on ${gateway.aepUrl}\n`);
-  process.stdout.write(`byok-gateway listening on ${gateway.url}\n`);
-
-  let stoppingSince: number | undefined;
-  const stop = (signal: NodeJS.Signals) => {
-    // A second signal while closing means the user wants out now, unless it is the first one delivered twice: a
-    // terminal's Ctrl-C reaches the whole process group, and `npm start` forwards its own copy as well.
-    if (stoppingSince !== undefined) {
-      if (Date.now() - stoppingSince > REPEATED_SIGNAL_MS) process.exit(1);
-      return;
-    }
-    stoppingSince = Date.now();
-    log.info("shutting down", { signal });
-    gateway.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error("shutdown failed", { error: err });
-        process.exit(1);
-      },
-    );
-  };
-  process.on("SIGTERM", stop);
-  process.on("SIGINT", stop);
-}
-
-function parsePort(text: string, flag = "--port"): number {
-  const port = /^\d+$/.test(text) ? Number(text) : NaN;
-  if (!(port >= 0 && port <= 65535))
-    throw new UsageError(`${flag} expects a port number 0-65535, got ${JSON.stringify(text)}`);
-  return port;
-}
-
-/** A name that does not resolve would otherwise fail deep inside listen() as a bare getaddrinfo error. */
-async function checkHost(host: string): Promise<string> {
-  try {
-    await lookup(host);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? "lookup failed";
-    throw new UsageError(`--host ${JSON.stringify(host)} does not resolve to an address (${code})`);
-  }
-  return host;
-}
-
-function parseUpstream(text: string): string {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new UsageError(`--upstream expects an http(s) URL, got ${JSON.stringify(text)}`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:")
-    throw new UsageError(`--upstream expects an http(s) URL, got ${JSON.stringify(text)}`);
-  return text;
-}
-
-// XDG Base Directory spec: a relative XDG_DATA_HOME is invalid and must be ignored.
-function defaultDataDir(): string {
-  const xdg = process.env.XDG_DATA_HOME;
-  const base = xdg !== undefined && isAbsolute(xdg) ? xdg : join(homedir(), ".local", "share");
-  return join(base, "byok-gateway");
 }
 
 function packageVersion(): string {

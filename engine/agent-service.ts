@@ -21,7 +21,7 @@ import { endStreamFor } from "./run-end.js";
 import { RunSetupError } from "./run-errors.js";
 import { routeRun, UpstreamRequests } from "./run-route.js";
 import type { Logger } from "../log/logger.js";
-import { redact } from "../log/logger.js";
+import { redact, withFields } from "../log/logger.js";
 import type { LimitsConfig, TimerConfig } from "./config.js";
 
 /** RunSSE streams waiting for their run_request at once (docs/protocol/cursor-transport.md §6.9). */
@@ -29,6 +29,8 @@ export const DEFAULT_MAX_WAITING_STREAMS = 1_000;
 
 interface RunHandle {
   session: RunSession;
+  /** Every line about this run carries its request id, conversation id and requested model. */
+  log: Logger;
   actor: Actor<typeof runMachine>;
   finished: boolean;
   ended: Promise<void>;
@@ -114,13 +116,12 @@ export class AgentService implements AgentBackend {
     if (this.upstreamRequests.has(requestId)) return "upstream";
     const existing = this.streams.get(requestId);
     const m = message.message;
-    if (
-      !existing?.run &&
-      m.case === "runRequest" &&
-      routeRun(this.deps.models, m.value.requestedModel) === "upstream"
-    ) {
-      this.handOver(requestId);
-      return "upstream";
+    if (!existing?.run && m.case === "runRequest") {
+      const { route, reason } = routeRun(this.deps.models, m.value.requestedModel);
+      if (route === "upstream") {
+        this.handOver(requestId, { ...runFields(requestId, m.value), route: reason });
+        return "upstream";
+      }
     }
     if (!existing && message.message.case !== "runRequest") {
       throw new RpcError(
@@ -144,8 +145,10 @@ export class AgentService implements AgentBackend {
     this.closing = true;
     const ended: Promise<void>[] = [];
     for (const [requestId, entry] of this.streams) {
-      if (entry.run && !entry.run.finished) {
-        entry.run.actor.send({ type: "CANCEL", cause: "shutdown", reason: "byok-gateway is shutting down" });
+      if (entry.run) {
+        // A run that just ended may still be writing its terminal commit: the store must outlive it too.
+        if (!entry.run.finished)
+          entry.run.actor.send({ type: "CANCEL", cause: "shutdown", reason: "byok-gateway is shutting down" });
         ended.push(entry.run.ended);
       } else if (!entry.actor.getSnapshot().context.end) {
         this.endWithoutRun(requestId, { ok: false, error: new RpcError("byok-gateway is shutting down", "canceled") });
@@ -215,7 +218,10 @@ export class AgentService implements AgentBackend {
     const run = this.streams.get(requestId)?.run;
     if (!event) return;
     if (!run || run.finished) {
-      this.deps.log.info("client message after its run ended dropped", { request_id: requestId, kind: m.case });
+      (run?.log ?? this.deps.log).info("client message after its run ended dropped", {
+        request_id: requestId,
+        kind: m.case,
+      });
       return;
     }
     run.actor.send(event);
@@ -224,32 +230,33 @@ export class AgentService implements AgentBackend {
   private startRun(requestId: string, request: AgentRunRequest): void {
     const entry = this.streams.get(requestId)!;
     if (entry.run && !entry.run.finished) {
-      this.deps.log.warn("second run_request on a live request ignored", { request_id: requestId });
+      entry.run.log.warn("second run_request on a live request ignored");
       return;
     }
+    const log = withFields(this.deps.log, runFields(requestId, request));
     let session: RunSession;
     try {
       session = new RunSession(
-        { ...this.deps, isCurrent: () => this.liveRuns.get(session.conversationId) === handle },
+        { ...this.deps, log, isCurrent: () => this.liveRuns.get(session.conversationId) === handle },
         requestId,
         request,
       );
     } catch (e) {
       const error = e instanceof RunSetupError ? new RpcError(e.message, e.code) : new RpcError(String(e), "internal");
-      this.deps.log.error("run_request refused", { request_id: requestId, error: error.message });
+      log.error("run_request refused", { error: error.message });
       return this.endWithoutRun(requestId, { ok: false, error });
     }
     let resolveEnded!: () => void;
     const handle: RunHandle = {
       session,
+      log,
       actor: undefined as never,
       finished: false,
       ended: new Promise((r) => {
         resolveEnded = r;
       }),
       crash: (err) => {
-        const ids = { request_id: requestId, conversation_id: session.conversationId };
-        this.deps.log.error("run crashed", { ...ids, error: err });
+        log.error("run crashed", { error: err });
         finish({ kind: "failed", code: "internal", cause: "setup", message: INTERNAL_MESSAGE });
       },
     };
@@ -287,16 +294,14 @@ export class AgentService implements AgentBackend {
     handle.actor = createActor(machine, { input: { requestId, conversationId: session.conversationId } });
     handle.actor.subscribe({ error: (err) => handle.crash(err) });
     entry.run = handle;
-    this.deps.log.info("run started", { request_id: requestId, conversation_id: session.conversationId });
+    log.info("run started", { route: routeRun(this.deps.models, request.requestedModel).reason });
     handle.actor.start();
   }
 
   private finishRun(entry: StreamEntry, handle: RunHandle, end: RunEnd): Promise<void> {
-    const { session } = handle;
-    const fields = { request_id: session.requestId, conversation_id: session.conversationId };
-    if (end.kind === "failed")
-      this.deps.log.error("run failed", { ...fields, code: end.code, cause: end.cause, error: end.message });
-    else this.deps.log.info(`run ${end.kind}`, end.kind === "canceled" ? { ...fields, cause: end.cause } : fields);
+    const { session, log } = handle;
+    if (end.kind === "failed") log.error("run failed", { code: end.code, cause: end.cause, error: end.message });
+    else log.info(`run ${end.kind}`, end.kind === "canceled" ? { cause: end.cause } : {});
     if (this.liveRuns.get(session.conversationId) === handle) this.liveRuns.delete(session.conversationId);
     // The terminal commit is issued before the EndStream (docs/protocol/cursor-transport.md §7.5); the single store
     // connection keeps the order.
@@ -308,7 +313,7 @@ export class AgentService implements AgentBackend {
       })
       .then(
         () => {},
-        (e: unknown) => this.deps.log.error("run terminal commit failed", { ...fields, error: String(e) }),
+        (e: unknown) => log.error("run terminal commit failed", { error: String(e) }),
       );
     // The front door: no configured secret leaves in an error (providers/http.ts also removes the request's own key).
     const sent = end.kind === "failed" ? { ...end, message: redact(end.message) } : end;
@@ -317,9 +322,9 @@ export class AgentService implements AgentBackend {
   }
 
   /** Forgets the local stream of a request now served upstream; its subscribers follow the upstream instead. */
-  private handOver(requestId: string): void {
+  private handOver(requestId: string, fields: object): void {
     this.upstreamRequests.add(requestId);
-    this.deps.log.info("run relayed to the upstream", { request_id: requestId });
+    this.deps.log.info("run relayed to the upstream", fields);
     const entry = this.streams.get(requestId);
     if (!entry) return;
     this.streams.delete(requestId);
@@ -339,6 +344,15 @@ export class AgentService implements AgentBackend {
       run.actor.send({ type: "CANCEL", cause: "subscriber_gone", reason: "RunSSE subscriber gone" });
     else this.endWithoutRun(requestId, { ok: false, error: new RpcError("RunSSE subscriber gone", "canceled") });
   }
+}
+
+/** The ids every log line of a run carries, and the model the client asked for. */
+function runFields(requestId: string, request: AgentRunRequest): object {
+  return {
+    request_id: requestId,
+    conversation_id: request.conversationId,
+    model: request.requestedModel?.modelId ?? "",
+  };
 }
 
 /** Configured stream timers override the machine's captured defaults one by one. */

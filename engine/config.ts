@@ -14,6 +14,8 @@ export interface ModelConfig {
   /** No trailing slash; OpenAI base URLs include `/v1`, Anthropic's do not. */
   baseUrl: string;
   apiKey: string;
+  /** The environment variable apiKey was read from, named in diagnostics (never the value). */
+  apiKeyEnv?: string;
   model: string;
   contextWindow?: number;
   maxOutputTokens?: number;
@@ -195,7 +197,13 @@ const configSchema = z.strictObject({
     .optional(),
 });
 
-export function loadConfig(path?: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+/** `requireKeys: false` (byok doctor) leaves a model whose key variable is unset with an empty apiKey instead of
+ * failing, so each missing key can be reported on its own. */
+export interface LoadOptions {
+  requireKeys?: boolean;
+}
+
+export function loadConfig(path?: string, env: NodeJS.ProcessEnv = process.env, o: LoadOptions = {}): GatewayConfig {
   if (path === undefined) return { models: [] };
   let text: string;
   try {
@@ -205,10 +213,15 @@ export function loadConfig(path?: string, env: NodeJS.ProcessEnv = process.env):
       `${path}: cannot read config file (${(err as NodeJS.ErrnoException).code ?? "unknown error"})`,
     );
   }
-  return parseConfig(text, path, env);
+  return parseConfig(text, path, env, o);
 }
 
-export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+export function parseConfig(
+  text: string,
+  source: string,
+  env: NodeJS.ProcessEnv = process.env,
+  o: LoadOptions = {},
+): GatewayConfig {
   const raw = parseYamlQuietly(text, source) ?? {};
   const result = configSchema.safeParse(raw);
   if (!result.success) {
@@ -221,10 +234,10 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
     const { apiKeyEnv, apiKey, ...rest } = m;
     if (apiKey !== undefined) return { ...rest, apiKey };
     const fromEnv = env[apiKeyEnv!];
-    if (fromEnv === undefined || fromEnv === "") {
+    if ((fromEnv === undefined || fromEnv === "") && o.requireKeys !== false) {
       problems.push(`${source}: models[${i}].apiKeyEnv: environment variable ${apiKeyEnv} is not set`);
     }
-    return { ...rest, apiKey: fromEnv ?? "" };
+    return { ...rest, apiKey: fromEnv ?? "", apiKeyEnv: apiKeyEnv! };
   });
   const workdir = result.data.aep?.workdir;
   if (workdir !== undefined && !isDirectory(workdir))

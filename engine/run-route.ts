@@ -5,12 +5,21 @@ import type { RequestedModel } from "../proto/gen/agent/v1/agent_pb.js";
 import type { RunRoute } from "../transport/agent-backend.js";
 import type { ModelConfig } from "./config.js";
 
-export function routeRun(models: readonly ModelConfig[], requested: RequestedModel | undefined): RunRoute {
-  if (models.some((m) => m.id === (requested?.modelId ?? ""))) return "local";
+/** Where a run goes and why, in the words of the routing log line. */
+export interface RouteDecision {
+  route: RunRoute;
+  reason: string;
+}
+
+export function routeRun(models: readonly ModelConfig[], requested: RequestedModel | undefined): RouteDecision {
+  const modelId = requested?.modelId ?? "";
+  if (models.some((m) => m.id === modelId)) return { route: "local", reason: "configured model" };
   const credentials = requested?.credentials;
-  if (credentials?.case === "apiKeyCredentials") return credentials.value.apiKey ? "local" : "upstream";
   // Azure and Bedrock credentials are the user's own too: run setup answers them (or says why it cannot).
-  return credentials?.case ? "local" : "upstream";
+  const ownKey =
+    credentials?.case === "apiKeyCredentials" ? credentials.value.apiKey !== "" : Boolean(credentials?.case);
+  if (ownKey) return { route: "local", reason: "user key" };
+  return { route: "upstream", reason: `upstream (model ${JSON.stringify(modelId)} is not configured)` };
 }
 
 /**

@@ -10,10 +10,15 @@ const root = new URL("../../", import.meta.url).pathname;
 const version = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
 
 function byok(...args: string[]) {
+  return byokWith({}, ...args);
+}
+
+function byokWith(env: Record<string, string>, ...args: string[]) {
   const run = spawnSync(process.execPath, ["--import", "tsx", "bin/byok.ts", ...args], {
     cwd: root,
     encoding: "utf8",
     timeout: 15000,
+    env: { ...process.env, ...env },
   });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
@@ -24,8 +29,17 @@ describe("byok CLI", () => {
       const run = byok(...args);
       expect(run).to.include({ status: 0, stderr: "" });
       expect(run.stdout).to.match(/^Usage: byok <command>/);
-      for (const flag of ["--host", "--port", "--data-dir", "--config", "--upstream", "--aep-port", "help"])
-        expect(run.stdout).to.contain(flag);
+      const flags = [
+        "--host",
+        "--port",
+        "--data-dir",
+        "--config",
+        "--upstream",
+        "--aep-port",
+        "--log-level",
+        "--offline",
+      ];
+      for (const flag of [...flags, "doctor", "init", "help"]) expect(run.stdout).to.contain(flag);
     });
   }
 
@@ -63,7 +77,18 @@ describe("byok CLI", () => {
     ["no command", [], "missing command"],
     ["an unknown command", ["launch"], 'unknown command "launch"'],
     ["two commands", ["serve", "diagrams"], "too many arguments"],
-    ["a serve option on diagrams", ["diagrams", "--port", "1"], "--port is an option of serve"],
+    [
+      "a serve option on diagrams",
+      ["diagrams", "--port", "1"],
+      "--port is an option of serve and doctor, not of diagrams",
+    ],
+    ["a doctor option on serve", ["serve", "--offline"], "--offline is an option of doctor, not of serve"],
+    [
+      "an unknown log level",
+      ["serve", "--log-level", "loud"],
+      '--log-level expects one of trace, debug, info, warn, error, fatal, silent, got "loud"',
+    ],
+    ["an unknown log format", ["serve", "--log-format", "xml"], '--log-format expects one of json, pretty, got "xml"'],
   ];
   for (const [what, args, message] of usageErrors) {
     it(`exits 2 with one line and the usage on ${what}`, () => {
@@ -74,6 +99,16 @@ describe("byok CLI", () => {
       expect(run.stdout).to.equal("");
     });
   }
+
+  it("names BYOK_LOG_LEVEL when its value is not a level, and --log-level wins over it", () => {
+    const run = byokWith({ BYOK_LOG_LEVEL: "chatty" }, "serve", "--port", "0");
+    expect(run.status).to.equal(2);
+    expect(run.stderr).to.match(
+      /^byok: BYOK_LOG_LEVEL expects one of trace, debug, info, warn, error, fatal, silent, got "chatty"\n/,
+    );
+    const flagWins = byokWith({ BYOK_LOG_LEVEL: "chatty" }, "serve", "--log-level", "loud");
+    expect(flagWins.stderr).to.match(/^byok: --log-level expects one of .*, got "loud"\n/);
+  });
 
   it("exits 2 with the config error, without the key, on a bad config", () => {
     const dir = mkdtempSync(join(tmpdir(), "byok-cli-"));
@@ -95,15 +130,13 @@ describe("byok CLI", () => {
     expect(run.stderr).to.contain("/nonexistent/byok.yaml: cannot read config file (ENOENT)");
   });
 
-  it("serve prints one listening line, answers health, and exits 0 on SIGTERM", async () => {
+  it("serve prints its listening line and banner, answers health, and exits 0 on SIGTERM", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "byok-serve-"));
     const child = spawn(
       process.execPath,
       ["--import", "tsx", "bin/byok.ts", "serve", "--port", "0", "--data-dir", dataDir],
-      {
-        cwd: root,
-        stdio: ["ignore", "pipe", "pipe"],
-      },
+      // No default config file of the machine's user is read: XDG_CONFIG_HOME points at an empty directory.
+      { cwd: root, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, XDG_CONFIG_HOME: dataDir } },
     );
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     let stdout = "";
@@ -119,7 +152,17 @@ describe("byok CLI", () => {
     expect(health.status).to.equal(200);
     child.kill("SIGTERM");
     expect(await exited).to.equal(0);
-    expect(stdout.trim().split("\n")).to.have.length(1);
+    expect(stdout.split("\n")).to.deep.equal([
+      `byok-gateway listening on ${url}`,
+      `  Cursor:             cursor --test-backend-url=${url}`,
+      "  Anthropic endpoint: off (no anthropicEndpoint)",
+      "  AEP v1:             off (no --aep-port or aep.port)",
+      `  status page:        ${url}/__byok/`,
+      "  models:             none configured: every run goes to the upstream",
+      "  config:             none",
+      `  data dir:           ${dataDir}`,
+      "",
+    ]);
     rmSync(dataDir, { recursive: true, force: true });
   });
 });

@@ -66,6 +66,7 @@ describe("gateway config", () => {
         provider: "anthropic",
         baseUrl: "https://api.anthropic.com",
         apiKey: "env-key",
+        apiKeyEnv: "ANTHROPIC_KEY_FOR_TEST",
         model: "claude-sonnet-4-5",
       },
     ]);

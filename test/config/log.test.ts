@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { createJsonLogger } from "../../log/logger.js";
+import { createJsonLogger, createLogger, withFields } from "../../log/logger.js";
 
 function capture() {
   const lines: string[] = [];
@@ -24,7 +24,7 @@ describe("JSON-lines logger", () => {
     ]);
   });
 
-  it("drops credential-named keys at any depth", () => {
+  it("censors credential-named keys at any depth", () => {
     const { log, lines, records } = capture();
     log.info("request", {
       authorization: "Bearer a",
@@ -37,11 +37,37 @@ describe("JSON-lines logger", () => {
       },
       model: { id: "gpt", apiKey: "g", api_key: "h" },
       list: [{ apiKey: "i", ok: 1 }],
+      l1: { l2: { l3: { l4: { l5: { x_byok_token: "j", accessToken: "k", client_secret: "l", input_tokens: 3 } } } } },
     });
     const joined = lines.join("");
-    for (const leaked of ["Bearer a", "Bearer b", '"c"', '"d"', '"e"', '"g"', '"h"', '"i"'])
+    for (const leaked of ["Bearer a", "Bearer b", '"c"', '"d"', '"e"', '"g"', '"h"', '"i"', '"j"', '"k"', '"l"'])
       expect(joined).not.to.contain(leaked);
-    expect(records()[0]).to.deep.include({ headers: { "content-type": "f" }, model: { id: "gpt" }, list: [{ ok: 1 }] });
+    expect(records()[0]).to.deep.include({
+      authorization: "[redacted]",
+      headers: {
+        Authorization: "[redacted]",
+        "x-api-key": "[redacted]",
+        "Proxy-Authorization": "[redacted]",
+        cookie: "[redacted]",
+        "content-type": "f",
+      },
+      model: { id: "gpt", apiKey: "[redacted]", api_key: "[redacted]" },
+      list: [{ apiKey: "[redacted]", ok: 1 }],
+      l1: {
+        l2: {
+          l3: {
+            l4: {
+              l5: {
+                x_byok_token: "[redacted]",
+                accessToken: "[redacted]",
+                client_secret: "[redacted]",
+                input_tokens: 3,
+              },
+            },
+          },
+        },
+      },
+    });
   });
 
   it("renders errors, bigints and dates readably", () => {
@@ -62,5 +88,37 @@ describe("JSON-lines logger", () => {
     const shared = { x: 1 };
     log.info("cycle", { a, left: shared, right: shared });
     expect(records()[0]).to.deep.include({ a: { name: "a", self: "[circular]" }, left: { x: 1 }, right: { x: 1 } });
+  });
+
+  it("writes nothing below its level", () => {
+    const lines: string[] = [];
+    const log = createLogger({ level: "warn", out: { write: (line: string) => lines.push(line) } });
+    log.info("quiet");
+    log.warn("loud");
+    expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg)).to.deep.equal(["loud"]);
+  });
+
+  it("binds fields to every line, a line's own field winning", () => {
+    const { log, records } = capture();
+    const run = withFields(log, { request_id: "r1", model: "gpt" });
+    run.info("a");
+    run.error("b", { model: "provider-name" });
+    expect(records()).to.deep.include.members([
+      { time: "2026-01-02T03:04:05.000Z", level: "info", msg: "a", request_id: "r1", model: "gpt" },
+      { time: "2026-01-02T03:04:05.000Z", level: "error", msg: "b", request_id: "r1", model: "provider-name" },
+    ]);
+  });
+
+  it("renders one readable line per record in the pretty form, credentials censored", () => {
+    const lines: string[] = [];
+    const log = createLogger({
+      format: "pretty",
+      out: { write: (line: string) => lines.push(line) },
+      now: () => new Date(2026, 0, 2, 3, 4, 5),
+    });
+    log.warn("relay", { status: 502, headers: { authorization: "Bearer secret-value" } });
+    expect(lines).to.deep.equal([
+      '[03:04:05.000] WARN: relay {"status":502,"headers":{"authorization":"[redacted]"}}\n',
+    ]);
   });
 });

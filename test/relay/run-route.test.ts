@@ -12,7 +12,7 @@ const models = [
 describe("routeRun", () => {
   it("serves configured models and requests carrying the user's own credentials here, all else upstream", () => {
     const route = (init: Parameters<typeof create<typeof RequestedModelSchema>>[1]) =>
-      routeRun(models, create(RequestedModelSchema, init));
+      routeRun(models, create(RequestedModelSchema, init)).route;
     expect(route({ modelId: "mine" })).to.equal("local");
     expect(route({ modelId: "gpt-x", credentials: { case: "apiKeyCredentials", value: { apiKey: "sk" } } })).to.equal(
       "local",
@@ -23,7 +23,17 @@ describe("routeRun", () => {
       "upstream",
     );
     expect(route({ modelId: "composer-1" })).to.equal("upstream");
-    expect(routeRun(models, undefined)).to.equal("upstream");
+    expect(routeRun(models, undefined).route).to.equal("upstream");
+  });
+
+  it("says why, in the words of the routing log line", () => {
+    const reason = (init: Parameters<typeof create<typeof RequestedModelSchema>>[1]) =>
+      routeRun(models, create(RequestedModelSchema, init)).reason;
+    expect(reason({ modelId: "mine" })).to.equal("configured model");
+    expect(reason({ modelId: "gpt-x", credentials: { case: "apiKeyCredentials", value: { apiKey: "sk" } } })).to.equal(
+      "user key",
+    );
+    expect(reason({ modelId: "gpt-4.1-typo" })).to.equal('upstream (model "gpt-4.1-typo" is not configured)');
   });
 });
 

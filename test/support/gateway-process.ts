@@ -14,6 +14,8 @@ export interface GatewayProcessOptions {
   upstream?: string;
   /** The --host to bind (default 127.0.0.1); the returned url always names 127.0.0.1 for a wildcard address. */
   host?: string;
+  /** More `serve` flags, e.g. ["--log-format", "pretty"]. */
+  args?: string[];
   /** Added to the parent's environment. */
   env?: Record<string, string>;
   /** Script to run instead of bin/byok.ts (relative to the repository root); the harness's own tests use it. */
@@ -58,6 +60,7 @@ export async function startGatewayProcess(opts: GatewayProcessOptions): Promise<
     "--config",
     configFile,
     ...(opts.upstream ? ["--upstream", opts.upstream] : []),
+    ...(opts.args ?? []),
   ];
   const child = spawn(process.execPath, args, {
     cwd: repoRoot,

@@ -1,0 +1,62 @@
+// `byok serve`: start the gateway from the command line's values, announce it, and stop it cleanly on a signal.
+import type { GatewayConfig } from "../engine/config.js";
+import type { LogFormat, LogLevel } from "../log/levels.js";
+import { createLogger } from "../log/logger.js";
+import { startupBanner } from "./banner.js";
+
+export interface ServeOptions {
+  host: string;
+  port: number;
+  aepPort: number | undefined;
+  upstream: string;
+  dataDir: string;
+  config: GatewayConfig;
+  configFile: string | undefined;
+  logLevel: LogLevel;
+  logFormat: LogFormat;
+}
+
+/** Signals closer together than this are one request to stop. */
+const REPEATED_SIGNAL_MS = 1000;
+
+export async function serve(o: ServeOptions): Promise<void> {
+  const log = createLogger({ level: o.logLevel, format: o.logFormat, colorize: Boolean(process.stderr.isTTY) });
+  const { startGateway } = await import("../engine/gateway.js");
+  const gateway = await startGateway({
+    host: o.host,
+    port: o.port,
+    dataDir: o.dataDir,
+    config: o.config,
+    ...(o.configFile === undefined ? {} : { configFile: o.configFile }),
+    upstream: o.upstream,
+    log,
+    ...(o.aepPort === undefined ? {} : { aepPort: o.aepPort }),
+  });
+  // The AEP line comes first: whoever waits for the listening line may read the AEP one already.
+  if (gateway.aepUrl) process.stdout.write(`byok-gateway AEP v1 listening on ${gateway.aepUrl}\n`);
+  process.stdout.write(`byok-gateway listening on ${gateway.url}\n`);
+  process.stdout.write(
+    startupBanner({ ...o, url: gateway.url, ...(gateway.aepUrl ? { aepUrl: gateway.aepUrl } : {}) }),
+  );
+
+  let stoppingSince: number | undefined;
+  const stop = (signal: NodeJS.Signals) => {
+    // A second signal while closing means the user wants out now, unless it is the first one delivered twice: a
+    // terminal's Ctrl-C reaches the whole process group, and `npm start` forwards its own copy as well.
+    if (stoppingSince !== undefined) {
+      if (Date.now() - stoppingSince > REPEATED_SIGNAL_MS) process.exit(1);
+      return;
+    }
+    stoppingSince = Date.now();
+    log.info("shutting down", { signal });
+    gateway.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error("shutdown failed", { error: err });
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+}
