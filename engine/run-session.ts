@@ -11,6 +11,7 @@ import { projectHistory, type CanonicalMessage } from "../providers/messages.js"
 import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
 import { addUsage } from "../providers/usage.js";
 import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../cursor/checkpoint-builder.js";
+import { referencedBlobs } from "../cursor/attachments.js";
 import { frames } from "../cursor/frames.js";
 import { tokenBreakdown } from "../cursor/token-breakdown.js";
 import { StaleCheckpointError, type NewMessage, type Store } from "../store/index.js";
@@ -20,12 +21,16 @@ import { resolveModel, type ResolvedModel } from "./models.js";
 import { RunSetupError } from "./run-errors.js";
 import {
   appendRuntimeMessage,
+  attachmentBlobs,
   loadHistory,
   loadResumedTurn,
   modeAssets,
   pendingRound,
   readRunRequest,
+  refuseImages,
   rootIds,
+  storePreFetched,
+  unusedRequestFields,
   type RunRequestFacts,
 } from "./run-setup.js";
 import type { HistoryCache } from "./history-cache.js";
@@ -91,9 +96,11 @@ export class RunSession {
     const { state, action } = this.facts;
     // Roots the history cache holds decoded are stored (garbage collection clears the cache when it deletes).
     const cached = this.deps.history.prefix(this.conversationId, rootIds(state)).messages.length;
+    await storePreFetched(this.deps.store, this.request);
+    if (action.kind === "userMessage") refuseImages(action.userMessage, this.request.requestedModel?.modelId ?? "");
     return this.deps.store.missingBlobs([
       ...state.rootPromptMessagesJson.slice(cached),
-      ...(action.kind === "resume" ? [action.turnId] : []),
+      ...(action.kind === "resume" ? [action.turnId] : referencedBlobs(action.userMessage)),
     ]);
   }
 
@@ -130,10 +137,13 @@ export class RunSession {
     const builder = new CheckpointBuilder(this.facts.state, system, start, this.requestId);
     this.prepared = { model, mode, adapter, builder, toolDefinitionsJson: JSON.stringify(mode.tools) };
     if (action.kind === "userMessage") {
+      const unused = unusedRequestFields(this.facts, this.request.action);
+      if (unused.length) this.deps.log.info("request context not used yet", { request_id: this.requestId, unused });
       const runtime = await appendRuntimeMessage(
         store,
         this.facts,
-        action.userMessage.text,
+        action.userMessage,
+        await attachmentBlobs(store, action.userMessage),
         this.requestId,
         mode,
         new Date(),
