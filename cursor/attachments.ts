@@ -56,7 +56,7 @@ export function referencedBlobs(m: UserMessage): Uint8Array[] {
   const ids: Array<Uint8Array | undefined> = [
     m.textBlobId,
     ...(c?.extraContextEntries ?? []).map((e) => (e.dataOrBlobId.case === "blobId" ? e.dataOrBlobId.value : undefined)),
-    ...(c?.externalLinks ?? []).map((l) => l.blobId),
+    ...(c?.externalLinks ?? []).map((l) => (l.pdfContent === undefined ? l.blobId : undefined)),
     ...(c?.gitPrDiffSelections ?? []).map((d) => (d.diffContent === undefined ? d.blobId : undefined)),
     ...(c?.selectedPullRequests ?? []).map((p) => p.blobId),
   ];

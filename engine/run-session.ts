@@ -20,6 +20,7 @@ import type { Logger } from "../log/logger.js";
 import { resolveModel, type ResolvedModel } from "./models.js";
 import { RunSetupError } from "./run-errors.js";
 import {
+  anchoredFacts,
   appendRuntimeMessage,
   attachmentBlobs,
   loadHistory,
@@ -59,7 +60,8 @@ type Assistant = Extract<CanonicalMessage, { role: "assistant" }>;
 type ToolResult = Extract<CanonicalMessage, { role: "tool" }>;
 
 export class RunSession {
-  readonly facts: RunRequestFacts;
+  /** What the run_request says; an edited message's checkpoint is replaced by its anchor before anything is loaded. */
+  private facts: RunRequestFacts;
   /** What `prepare` settles for the rest of the run; every later step needs it. */
   private prepared: Prepared | undefined;
   private history: CanonicalMessage[] = [];
@@ -93,6 +95,15 @@ export class RunSession {
   /** History roots, plus the turn a resume continues, that the store lacks: they come from the client
    * (docs/protocol/cursor-run.md §3.5). */
   async findMissingBlobs(): Promise<Uint8Array[]> {
+    const sent = this.facts.state;
+    this.facts = await anchoredFacts(this.deps.store, this.facts);
+    if (this.facts.state !== sent)
+      this.deps.log.info("edited message branches from its anchor", {
+        request_id: this.requestId,
+        conversation_id: this.conversationId,
+        turns: this.facts.state.turns.length,
+        abandoned_turns: sent.turns.length - this.facts.state.turns.length,
+      });
     const { state, action } = this.facts;
     // Roots the history cache holds decoded are stored (garbage collection clears the cache when it deletes).
     const cached = this.deps.history.prefix(this.conversationId, rootIds(state)).messages.length;

@@ -1,7 +1,7 @@
 // Setting a run up from its run_request (docs/protocol/cursor-run.md §1.1, §8.1–§8.2, §8.6, §8.7): which model and
 // mode, the history the client's checkpoint references, and the one runtime user message of this run, appended exactly
 // once.
-import { create, fromBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
   AgentMode,
   type ConversationAction,
@@ -174,6 +174,19 @@ export async function loadHistory(
   }
   cache.remember(conversationId, ids, { messages, sizes });
   return messages.slice(1);
+}
+
+/**
+ * An edited message — its message_id seen before in this conversation — is built on the checkpoint it was first sent
+ * on, whatever later checkpoint the client sends: the history is cut back to the message's anchor and the abandoned
+ * branch stays in the store until garbage collection (docs/protocol/cursor-run.md §12.1).
+ */
+export async function anchoredFacts(store: Store, facts: RunRequestFacts): Promise<RunRequestFacts> {
+  if (facts.action.kind !== "userMessage" || !facts.action.userMessage.messageId) return facts;
+  const sent = toBinary(ConversationStateStructureSchema, facts.state);
+  const base = await store.anchorInput(facts.conversationId, facts.action.userMessage.messageId, sent);
+  if (Buffer.from(base).equals(sent)) return facts;
+  return { ...facts, state: fromBinary(ConversationStateStructureSchema, base) };
 }
 
 /** pre_fetched_blobs are stored like fetched ones, after the same SHA-256 check (docs/protocol/cursor-run.md §3.3). */
