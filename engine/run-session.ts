@@ -19,19 +19,14 @@ import type { ModelConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
 import { resolveModel, type ResolvedModel } from "./models.js";
 import { RunSetupError } from "./run-errors.js";
+import { admitRequest, appendRuntimeMessage } from "./run-context.js";
 import {
-  anchoredFacts,
-  appendRuntimeMessage,
-  attachmentBlobs,
   loadHistory,
   loadResumedTurn,
   modeAssets,
   pendingRound,
   readRunRequest,
-  refuseImages,
   rootIds,
-  storePreFetched,
-  unusedRequestFields,
   type RunRequestFacts,
 } from "./run-setup.js";
 import type { HistoryCache } from "./history-cache.js";
@@ -92,23 +87,13 @@ export class RunSession {
     return this.facts.conversationId;
   }
 
-  /** History roots, plus the turn a resume continues, that the store lacks: they come from the client
-   * (docs/protocol/cursor-run.md §3.5). */
+  /** Once the request is admitted (engine/run-context.ts): the history roots, the turn a resume continues and the blobs
+   * the user message refers to that the store lacks; they come from the client (docs/protocol/cursor-run.md §3.5). */
   async findMissingBlobs(): Promise<Uint8Array[]> {
-    const sent = this.facts.state;
-    this.facts = await anchoredFacts(this.deps.store, this.facts);
-    if (this.facts.state !== sent)
-      this.deps.log.info("edited message branches from its anchor", {
-        request_id: this.requestId,
-        conversation_id: this.conversationId,
-        turns: this.facts.state.turns.length,
-        abandoned_turns: sent.turns.length - this.facts.state.turns.length,
-      });
+    this.facts = await admitRequest(this.deps, this.facts, this.request, this.requestId);
     const { state, action } = this.facts;
     // Roots the history cache holds decoded are stored (garbage collection clears the cache when it deletes).
     const cached = this.deps.history.prefix(this.conversationId, rootIds(state)).messages.length;
-    await storePreFetched(this.deps.store, this.request);
-    if (action.kind === "userMessage") refuseImages(action.userMessage, this.request.requestedModel?.modelId ?? "");
     return this.deps.store.missingBlobs([
       ...state.rootPromptMessagesJson.slice(cached),
       ...(action.kind === "resume" ? [action.turnId] : referencedBlobs(action.userMessage)),
@@ -148,16 +133,13 @@ export class RunSession {
     const builder = new CheckpointBuilder(this.facts.state, system, start, this.requestId);
     this.prepared = { model, mode, adapter, builder, toolDefinitionsJson: JSON.stringify(mode.tools) };
     if (action.kind === "userMessage") {
-      const unused = unusedRequestFields(this.facts, this.request.action);
-      if (unused.length) this.deps.log.info("request context not used yet", { request_id: this.requestId, unused });
       const runtime = await appendRuntimeMessage(
-        store,
+        this.deps,
         this.facts,
         action.userMessage,
-        await attachmentBlobs(store, action.userMessage),
+        this.request,
         this.requestId,
         mode,
-        new Date(),
       );
       this.pushHistory(runtime);
       builder.addRoot(runtime);

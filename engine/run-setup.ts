@@ -1,12 +1,8 @@
-// Setting a run up from its run_request (docs/protocol/cursor-run.md §1.1, §8.1–§8.2, §8.6, §8.7): which model and
-// mode, the history the client's checkpoint references, and the one runtime user message of this run, appended exactly
-// once.
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+// Setting a run up from its run_request (docs/protocol/cursor-run.md §1.1, §8.1–§8.2, §8.7, §11): which model and
+// mode, and the history the client's checkpoint references (the runtime message is engine/run-context.ts).
+import { create, fromBinary } from "@bufbuild/protobuf";
 import {
   AgentMode,
-  type ConversationAction,
-  ConversationActionSchema,
-  RequestContextSchema,
   ConversationStateStructureSchema,
   ConversationTurnStructureSchema,
   type ConversationTurnStructure,
@@ -16,19 +12,9 @@ import {
   type UserMessage,
 } from "../proto/gen/agent/v1/agent_pb.js";
 import type { ModeAssets, PromptAssets } from "../prompt/assets.js";
-import { formatRequestContext, type RequestContextParts, renderRuntime } from "../prompt/render.js";
-import {
-  referencedBlobs,
-  renderAttachments,
-  selectedImages,
-  setFields,
-  textAttachments,
-  unusedContext,
-  userQuery,
-} from "../cursor/attachments.js";
 import type { CanonicalMessage } from "../providers/messages.js";
 import { decodeRootMessage, RootMessageError } from "../cursor/root-messages.js";
-import { BlobIntegrityError, type Store } from "../store/index.js";
+import type { Store } from "../store/index.js";
 import type { HistoryCache } from "./history-cache.js";
 import { RunSetupError } from "./run-errors.js";
 
@@ -174,128 +160,4 @@ export async function loadHistory(
   }
   cache.remember(conversationId, ids, { messages, sizes });
   return messages.slice(1);
-}
-
-/**
- * An edited message — its message_id seen before in this conversation — is built on the checkpoint it was first sent
- * on, whatever later checkpoint the client sends: the history is cut back to the message's anchor and the abandoned
- * branch stays in the store until garbage collection (docs/protocol/cursor-run.md §12.1).
- */
-export async function anchoredFacts(store: Store, facts: RunRequestFacts): Promise<RunRequestFacts> {
-  if (facts.action.kind !== "userMessage" || !facts.action.userMessage.messageId) return facts;
-  const sent = toBinary(ConversationStateStructureSchema, facts.state);
-  const base = await store.anchorInput(facts.conversationId, facts.action.userMessage.messageId, sent);
-  if (Buffer.from(base).equals(sent)) return facts;
-  return { ...facts, state: fromBinary(ConversationStateStructureSchema, base) };
-}
-
-/** pre_fetched_blobs are stored like fetched ones, after the same SHA-256 check (docs/protocol/cursor-run.md §3.3). */
-export async function storePreFetched(store: Store, req: AgentRunRequest): Promise<void> {
-  if (req.preFetchedBlobs.length === 0) return;
-  try {
-    await store.putBlobs(req.preFetchedBlobs.map((b) => ({ id: b.id, data: b.value })));
-  } catch (e) {
-    if (e instanceof BlobIntegrityError) throw new RunSetupError(`pre_fetched_blobs: ${e.message}`, "invalid_argument");
-    throw e;
-  }
-}
-
-/** Images reach no provider yet; refusing names the model rather than dropping what the user attached. */
-export function refuseImages(userMessage: UserMessage, modelId: string): void {
-  const [first, ...more] = selectedImages(userMessage);
-  if (!first) return;
-  const what = more.length ? `${more.length + 1} attached images` : `the attached image ${first.path || "(unnamed)"}`;
-  throw new RunSetupError(
-    `model ${JSON.stringify(modelId)} cannot take ${what}: byok-gateway does not send images to providers yet`,
-    "invalid_argument",
-  );
-}
-
-/** The text of each blob the user message refers to (stored or just fetched), read as UTF-8. */
-export async function attachmentBlobs(store: Store, userMessage: UserMessage): Promise<(id: Uint8Array) => string> {
-  const ids = referencedBlobs(userMessage);
-  const texts = new Map<string, string>();
-  const decoder = new TextDecoder("utf-8", { fatal: true });
-  const blobs = await store.getBlobs(ids);
-  blobs.forEach((bytes, i) => {
-    const key = hex(ids[i]!);
-    if (!bytes) throw new RunSetupError(`attachment blob ${key} is neither stored nor provided`, "invalid_argument");
-    try {
-      texts.set(key, decoder.decode(bytes));
-    } catch {
-      throw new RunSetupError(`attachment blob ${key} is not UTF-8 text`, "invalid_argument");
-    }
-  });
-  return (id) => texts.get(hex(id))!;
-}
-
-/** The request context compiled into the runtime message (docs/protocol/cursor-run.md §8.7 order). */
-function requestContextParts(ctx: RequestContext | undefined): RequestContextParts {
-  if (!ctx) return {};
-  const env = ctx.env;
-  return {
-    ...(env
-      ? {
-          os: env.osVersion,
-          shell: env.shell,
-          workspacePaths: env.workspacePaths,
-          terminalsFolder: env.terminalsFolder,
-          timeZone: env.timeZone,
-        }
-      : {}),
-    gitStatus: ctx.gitRepos
-      .map((r) => [`Repository: ${r.path}`, ...(r.branchName ? [`Branch: ${r.branchName}`] : []), r.status].join("\n"))
-      .join("\n\n"),
-    rules: ctx.rules.map((r) => r.content),
-    skills: ctx.agentSkills.map((k) => `${k.fullPath}: ${k.description}`),
-    subagents: ctx.customSubagents.map((a) => `${a.name}: ${a.description}`),
-    mcpInstructions: ctx.mcpInstructions.map((m) => ({ server: m.serverName, instructions: m.instructions })),
-  };
-}
-
-/** RequestContext fields the runtime message uses; others present are reported once as unused. */
-const REQUEST_CONTEXT_USED = new Set([
-  "env",
-  "rules",
-  "git_repos",
-  "agent_skills",
-  "custom_subagents",
-  "mcp_instructions",
-]);
-
-/** What the request carries that the gateway does not use yet, by field name (docs/protocol/cursor-run.md §2.6). */
-export function unusedRequestFields(facts: RunRequestFacts, action: ConversationAction | undefined): string[] {
-  const ctx = facts.requestContext;
-  return [
-    ...(action ? setFields(ConversationActionSchema, action, () => false, "action") : []),
-    ...(facts.action.kind === "userMessage" ? unusedContext(facts.action.userMessage) : []),
-    ...(ctx ? setFields(RequestContextSchema, ctx, (n) => !REQUEST_CONTEXT_USED.has(n), "request_context") : []),
-  ];
-}
-
-/** The run's single runtime user message, rendered once; a replay of the same request gets the stored bytes. */
-export async function appendRuntimeMessage(
-  store: Store,
-  facts: RunRequestFacts,
-  userMessage: UserMessage,
-  blobText: (id: Uint8Array) => string,
-  requestId: string,
-  mode: ModeAssets,
-  now: Date,
-): Promise<CanonicalMessage> {
-  const content = renderRuntime(mode.runtimeTemplate, {
-    requestContext: formatRequestContext(requestContextParts(facts.requestContext)),
-    selectedContext: renderAttachments(textAttachments(userMessage, blobText)),
-    timestamp: now.toISOString(),
-    userQuery: userQuery(userMessage, blobText),
-  });
-  const eventId = `run-request:${requestId}`;
-  const message: CanonicalMessage = { role: "user", content, origin: "runtime", eventId };
-  const stored = await store.appendRuntimeMessageOnce(
-    facts.conversationId,
-    requestId,
-    eventId,
-    JSON.stringify(message),
-  );
-  return JSON.parse(stored.body) as CanonicalMessage;
 }
