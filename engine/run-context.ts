@@ -10,6 +10,7 @@ import {
   type RequestContext,
   RequestContextSchema,
   type UserMessage,
+  UserMessageActionSchema,
 } from "../proto/gen/agent/v1/agent_pb.js";
 import type { ModeAssets } from "../prompt/assets.js";
 import { formatRequestContext, type RequestContextParts, renderRuntime } from "../prompt/render.js";
@@ -147,11 +148,16 @@ const REQUEST_CONTEXT_USED = new Set([
   "mcp_instructions",
 ]);
 
+const ACTION_USED = new Set(["user_message", "request_context"]);
+
 /** What the request carries that the gateway does not use yet, by field name (docs/protocol/cursor-run.md §2.6). */
 function unusedRequestFields(facts: RunRequestFacts, action: ConversationAction | undefined): string[] {
   const ctx = facts.requestContext;
   return [
     ...(action ? setFields(ConversationActionSchema, action, () => false, "action") : []),
+    ...(action?.action.case === "userMessageAction"
+      ? setFields(UserMessageActionSchema, action.action.value, (n) => !ACTION_USED.has(n), "user_message_action")
+      : []),
     ...(facts.action.kind === "userMessage" ? unusedContext(facts.action.userMessage) : []),
     ...(ctx ? setFields(RequestContextSchema, ctx, (n) => !REQUEST_CONTEXT_USED.has(n), "request_context") : []),
   ];
