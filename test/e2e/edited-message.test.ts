@@ -21,7 +21,7 @@ const withMessageId = (messageId: string) => (r: AgentRunRequest) => {
 };
 
 describe("e2e: an edited message branches from its anchor", function () {
-  this.timeout(30_000);
+  this.timeout(60_000);
   let fake: FakeOpenAI;
   let dataDir: string;
 
