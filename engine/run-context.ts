@@ -194,3 +194,30 @@ export async function appendRuntimeMessage(
   );
   return JSON.parse(stored.body) as CanonicalMessage;
 }
+
+/** What the projected history is made of, for the checkpoint's context breakdown (docs/protocol/cursor-run.md §9). */
+export interface ProjectedParts {
+  rules: string;
+  skills: string;
+  mcp: string;
+  subagents: string;
+  /** UTF-16 length of everything else. */
+  conversationCharacters: number;
+}
+
+const SECTION_TAGS = { rules: "rules", skills: "skills", mcp: "mcp_instructions", subagents: "subagents" } as const;
+
+/** Rules, skills, MCP instructions and subagents ride in the runtime messages' sections of those names (§8.7);
+ * everything else projected counts as conversation. */
+export function addProjected(parts: ProjectedParts, m: CanonicalMessage): ProjectedParts {
+  const text =
+    m.role === "assistant" ? m.text + (m.thinking ?? "") + m.toolCalls.map((c) => c.argumentsJson).join("") : m.content;
+  const runtime = m.role === "user" && m.origin === "runtime";
+  const next = { ...parts, conversationCharacters: parts.conversationCharacters + text.length };
+  for (const [key, tag] of Object.entries(SECTION_TAGS) as Array<[keyof typeof SECTION_TAGS, string]>) {
+    const section = runtime ? (new RegExp(`<${tag}>\\n([\\s\\S]*?)\\n</${tag}>`).exec(text)?.[1] ?? "") : "";
+    next[key] += section;
+    next.conversationCharacters -= section.length;
+  }
+  return next;
+}

@@ -19,7 +19,7 @@ import type { ModelConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
 import { resolveModel, type ResolvedModel } from "./models.js";
 import { RunSetupError } from "./run-errors.js";
-import { admitRequest, appendRuntimeMessage } from "./run-context.js";
+import { addProjected, admitRequest, appendRuntimeMessage, type ProjectedParts } from "./run-context.js";
 import {
   loadHistory,
   loadResumedTurn,
@@ -73,7 +73,7 @@ export class RunSession {
   private resultsWritten: Promise<void> = Promise.resolve();
   /** What the projected history is made of, kept as it grows, for the checkpoint's context breakdown
    * (docs/protocol/cursor-run.md §9). */
-  private projected = { rules: "", conversationCharacters: 0 };
+  private projected: ProjectedParts = { rules: "", skills: "", mcp: "", subagents: "", conversationCharacters: 0 };
 
   constructor(
     private readonly deps: RunDeps,
@@ -333,18 +333,8 @@ export class RunSession {
     for (const m of messages) this.account(m);
   }
 
-  /** Rules ride in runtime messages' <rules> section; everything else projected counts as conversation. */
   private account(m: CanonicalMessage): void {
-    const text =
-      m.role === "assistant"
-        ? m.text + (m.thinking ?? "") + m.toolCalls.map((c) => c.argumentsJson).join("")
-        : m.content;
-    const rules =
-      m.role === "user" && m.origin === "runtime" ? (/<rules>\n([\s\S]*?)\n<\/rules>/.exec(m.content)?.[1] ?? "") : "";
-    this.projected = {
-      rules: this.projected.rules + rules,
-      conversationCharacters: this.projected.conversationCharacters + text.length - rules.length,
-    };
+    this.projected = addProjected(this.projected, m);
   }
 
   private plan(

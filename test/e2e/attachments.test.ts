@@ -271,6 +271,19 @@ describe("e2e: attachments and request context reach the model", function () {
       expect(body).to.include(inJson(EXPECTED_CONTEXT));
       expect(body).to.include(inJson(`<user_query>\n${LONG_QUERY(endpoint)}\n</user_query>`));
 
+      // The checkpoint's context breakdown counts the request context's sections in their own categories.
+      const categories = new Map(
+        run.lastCheckpoint()!.tokenDetails!.breakdown!.categories.map((c) => [c.id, c.characterCount]),
+      );
+      expect(
+        Object.fromEntries(["rules", "skills", "mcp", "subagents"].map((id) => [id, categories.get(id)])),
+      ).to.deep.equal({
+        rules: "<rule>\nbe brief\n</rule>".length,
+        skills: "- skills/pdf/SKILL.md: read PDFs".length,
+        mcp: '<server name="docs">\nquery docs first\n</server>'.length,
+        subagents: "- reviewer: reviews diffs".length,
+      });
+
       fake.reply("second answer");
       const next = client.startRun({
         conversationId,
