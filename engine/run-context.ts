@@ -129,7 +129,13 @@ function requestContextParts(ctx: RequestContext | undefined): RequestContextPar
         }
       : {}),
     gitStatus: ctx.gitRepos
-      .map((r) => [`Repository: ${r.path}`, ...(r.branchName ? [`Branch: ${r.branchName}`] : []), r.status].join("\n"))
+      .map((r) =>
+        [
+          `Repository: ${r.path}`,
+          ...(r.branchName ? [`Branch: ${r.branchName}`] : []),
+          ...(r.status ? [r.status] : []),
+        ].join("\n"),
+      )
       .join("\n\n"),
     rules: ctx.rules.map((r) => r.content),
     skills: ctx.agentSkills.map((k) => `${k.fullPath}: ${k.description}`),
