@@ -15,6 +15,10 @@ export interface BreakdownInput {
   systemPrompt: string;
   toolDefinitions: string;
   rules: string;
+  /** The runtime messages' skills, MCP instructions and subagent definitions, when the requests carried them. */
+  skills?: string;
+  mcp?: string;
+  subagents?: string;
   /** UTF-16 length of everything else projected: user, assistant and tool content. */
   conversationCharacters: number;
 }
@@ -40,9 +44,9 @@ export function tokenBreakdown(input: BreakdownInput): PromptTokenBreakdownSnaps
     system_prompt: input.systemPrompt,
     tools: input.toolDefinitions,
     rules: input.rules,
-    skills: "",
-    mcp: "",
-    subagents: "",
+    skills: input.skills ?? "",
+    mcp: input.mcp ?? "",
+    subagents: input.subagents ?? "",
     summarized_conversation: "",
   };
   const estimates = FIXED.map(([id]) => estimateTokens(texts[id]));

@@ -11,6 +11,7 @@ import { projectHistory, type CanonicalMessage } from "../providers/messages.js"
 import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
 import { addUsage } from "../providers/usage.js";
 import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../cursor/checkpoint-builder.js";
+import { referencedBlobs } from "../cursor/attachments.js";
 import { frames } from "../cursor/frames.js";
 import { tokenBreakdown } from "../cursor/token-breakdown.js";
 import { StaleCheckpointError, type NewMessage, type Store } from "../store/index.js";
@@ -18,8 +19,8 @@ import type { ModelConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
 import { resolveModel, type ResolvedModel } from "./models.js";
 import { RunSetupError } from "./run-errors.js";
+import { addProjected, admitRequest, appendRuntimeMessage, type ProjectedParts } from "./run-context.js";
 import {
-  appendRuntimeMessage,
   loadHistory,
   loadResumedTurn,
   modeAssets,
@@ -54,7 +55,8 @@ type Assistant = Extract<CanonicalMessage, { role: "assistant" }>;
 type ToolResult = Extract<CanonicalMessage, { role: "tool" }>;
 
 export class RunSession {
-  readonly facts: RunRequestFacts;
+  /** What the run_request says; an edited message's checkpoint is replaced by its anchor before anything is loaded. */
+  private facts: RunRequestFacts;
   /** What `prepare` settles for the rest of the run; every later step needs it. */
   private prepared: Prepared | undefined;
   private history: CanonicalMessage[] = [];
@@ -71,7 +73,7 @@ export class RunSession {
   private resultsWritten: Promise<void> = Promise.resolve();
   /** What the projected history is made of, kept as it grows, for the checkpoint's context breakdown
    * (docs/protocol/cursor-run.md §9). */
-  private projected = { rules: "", conversationCharacters: 0 };
+  private projected: ProjectedParts = { rules: "", skills: "", mcp: "", subagents: "", conversationCharacters: 0 };
 
   constructor(
     private readonly deps: RunDeps,
@@ -85,15 +87,16 @@ export class RunSession {
     return this.facts.conversationId;
   }
 
-  /** History roots, plus the turn a resume continues, that the store lacks: they come from the client
-   * (docs/protocol/cursor-run.md §3.5). */
+  /** Once the request is admitted (engine/run-context.ts): the history roots, the turn a resume continues and the blobs
+   * the user message refers to that the store lacks; they come from the client (docs/protocol/cursor-run.md §3.5). */
   async findMissingBlobs(): Promise<Uint8Array[]> {
+    this.facts = await admitRequest(this.deps, this.facts, this.request, this.requestId);
     const { state, action } = this.facts;
     // Roots the history cache holds decoded are stored (garbage collection clears the cache when it deletes).
     const cached = this.deps.history.prefix(this.conversationId, rootIds(state)).messages.length;
     return this.deps.store.missingBlobs([
       ...state.rootPromptMessagesJson.slice(cached),
-      ...(action.kind === "resume" ? [action.turnId] : []),
+      ...(action.kind === "resume" ? [action.turnId] : referencedBlobs(action.userMessage)),
     ]);
   }
 
@@ -131,12 +134,12 @@ export class RunSession {
     this.prepared = { model, mode, adapter, builder, toolDefinitionsJson: JSON.stringify(mode.tools) };
     if (action.kind === "userMessage") {
       const runtime = await appendRuntimeMessage(
-        store,
+        this.deps,
         this.facts,
-        action.userMessage.text,
+        action.userMessage,
+        this.request,
         this.requestId,
         mode,
-        new Date(),
       );
       this.pushHistory(runtime);
       builder.addRoot(runtime);
@@ -330,18 +333,8 @@ export class RunSession {
     for (const m of messages) this.account(m);
   }
 
-  /** Rules ride in runtime messages' <rules> section; everything else projected counts as conversation. */
   private account(m: CanonicalMessage): void {
-    const text =
-      m.role === "assistant"
-        ? m.text + (m.thinking ?? "") + m.toolCalls.map((c) => c.argumentsJson).join("")
-        : m.content;
-    const rules =
-      m.role === "user" && m.origin === "runtime" ? (/<rules>\n([\s\S]*?)\n<\/rules>/.exec(m.content)?.[1] ?? "") : "";
-    this.projected = {
-      rules: this.projected.rules + rules,
-      conversationCharacters: this.projected.conversationCharacters + text.length - rules.length,
-    };
+    this.projected = addProjected(this.projected, m);
   }
 
   private plan(

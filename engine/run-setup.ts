@@ -1,6 +1,5 @@
-// Setting a run up from its run_request (docs/protocol/cursor-run.md §1.1, §8.1–§8.2, §8.6, §8.7): which model and
-// mode, the history the client's checkpoint references, and the one runtime user message of this run, appended exactly
-// once.
+// Setting a run up from its run_request (docs/protocol/cursor-run.md §1.1, §8.1–§8.2, §8.7, §11): which model and
+// mode, and the history the client's checkpoint references (the runtime message is engine/run-context.ts).
 import { create, fromBinary } from "@bufbuild/protobuf";
 import {
   AgentMode,
@@ -13,7 +12,6 @@ import {
   type UserMessage,
 } from "../proto/gen/agent/v1/agent_pb.js";
 import type { ModeAssets, PromptAssets } from "../prompt/assets.js";
-import { formatRequestContext, renderRuntime } from "../prompt/render.js";
 import type { CanonicalMessage } from "../providers/messages.js";
 import { decodeRootMessage, RootMessageError } from "../cursor/root-messages.js";
 import type { Store } from "../store/index.js";
@@ -162,41 +160,4 @@ export async function loadHistory(
   }
   cache.remember(conversationId, ids, { messages, sizes });
   return messages.slice(1);
-}
-
-/** The run's single runtime user message, rendered once; a replay of the same request gets the stored bytes. */
-export async function appendRuntimeMessage(
-  store: Store,
-  facts: RunRequestFacts,
-  userQuery: string,
-  requestId: string,
-  mode: ModeAssets,
-  now: Date,
-): Promise<CanonicalMessage> {
-  const env = facts.requestContext?.env;
-  const content = renderRuntime(mode.runtimeTemplate, {
-    requestContext: formatRequestContext({
-      ...(env
-        ? {
-            os: env.osVersion,
-            shell: env.shell,
-            workspacePaths: env.workspacePaths,
-            terminalsFolder: env.terminalsFolder,
-            timeZone: env.timeZone,
-          }
-        : {}),
-      rules: (facts.requestContext?.rules ?? []).map((r) => r.content),
-    }),
-    timestamp: now.toISOString(),
-    userQuery,
-  });
-  const eventId = `run-request:${requestId}`;
-  const message: CanonicalMessage = { role: "user", content, origin: "runtime", eventId };
-  const stored = await store.appendRuntimeMessageOnce(
-    facts.conversationId,
-    requestId,
-    eventId,
-    JSON.stringify(message),
-  );
-  return JSON.parse(stored.body) as CanonicalMessage;
 }

@@ -115,6 +115,10 @@ export interface RequestContextParts {
   timeZone?: string;
   gitStatus?: string;
   rules?: string[];
+  /** Skills and subagents the model may use, as one "name or path: description" line each. */
+  skills?: string[];
+  subagents?: string[];
+  mcpInstructions?: Array<{ server: string; instructions: string }>;
 }
 
 function present(text: string | undefined): text is string {
@@ -140,8 +144,8 @@ function tagged(tag: string, body: string): string {
   return `<${tag}>\n${body}\n</${tag}>`;
 }
 
-/** The request context section (docs/protocol/cursor-run.md §8.7 order: user_info → git_status → rules); only the parts
- * present. */
+/** The request context section (docs/protocol/cursor-run.md §8.7 order: user_info → git_status → rules → skills →
+ * subagents → MCP); only the parts present. */
 export function formatRequestContext(ctx: RequestContextParts): string {
   const sections: string[] = [];
   const userInfo = userInfoLines(ctx);
@@ -149,5 +153,16 @@ export function formatRequestContext(ctx: RequestContextParts): string {
   if (present(ctx.gitStatus)) sections.push(tagged("git_status", ctx.gitStatus.replace(/\n+$/, "")));
   const rules = (ctx.rules ?? []).filter(present).map((rule) => tagged("rule", rule.replace(/\n+$/, "")));
   if (rules.length > 0) sections.push(tagged("rules", rules.join("\n")));
+  const skills = (ctx.skills ?? []).filter(present);
+  if (skills.length > 0) sections.push(tagged("skills", skills.map((l) => `- ${l}`).join("\n")));
+  const subagents = (ctx.subagents ?? []).filter(present);
+  if (subagents.length > 0) sections.push(tagged("subagents", subagents.map((l) => `- ${l}`).join("\n")));
+  const mcp = (ctx.mcpInstructions ?? []).filter((m) => present(m.instructions));
+  if (mcp.length > 0) {
+    const blocks = mcp.map(
+      (m) => `<server name=${JSON.stringify(m.server)}>\n${m.instructions.replace(/\n+$/, "")}\n</server>`,
+    );
+    sections.push(tagged("mcp_instructions", blocks.join("\n")));
+  }
   return sections.join("\n\n");
 }

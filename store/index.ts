@@ -1,5 +1,6 @@
 import { dirname, join } from "node:path";
 import * as aepLedger from "./aep-ledger.js";
+import { anchorInput } from "./anchors.js";
 import type { AepInputRecord, DeliveryStatus, RecordInputResult, RuntimeStatus } from "./aep-ledger.js";
 import * as aepSessions from "./aep-sessions.js";
 import type { AepSessionRecord, AepSessionUpdate } from "./aep-sessions.js";
@@ -51,6 +52,8 @@ export interface Store {
     body: string,
   ): Promise<{ body: string; appended: boolean }>;
   loadMessages(conversationId: string): Promise<StoredMessage[]>;
+  /** The checkpoint a user message was first sent on (docs/protocol/cursor-run.md §12.1); recorded on first sight. */
+  anchorInput(conversationId: string, messageId: string, baseState: Uint8Array): Promise<Uint8Array>;
   /** A reused runId (request_id reuse) resets the row to running. */
   createRun(r: NewRun): Promise<void>;
   /** Persist before the provider HTTP call (docs/protocol/cursor-run.md §6.5); throws when the run is unknown or
@@ -110,6 +113,7 @@ export async function openStore(opts: StoreLocation & StoreOptions): Promise<Sto
     appendMessages: (c, r, m) => messages.appendMessages(db, c, r, m),
     appendRuntimeMessageOnce: (c, r, e, b) => messages.appendRuntimeMessageOnce(db, c, r, e, b),
     loadMessages: (c) => messages.loadMessages(db, c),
+    anchorInput: (c, m, b) => anchorInput(db, c, m, b),
     createRun: (r) => runs.createRun(db, r),
     setProviderCallIndex: (r, i) => runs.setProviderCallIndex(db, r, i),
     finishRun: (r, o) => runs.finishRun(db, r, o),

@@ -1,0 +1,229 @@
+// What a run_request brings into the model's context besides its history (docs/protocol/cursor-run.md §2.3, §2.6,
+// §8.7, §8.8, §12.1): the edited message's anchor, the client's pre-fetched and referenced blobs, the request context
+// and the attachments, rendered once into the run's runtime message; and what is refused or not used yet.
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import {
+  type AgentRunRequest,
+  type ConversationAction,
+  ConversationActionSchema,
+  ConversationStateStructureSchema,
+  type RequestContext,
+  RequestContextSchema,
+  type UserMessage,
+  UserMessageActionSchema,
+} from "../proto/gen/agent/v1/agent_pb.js";
+import type { ModeAssets } from "../prompt/assets.js";
+import { formatRequestContext, type RequestContextParts, renderRuntime } from "../prompt/render.js";
+import {
+  referencedBlobs,
+  renderAttachments,
+  selectedImages,
+  setFields,
+  textAttachments,
+  unusedContext,
+  userQuery,
+} from "../cursor/attachments.js";
+import type { CanonicalMessage } from "../providers/messages.js";
+import type { Logger } from "../log/logger.js";
+import { BlobIntegrityError, type Store } from "../store/index.js";
+import { RunSetupError } from "./run-errors.js";
+import type { RunRequestFacts } from "./run-setup.js";
+
+export interface ContextDeps {
+  store: Store;
+  log: Logger;
+}
+
+const hex = (id: Uint8Array) => Buffer.from(id.buffer, id.byteOffset, id.byteLength).toString("hex");
+
+/**
+ * Before anything is fetched: an edited message is moved onto its anchor, the pre-fetched blobs are stored, and
+ * attached images are refused (no provider takes them yet).
+ */
+export async function admitRequest(
+  deps: ContextDeps,
+  facts: RunRequestFacts,
+  request: AgentRunRequest,
+  requestId: string,
+): Promise<RunRequestFacts> {
+  const anchored = await anchoredFacts(deps.store, facts);
+  if (anchored !== facts) {
+    deps.log.info("edited message branches from its anchor", {
+      request_id: requestId,
+      conversation_id: facts.conversationId,
+      turns: anchored.state.turns.length,
+      abandoned_turns: facts.state.turns.length - anchored.state.turns.length,
+    });
+  }
+  await storePreFetched(deps.store, request);
+  if (facts.action.kind === "userMessage")
+    refuseImages(facts.action.userMessage, request.requestedModel?.modelId ?? "");
+  return anchored;
+}
+
+/**
+ * An edited message — its message_id seen before in this conversation — is built on the checkpoint it was first sent
+ * on, whatever later checkpoint the client sends: the history is cut back to the message's anchor and the abandoned
+ * branch stays in the store until garbage collection (docs/protocol/cursor-run.md §12.1).
+ */
+async function anchoredFacts(store: Store, facts: RunRequestFacts): Promise<RunRequestFacts> {
+  if (facts.action.kind !== "userMessage" || !facts.action.userMessage.messageId) return facts;
+  const sent = toBinary(ConversationStateStructureSchema, facts.state);
+  const base = await store.anchorInput(facts.conversationId, facts.action.userMessage.messageId, sent);
+  if (Buffer.from(base).equals(sent)) return facts;
+  return { ...facts, state: fromBinary(ConversationStateStructureSchema, base) };
+}
+
+/** pre_fetched_blobs are stored like fetched ones, after the same SHA-256 check (docs/protocol/cursor-run.md §3.3). */
+async function storePreFetched(store: Store, req: AgentRunRequest): Promise<void> {
+  if (req.preFetchedBlobs.length === 0) return;
+  try {
+    await store.putBlobs(req.preFetchedBlobs.map((b) => ({ id: b.id, data: b.value })));
+  } catch (e) {
+    if (e instanceof BlobIntegrityError) throw new RunSetupError(`pre_fetched_blobs: ${e.message}`, "invalid_argument");
+    throw e;
+  }
+}
+
+/** Images reach no provider yet; refusing names the model rather than dropping what the user attached. */
+function refuseImages(userMessage: UserMessage, modelId: string): void {
+  const [first, ...more] = selectedImages(userMessage);
+  if (!first) return;
+  const what = more.length ? `${more.length + 1} attached images` : `the attached image ${first.path || "(unnamed)"}`;
+  throw new RunSetupError(
+    `model ${JSON.stringify(modelId)} cannot take ${what}: byok-gateway does not send images to providers yet`,
+    "invalid_argument",
+  );
+}
+
+/** The text of each blob the user message refers to (stored or just fetched), read as UTF-8. */
+async function attachmentBlobs(store: Store, userMessage: UserMessage): Promise<(id: Uint8Array) => string> {
+  const ids = referencedBlobs(userMessage);
+  const texts = new Map<string, string>();
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  const blobs = await store.getBlobs(ids);
+  blobs.forEach((bytes, i) => {
+    const key = hex(ids[i]!);
+    if (!bytes) throw new RunSetupError(`attachment blob ${key} is neither stored nor provided`, "invalid_argument");
+    try {
+      texts.set(key, decoder.decode(bytes));
+    } catch {
+      throw new RunSetupError(`attachment blob ${key} is not UTF-8 text`, "invalid_argument");
+    }
+  });
+  return (id) => texts.get(hex(id))!;
+}
+
+/** The request context compiled into the runtime message (docs/protocol/cursor-run.md §8.7 order). */
+function requestContextParts(ctx: RequestContext | undefined): RequestContextParts {
+  if (!ctx) return {};
+  const env = ctx.env;
+  return {
+    ...(env
+      ? {
+          os: env.osVersion,
+          shell: env.shell,
+          workspacePaths: env.workspacePaths,
+          terminalsFolder: env.terminalsFolder,
+          timeZone: env.timeZone,
+        }
+      : {}),
+    gitStatus: ctx.gitRepos
+      .map((r) =>
+        [
+          `Repository: ${r.path}`,
+          ...(r.branchName ? [`Branch: ${r.branchName}`] : []),
+          ...(r.status ? [r.status] : []),
+        ].join("\n"),
+      )
+      .join("\n\n"),
+    rules: ctx.rules.map((r) => r.content),
+    skills: ctx.agentSkills.map((k) => `${k.fullPath}: ${k.description}`),
+    subagents: ctx.customSubagents.map((a) => `${a.name}: ${a.description}`),
+    mcpInstructions: ctx.mcpInstructions.map((m) => ({ server: m.serverName, instructions: m.instructions })),
+  };
+}
+
+/** RequestContext fields the runtime message uses; others present are reported once as unused. */
+const REQUEST_CONTEXT_USED = new Set([
+  "env",
+  "rules",
+  "git_repos",
+  "agent_skills",
+  "custom_subagents",
+  "mcp_instructions",
+]);
+
+const ACTION_USED = new Set(["user_message", "request_context"]);
+
+/** What the request carries that the gateway does not use yet, by field name (docs/protocol/cursor-run.md §2.6). */
+function unusedRequestFields(facts: RunRequestFacts, action: ConversationAction | undefined): string[] {
+  const ctx = facts.requestContext;
+  return [
+    ...(action ? setFields(ConversationActionSchema, action, () => false, "action") : []),
+    ...(action?.action.case === "userMessageAction"
+      ? setFields(UserMessageActionSchema, action.action.value, (n) => !ACTION_USED.has(n), "user_message_action")
+      : []),
+    ...(facts.action.kind === "userMessage" ? unusedContext(facts.action.userMessage) : []),
+    ...(ctx ? setFields(RequestContextSchema, ctx, (n) => !REQUEST_CONTEXT_USED.has(n), "request_context") : []),
+  ];
+}
+
+/**
+ * The run's single runtime user message, rendered once; a replay of the same request gets the stored bytes. What
+ * the request carries that is not used yet is named in one info line.
+ */
+export async function appendRuntimeMessage(
+  deps: ContextDeps,
+  facts: RunRequestFacts,
+  userMessage: UserMessage,
+  request: AgentRunRequest,
+  requestId: string,
+  mode: ModeAssets,
+): Promise<CanonicalMessage> {
+  const unused = unusedRequestFields(facts, request.action);
+  if (unused.length) deps.log.info("request context not used yet", { request_id: requestId, unused });
+  const blobText = await attachmentBlobs(deps.store, userMessage);
+  const content = renderRuntime(mode.runtimeTemplate, {
+    requestContext: formatRequestContext(requestContextParts(facts.requestContext)),
+    selectedContext: renderAttachments(textAttachments(userMessage, blobText)),
+    timestamp: new Date().toISOString(),
+    userQuery: userQuery(userMessage, blobText),
+  });
+  const eventId = `run-request:${requestId}`;
+  const message: CanonicalMessage = { role: "user", content, origin: "runtime", eventId };
+  const stored = await deps.store.appendRuntimeMessageOnce(
+    facts.conversationId,
+    requestId,
+    eventId,
+    JSON.stringify(message),
+  );
+  return JSON.parse(stored.body) as CanonicalMessage;
+}
+
+/** What the projected history is made of, for the checkpoint's context breakdown (docs/protocol/cursor-run.md §9). */
+export interface ProjectedParts {
+  rules: string;
+  skills: string;
+  mcp: string;
+  subagents: string;
+  /** UTF-16 length of everything else. */
+  conversationCharacters: number;
+}
+
+const SECTION_TAGS = { rules: "rules", skills: "skills", mcp: "mcp_instructions", subagents: "subagents" } as const;
+
+/** Rules, skills, MCP instructions and subagents ride in the runtime messages' sections of those names (§8.7);
+ * everything else projected counts as conversation. */
+export function addProjected(parts: ProjectedParts, m: CanonicalMessage): ProjectedParts {
+  const text =
+    m.role === "assistant" ? m.text + (m.thinking ?? "") + m.toolCalls.map((c) => c.argumentsJson).join("") : m.content;
+  const runtime = m.role === "user" && m.origin === "runtime";
+  const next = { ...parts, conversationCharacters: parts.conversationCharacters + text.length };
+  for (const [key, tag] of Object.entries(SECTION_TAGS) as Array<[keyof typeof SECTION_TAGS, string]>) {
+    const section = runtime ? (new RegExp(`<${tag}>\\n([\\s\\S]*?)\\n</${tag}>`).exec(text)?.[1] ?? "") : "";
+    next[key] += section;
+    next.conversationCharacters -= section.length;
+  }
+  return next;
+}

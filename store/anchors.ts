@@ -1,0 +1,32 @@
+// Input anchors (docs/protocol/cursor-run.md §12.1): a user message id is bound, the first time a conversation sees
+// it, to the checkpoint it was sent on. Persisted, because an edit may come after a restart.
+import type { Knex } from "knex";
+import { toBuffer, toBytes } from "./db.js";
+
+/**
+ * Records `baseState` as the anchor of the message unless it has one, and returns the anchor: the state given now for
+ * a new message, the first one for a message seen before (an edit or a repeat).
+ */
+export async function anchorInput(
+  db: Knex,
+  conversationId: string,
+  messageId: string,
+  baseState: Uint8Array,
+): Promise<Uint8Array> {
+  return db.transaction(async (trx) => {
+    await trx("input_anchors")
+      .insert({
+        conversation_id: conversationId,
+        message_id: messageId,
+        base_state: toBuffer(baseState),
+        created_at: Date.now(),
+      })
+      .onConflict(["conversation_id", "message_id"])
+      .ignore();
+    const row: { base_state: Buffer } = await trx("input_anchors")
+      .select("base_state")
+      .where({ conversation_id: conversationId, message_id: messageId })
+      .first();
+    return toBytes(row.base_state);
+  });
+}
