@@ -38,7 +38,7 @@ interface ResponsesBody {
 }
 
 describe("e2e: OpenAI Responses closed loop with reasoning replay and restart", function () {
-  this.timeout(20_000);
+  this.timeout(45_000);
 
   let responses: FakeOpenAIResponses;
   let chat: FakeOpenAI;

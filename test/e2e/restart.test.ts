@@ -33,7 +33,8 @@ interface ChatBody {
 }
 
 describe("e2e: restart continues a conversation from the client's checkpoint", function () {
-  this.timeout(10_000);
+  // Each test starts and stops gateway processes twice: on a loaded two-core machine that alone takes ~20 s.
+  this.timeout(45_000);
 
   let fake: FakeOpenAI;
   const dirs: string[] = [];
