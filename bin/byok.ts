@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { parseArgs } from "node:util";
-import { ConfigError, loadConfig } from "../engine/config.js";
+import { ConfigError, loadConfig, type TlsConfig } from "../engine/config.js";
 import { createJsonLogger } from "../log/logger.js";
 
 const usage = `Usage: byok <command> [options]
@@ -22,6 +22,8 @@ Options for serve:
   --config FILE    model config, YAML or JSON
   --upstream URL   Cursor backend that receives relayed requests (default https://api2.cursor.sh)
   --aep-port N     open the AEP v1 WebSocket endpoint (/ws) on this port, 0 picks a free one (overrides aep.port)
+  --tls-cert FILE  serve HTTPS (HTTP/2 and HTTP/1.1) with this PEM certificate; needs --tls-key (overrides tls.cert)
+  --tls-key FILE   the PEM private key of --tls-cert (overrides tls.key)
 
   -h, --help       show this help
   -v, --version    print the version
@@ -37,6 +39,8 @@ const options = {
   config: { type: "string", expects: "a config file" },
   upstream: { type: "string", expects: "an http(s) URL" },
   "aep-port": { type: "string", expects: "a port number 0-65535" },
+  "tls-cert": { type: "string", expects: "a PEM certificate file" },
+  "tls-key": { type: "string", expects: "a PEM private key file" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const;
@@ -47,7 +51,7 @@ const REPEATED_SIGNAL_MS = 1000;
 type OptionName = keyof typeof options;
 type Values = { [name in OptionName]?: (typeof options)[name]["type"] extends "string" ? string : boolean };
 
-const serveOnly = ["host", "port", "data-dir", "config", "upstream", "aep-port"] as const;
+const serveOnly = ["host", "port", "data-dir", "config", "upstream", "aep-port", "tls-cert", "tls-key"] as const;
 
 class UsageError extends Error {}
 
@@ -103,6 +107,16 @@ function checkOption(name: string, rawName: string, value: string | undefined): 
     throw new UsageError(`${rawName} expects ${option.expects}`);
 }
 
+/** The flags win over config `tls:`; either way certificate and key come as a pair. */
+function tlsFiles(values: Values, fromConfig: TlsConfig | undefined): TlsConfig | undefined {
+  const cert = values["tls-cert"];
+  const key = values["tls-key"];
+  if (cert === undefined && key === undefined) return fromConfig;
+  if (cert === undefined) throw new UsageError("--tls-key needs --tls-cert");
+  if (key === undefined) throw new UsageError("--tls-cert needs --tls-key");
+  return { cert, key };
+}
+
 async function serve(values: Values): Promise<void> {
   const port = parsePort(values.port ?? "8787");
   const aepPort = values["aep-port"] === undefined ? undefined : parsePort(values["aep-port"], "--aep-port");
@@ -110,6 +124,7 @@ async function serve(values: Values): Promise<void> {
   const dataDir = values["data-dir"] ?? defaultDataDir();
   const config = loadConfig(values.config);
   const host = await checkHost(values.host ?? "127.0.0.1");
+  const tls = tlsFiles(values, config.tls);
   const log = createJsonLogger();
 
   const { startGateway } = await import("../engine/gateway.js");
@@ -122,6 +137,7 @@ async function serve(values: Values): Promise<void> {
     upstream,
     log,
     ...(aepPort === undefined ? {} : { aepPort }),
+    ...(tls ? { tls } : {}),
   });
   // The AEP line comes first: whoever waits for the listening line may read the AEP one already.
   if (gateway.aepUrl) process.stdout.write(`byok-gateway AEP v1 listening on ${gateway.aepUrl}\n`);

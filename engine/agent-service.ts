@@ -139,6 +139,13 @@ export class AgentService implements AgentBackend {
     return "local";
   }
 
+  /** The transport ended the call itself (a protocol error on a Run stream): the run stops as canceled. */
+  cancel(requestId: string, reason: string): void {
+    const run = this.streams.get(requestId)?.run;
+    if (run && !run.finished) run.actor.send({ type: "CANCEL", cause: "client", reason });
+    else this.endWithoutRun(requestId, { ok: false, error: new RpcError(reason, "canceled") });
+  }
+
   /** SIGTERM: stop taking runs, end every live run as canceled, wait for their EndStreams. */
   async close(timeoutMs = 5_000): Promise<void> {
     this.closing = true;

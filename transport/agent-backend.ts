@@ -20,4 +20,6 @@ export interface AgentBackend {
   /** Attaches a RunSSE subscriber; the returned function detaches it. */
   subscribe(requestId: string, sink: StreamSink): () => void;
   append(requestId: string, seqno: bigint, message: AgentClientMessage): RunRoute;
+  /** The client broke the protocol on a stream the handler already ended: the request's run is canceled. */
+  cancel(requestId: string, reason: string): void;
 }

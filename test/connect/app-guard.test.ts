@@ -4,8 +4,10 @@ import { expect } from "chai";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createApp } from "../../transport/app.js";
+import { createRelay } from "../../transport/relay.js";
 import type { AgentBackend } from "../../transport/agent-backend.js";
 import type { Diagnostics } from "../../transport/diagnostics.js";
+import type { Logger } from "../../log/logger.js";
 
 describe("transport app guard", () => {
   it("answers an uncaught handler exception with a Connect internal error and stays up", async () => {
@@ -18,10 +20,11 @@ describe("transport app guard", () => {
       },
       countStatement: () => {},
     } as unknown as Diagnostics;
+    const log: Logger = { info: () => {}, warn: () => {}, error: (msg) => void logged.push(msg) };
     const app = createApp({
       service: {} as AgentBackend,
-      upstream: "http://127.0.0.1:9",
-      log: { info: () => {}, warn: () => {}, error: (msg) => void logged.push(msg) },
+      relay: createRelay({ upstream: "http://127.0.0.1:9", log }),
+      log,
       version: "test",
       diagnostics,
       access: { host: "127.0.0.1", port: () => (server.address() as AddressInfo).port },
