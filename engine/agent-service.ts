@@ -2,13 +2,14 @@
 // RequestStream (+ its Run), conversation_id → the one live run. Client messages arrive here already in append_seqno
 // order and are routed to the run as machine events; a newer run of a conversation cancels the older one, whose late
 // events then reach a stopped actor.
-import { toBinary } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { createActor, type Actor } from "xstate";
 import {
   AgentServerMessageSchema,
   type AgentClientMessage,
   type AgentRunRequest,
   type AgentServerMessage,
+  RequestedModelSchema,
 } from "../proto/gen/agent/v1/agent_pb.js";
 import { MAX_BACKLOG_FRAMES, MAX_HELD_APPENDS, requestStreamMachine } from "../machines/request-stream.js";
 import type { runMachine, RunEnd, RunEvent } from "../machines/run.js";
@@ -19,7 +20,7 @@ import { buildRunMachine } from "./run-wiring.js";
 import { RunSession, type RunDeps } from "./run-session.js";
 import { endStreamFor } from "./run-end.js";
 import { RunSetupError } from "./run-errors.js";
-import { routeRun, UpstreamRequests } from "./run-route.js";
+import { type LastRoute, namesNoModel, RunRouter, UpstreamRequests } from "./run-route.js";
 import type { Logger } from "../log/logger.js";
 import { redact } from "../log/logger.js";
 import type { LimitsConfig, TimerConfig } from "./config.js";
@@ -57,9 +58,12 @@ export class AgentService implements AgentBackend {
   private readonly waiting = new Set<string>();
   private readonly liveRuns = new Map<string, RunHandle>();
   private readonly upstreamRequests = new UpstreamRequests();
+  private readonly router: RunRouter;
   private closing = false;
 
-  constructor(private readonly deps: ServiceDeps) {}
+  constructor(private readonly deps: ServiceDeps) {
+    this.router = new RunRouter(deps.models, deps.store, deps.log);
+  }
 
   /** True while any run is live (blob garbage collection waits for none). */
   hasLiveRuns(): boolean {
@@ -78,10 +82,7 @@ export class AgentService implements AgentBackend {
 
   /** RunSSE: replays the backlog, then follows the stream; the returned function detaches. */
   subscribe(requestId: string, sink: StreamSink): () => void {
-    const maxWaiting = this.deps.limits.maxWaitingStreams ?? DEFAULT_MAX_WAITING_STREAMS;
-    if (!this.streams.has(requestId) && this.waiting.size >= maxWaiting) {
-      throw new RpcError(`${maxWaiting} RunSSE streams already wait for their run_request`, "resource_exhausted");
-    }
+    if (!this.streams.has(requestId)) this.checkWaitingRoom();
     const entry = this.entry(requestId);
     const { actor } = entry;
     const { backlog, end } = actor.getSnapshot().context;
@@ -109,25 +110,35 @@ export class AgentService implements AgentBackend {
    * BidiAppend: admission happens in the RequestStream; only a run_request may open a new request_id. A run_request
    * for a model this gateway does not serve sends the whole request to the upstream; the caller relays the append.
    */
-  append(requestId: string, seqno: bigint, message: AgentClientMessage): RunRoute {
+  append(requestId: string, seqno: bigint, message: AgentClientMessage): RunRoute | Promise<RunRoute> {
     if (this.closing) throw new RpcError("byok-gateway is shutting down", "unavailable");
     if (this.upstreamRequests.has(requestId)) return "upstream";
-    const existing = this.streams.get(requestId);
+    const route = this.streams.get(requestId)?.run ? undefined : this.router.routeOf(message);
+    if (route instanceof Promise) return route.then((r) => this.admitRouted(requestId, seqno, message, r));
+    return this.admitRouted(requestId, seqno, message, route);
+  }
+
+  private admitRouted(
+    requestId: string,
+    seqno: bigint,
+    message: AgentClientMessage,
+    route: LastRoute | undefined,
+  ): RunRoute {
     const m = message.message;
-    if (
-      !existing?.run &&
-      m.case === "runRequest" &&
-      routeRun(this.deps.models, m.value.requestedModel) === "upstream"
-    ) {
+    if (m.case === "runRequest" && m.value.conversationId && route) {
+      this.router.remember(m.value.conversationId, route);
+      // A turn naming no model continues with the model the conversation's last local run named.
+      if (namesNoModel(m.value.requestedModel) && route.modelId)
+        m.value.requestedModel = create(RequestedModelSchema, { modelId: route.modelId });
+    }
+    if (route?.route === "upstream") {
       this.handOver(requestId);
       return "upstream";
     }
-    if (!existing && message.message.case !== "runRequest") {
-      throw new RpcError(
-        `unknown request_id ${JSON.stringify(requestId)}: the first message of a request must be a run_request`,
-        "invalid_argument",
-      );
-    }
+    const existing = this.streams.get(requestId);
+    // A message before its run_request (a prewarm, an early append) opens the stream and waits there, in
+    // append_seqno order, for the run_request; such streams count against the same bound as waiting RunSSEs.
+    if (!existing) this.checkWaitingRoom();
     const { actor } = existing ?? this.entry(requestId);
     if (actor.getSnapshot().context.held.size >= MAX_HELD_APPENDS) {
       throw new RpcError(
@@ -137,6 +148,12 @@ export class AgentService implements AgentBackend {
     }
     actor.send({ type: "APPEND", seqno, message });
     return "local";
+  }
+
+  private checkWaitingRoom(): void {
+    const maxWaiting = this.deps.limits.maxWaitingStreams ?? DEFAULT_MAX_WAITING_STREAMS;
+    if (this.waiting.size >= maxWaiting)
+      throw new RpcError(`${maxWaiting} request streams already wait for their run_request`, "resource_exhausted");
   }
 
   /** The transport ended the call itself (a protocol error on a Run stream): the run stops as canceled. */

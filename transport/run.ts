@@ -26,13 +26,7 @@ export function runHandler(service: AgentBackend, relay: Relay, limits: { maxReq
     const inbound = new Inbound(ctx, limits.maxRequestBytes);
     const first = await inbound.untilRunRequest().catch((e: unknown) => asRpcError(e));
     if (first instanceof RpcError) return void endAtOnce(ctx, first);
-    const route = (() => {
-      try {
-        return service.append(requestId, 1n, first.runRequest);
-      } catch (e) {
-        return asRpcError(e);
-      }
-    })();
+    const route = await (async () => service.append(requestId, 1n, first.runRequest))().catch(asRpcError);
     if (route instanceof RpcError) return void endAtOnce(ctx, route);
     if (route === "upstream") return relay.pass(ctx, inbound.replay(), "follow");
     await serveLocally(ctx, service, requestId, inbound, first.early);
@@ -56,7 +50,7 @@ async function serveLocally(
   const deliver = (message: AgentClientMessage) => {
     if (message.message.case === "runRequest")
       throw new RpcError("protocol error: a second run_request on one Run stream", "invalid_argument");
-    service.append(requestId, ++seqno, message);
+    void service.append(requestId, ++seqno, message); // routed already: admitted at once
   };
   let detach: () => void = () => {};
   await new Promise<void>((resolve) => {

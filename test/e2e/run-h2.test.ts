@@ -56,7 +56,8 @@ describe("e2e: the HTTP/2 Run stream", () => {
   let tlsGw: GatewayProcess;
   let cert: Buffer;
 
-  before(async () => {
+  before(async function () {
+    this.timeout(60_000); // two gateways start on a shared machine
     dir = await mkdtemp(join(tmpdir(), "byok-run-h2-"));
     [openai, upstream] = await Promise.all([startFakeOpenAI(), startFakeUpstream()]);
     // A certificate for 127.0.0.1 and localhost, made here: what mkcert gives a user, without the trusted CA.
