@@ -83,15 +83,17 @@ export function runClient(
 
 /**
  * Runs one call: `first` messages go out at once, then the client answers what the server asks until the
- * stream ends. The request side stays open until the response ends, as Cursor's does.
+ * stream ends. The request side stays open until the response ends, as Cursor's does, unless `halfClose`.
  */
 export async function driveRun(
   client: ReturnType<typeof runClient>,
   first: Init[],
-  opts: { workspace?: Workspace; call?: CallOptions } = {},
+  opts: { workspace?: Workspace; call?: CallOptions; halfClose?: boolean } = {},
 ): Promise<RunCallResult> {
   const outbox = new Outbox();
   for (const m of first) outbox.push(m);
+  // A peer that answers only once the request ended (the fake upstream) gets the request side closed at once.
+  if (opts.halfClose) outbox.close();
   const workspace = opts.workspace ?? createWorkspace();
   const blobs = new Map<string, Uint8Array>();
   const messages: AgentServerMessage[] = [];
