@@ -24,7 +24,17 @@ describe("byok CLI", () => {
       const run = byok(...args);
       expect(run).to.include({ status: 0, stderr: "" });
       expect(run.stdout).to.match(/^Usage: byok <command>/);
-      for (const flag of ["--host", "--port", "--data-dir", "--config", "--upstream", "--aep-port", "help"])
+      for (const flag of [
+        "--host",
+        "--port",
+        "--data-dir",
+        "--config",
+        "--upstream",
+        "--aep-port",
+        "--tls-cert",
+        "--tls-key",
+        "help",
+      ])
         expect(run.stdout).to.contain(flag);
     });
   }
@@ -64,6 +74,8 @@ describe("byok CLI", () => {
     ["an unknown command", ["launch"], 'unknown command "launch"'],
     ["two commands", ["serve", "diagrams"], "too many arguments"],
     ["a serve option on diagrams", ["diagrams", "--port", "1"], "--port is an option of serve"],
+    ["a TLS certificate without its key", ["serve", "--tls-cert", "cert.pem"], "--tls-cert needs --tls-key"],
+    ["a TLS key without its certificate", ["serve", "--tls-key", "key.pem"], "--tls-key needs --tls-cert"],
   ];
   for (const [what, args, message] of usageErrors) {
     it(`exits 2 with one line and the usage on ${what}`, () => {
