@@ -1,6 +1,7 @@
-// Which side serves a run (README.md "Configuration"): the gateway runs it itself when the requested model
-// is configured here or the request carries the user's own credentials; every other run — Cursor's own models —
-// goes to the upstream unchanged, BidiAppends and RunSSE alike.
+// Which side serves a run (README.md "Configuration"; docs/protocol/cursor-transport.md §8.1): the gateway runs it
+// itself when the requested model is configured here or the request carries the user's own credentials; a
+// run_request naming neither continues where its conversation's last run went; every other run — Cursor's own
+// models — goes to the upstream unchanged, BidiAppends, RunSSE and Run alike.
 import type { AgentClientMessage, RequestedModel } from "../proto/gen/agent/v1/agent_pb.js";
 import type { Logger } from "../log/logger.js";
 import type { Store } from "../store/index.js";
