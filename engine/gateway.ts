@@ -17,6 +17,7 @@ import { createDualServer, type TlsMaterial } from "../transport/listener.js";
 import { createRelay } from "../transport/relay.js";
 import { workerFactoryFor } from "../workers/registry.js";
 import { DEFAULT_WORKER } from "../workers/types.js";
+import { RUN_REQUEST_WAIT_MS } from "../machines/request-stream.js";
 import { AgentService } from "./agent-service.js";
 import { scheduleBlobGc } from "./blob-gc.js";
 import { HistoryCache } from "./history-cache.js";
@@ -89,6 +90,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       relay,
       log: o.log,
       version: VERSION,
+      runRequestWaitMs: o.config.timers?.runRequestWaitMs ?? RUN_REQUEST_WAIT_MS,
       access,
       bodies,
       ...(diagnostics ? { diagnostics } : {}),

@@ -26,6 +26,8 @@ export function createApp(opts: {
   diagnostics?: Diagnostics;
   access: Omit<GateOptions, "contentTypes">;
   bodies: { maxRequestBytes: number; budgetBytes: number };
+  /** How long a Run stream may take to send its run_request (timers.runRequestWaitMs). */
+  runRequestWaitMs: number;
   /** Further front doors served ahead of the relay (the engine's Anthropic Messages endpoint). */
   frontDoors?: Koa.Middleware;
 }): Koa {
@@ -66,7 +68,13 @@ export function createApp(opts: {
   });
   const { relay } = opts;
   const budget = new BodyBudget(opts.bodies.budgetBytes);
-  router.post(RUN_PATH, runHandler(opts.service, relay, opts.bodies));
+  router.post(
+    RUN_PATH,
+    runHandler(opts.service, relay, {
+      maxRequestBytes: opts.bodies.maxRequestBytes,
+      runRequestWaitMs: opts.runRequestWaitMs,
+    }),
+  );
   router.post(RUN_SSE_PATH, runSseHandler(opts.service, relay, budget));
   router.post(BIDI_APPEND_PATH, bidiAppendHandler(opts.service, relay, { ...opts.bodies, budget }));
   router.all("/{*rest}", (ctx) => relay.pass(ctx));

@@ -20,11 +20,15 @@ export const MAX_EARLY_MESSAGES = 64;
 /** Links a Run to the request_id later calls (subagents, a reconnecting RunSSE) name. */
 const REQUEST_ID_HEADER = "x-request-id";
 
-export function runHandler(service: AgentBackend, relay: Relay, limits: { maxRequestBytes: number }) {
+export function runHandler(
+  service: AgentBackend,
+  relay: Relay,
+  limits: { maxRequestBytes: number; runRequestWaitMs: number },
+) {
   return async (ctx: Context): Promise<void> => {
     const requestId = ctx.get(REQUEST_ID_HEADER) || randomUUID();
     const inbound = new Inbound(ctx, limits.maxRequestBytes);
-    const first = await inbound.untilRunRequest().catch((e: unknown) => asRpcError(e));
+    const first = await inbound.untilRunRequest(limits.runRequestWaitMs).catch((e: unknown) => asRpcError(e));
     if (first instanceof RpcError) return void endAtOnce(ctx, first);
     const route = await (async () => service.append(requestId, 1n, first.runRequest))().catch(asRpcError);
     if (route instanceof RpcError) return void endAtOnce(ctx, route);
@@ -98,10 +102,18 @@ class Inbound {
     this.encoding = ctx.get("connect-content-encoding") === "gzip" ? "gzip" : "identity";
   }
 
-  /** Reads until the run_request; the messages before it are kept (bounded), every byte read is kept for replay. */
-  untilRunRequest(): Promise<{ runRequest: AgentClientMessage; early: AgentClientMessage[] }> {
+  /**
+   * Reads until the run_request, which must come within `waitMs` (as on RunSSE, docs/protocol/cursor-transport.md
+   * §6.9); the messages before it are kept (bounded), every byte read is kept for replay.
+   */
+  untilRunRequest(waitMs: number): Promise<{ runRequest: AgentClientMessage; early: AgentClientMessage[] }> {
     const early: AgentClientMessage[] = [];
-    return new Promise((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    return new Promise<{ runRequest: AgentClientMessage; early: AgentClientMessage[] }>((resolve, reject) => {
+      timer = setTimeout(() => {
+        this.stop();
+        reject(new RpcError("no run_request arrived on this Run stream in time", "deadline_exceeded"));
+      }, waitMs);
       this.read({
         keep: (chunk) => {
           this.rawBytes += chunk.length;
@@ -128,7 +140,7 @@ class Inbound {
         ended: () => reject(new RpcError("the Run stream ended before its run_request", "invalid_argument")),
         failed: reject,
       });
-    });
+    }).finally(() => clearTimeout(timer));
   }
 
   /** Everything read so far, byte for byte (for the upstream); the body stays paused until the relay takes it. */

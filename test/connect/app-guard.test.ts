@@ -29,6 +29,7 @@ describe("transport app guard", () => {
       diagnostics,
       access: { host: "127.0.0.1", port: () => (server.address() as AddressInfo).port },
       bodies: { maxRequestBytes: 1024 * 1024, budgetBytes: 8 * 1024 * 1024 },
+      runRequestWaitMs: 30_000,
     });
     const server = createServer(app.callback());
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

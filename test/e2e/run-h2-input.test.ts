@@ -40,7 +40,12 @@ const cancel = () =>
   });
 
 /** A Run call with raw bytes; resolves with the end-stream frame the gateway sent. */
-async function rawRun(url: string, body: Buffer, headers: Record<string, string> = {}): Promise<ParsedEndStream> {
+async function rawRun(
+  url: string,
+  body: Buffer,
+  headers: Record<string, string> = {},
+  keepOpen = false,
+): Promise<ParsedEndStream> {
   const session = connect(url);
   try {
     const stream = session.request({
@@ -50,7 +55,8 @@ async function rawRun(url: string, body: Buffer, headers: Record<string, string>
       "connect-protocol-version": "1",
       ...headers,
     });
-    stream.end(body);
+    if (keepOpen) stream.write(body);
+    else stream.end(body);
     const reader = new EnvelopeReader({ maxPayloadBytes: 64 * 1024 * 1024 });
     let end: ParsedEndStream | undefined;
     for await (const chunk of stream) {
@@ -87,7 +93,7 @@ describe("e2e: early and bad input on Run and BidiAppend", () => {
     startGatewayProcess({
       dataDir: dir,
       upstream: upstream.url,
-      config: { models: models(), limits: { maxRequestBytes: MAX_REQUEST_BYTES } },
+      config: { models: models(), limits: { maxRequestBytes: MAX_REQUEST_BYTES }, timers: { runRequestWaitMs: 2_000 } },
     });
 
   before(async function () {
@@ -155,6 +161,12 @@ describe("e2e: early and bad input on Run and BidiAppend", () => {
         expect(end.error?.message).to.match(c.message);
       });
     }
+
+    it("ends a stream whose run_request does not come in time with deadline_exceeded", async () => {
+      const end = await rawRun(gw.url, frame(heartbeat()), {}, true);
+      expect(end.error?.code).to.equal("deadline_exceeded");
+      expect(end.error?.message).to.equal("no run_request arrived on this Run stream in time");
+    });
 
     it("keeps serving runs after the bad input", async () => {
       openai.enqueue({ text: "still here" });
