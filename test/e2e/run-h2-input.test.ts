@@ -176,6 +176,18 @@ describe("e2e: early and bad input on Run and BidiAppend", () => {
     });
   });
 
+  it("x-request-id names the Run's request: a RunSSE for it afterwards replays the run and its end", async () => {
+    openai.enqueue({ text: "linked" });
+    const requestId = randomUUID();
+    const result = await driveRun(runClient(gw.url), [runRequest("m", "hi")], {
+      call: { headers: { "x-request-id": requestId } },
+    });
+    expect(result.error).to.equal(undefined);
+    // Within the terminal retention the stream is still there; an unknown request_id would wait and time out.
+    const end = await rawRunSse(gw.url, requestId);
+    expect(end).to.deep.equal({});
+  });
+
   describe("prewarm and early appends", () => {
     it("Run: a prewarm_request before the run_request is accepted and the turn runs", async () => {
       openai.enqueue({ text: "warm" });
