@@ -107,8 +107,8 @@ export class AgentService implements AgentBackend {
   }
 
   /**
-   * BidiAppend: admission happens in the RequestStream; only a run_request may open a new request_id. A run_request
-   * for a model this gateway does not serve sends the whole request to the upstream; the caller relays the append.
+   * BidiAppend (and each message of a Run): admission happens in the RequestStream. A run_request or prewarm for a
+   * model this gateway does not serve sends the whole request to the upstream; the caller relays the append.
    */
   append(requestId: string, seqno: bigint, message: AgentClientMessage): RunRoute | Promise<RunRoute> {
     if (this.closing) throw new RpcError("byok-gateway is shutting down", "unavailable");
@@ -128,7 +128,7 @@ export class AgentService implements AgentBackend {
     if (m.case === "runRequest" && m.value.conversationId && route) {
       this.router.remember(m.value.conversationId, route);
       // A turn naming no model continues with the model the conversation's last local run named.
-      if (namesNoModel(m.value.requestedModel) && route.modelId)
+      if (route.route === "local" && namesNoModel(m.value.requestedModel) && route.modelId)
         m.value.requestedModel = create(RequestedModelSchema, { modelId: route.modelId });
     }
     if (route?.route === "upstream") {
