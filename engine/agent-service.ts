@@ -5,6 +5,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { createActor, type Actor } from "xstate";
 import {
+  AgentClientMessageSchema,
   AgentServerMessageSchema,
   type AgentClientMessage,
   type AgentRunRequest,
@@ -12,11 +13,12 @@ import {
   RequestedModelSchema,
 } from "../proto/gen/agent/v1/agent_pb.js";
 import { MAX_BACKLOG_FRAMES, MAX_HELD_APPENDS, requestStreamMachine } from "../machines/request-stream.js";
-import type { runMachine, RunEnd, RunEvent } from "../machines/run.js";
+import type { runMachine, RunEnd } from "../machines/run.js";
 import type { AgentBackend, RunRoute, StreamSink } from "../transport/agent-backend.js";
 import type { EndStream } from "../cursor/errors.js";
 import { RpcError } from "../cursor/errors.js";
 import { buildRunMachine } from "./run-wiring.js";
+import { toRunEvent } from "./client-events.js";
 import { RunSession, type RunDeps } from "./run-session.js";
 import { endStreamFor } from "./run-end.js";
 import { RunSetupError } from "./run-errors.js";
@@ -41,7 +43,12 @@ interface StreamEntry {
   actor: Actor<typeof requestStreamMachine>;
   run: RunHandle | undefined;
   handOvers: Set<() => void>;
+  /** Encoded bytes of the messages admitted before the run_request (bounded by MAX_EARLY_BYTES). */
+  earlyBytes: number;
 }
+
+/** What a request may send before its run_request (prewarms, early appends): a prewarm names ids, not content. */
+export const MAX_EARLY_BYTES = 16 * 1024 * 1024;
 
 /** What the client is told when the gateway itself failed; the details are in the log, under the request's ids. */
 const INTERNAL_MESSAGE = "byok-gateway internal error; its log has the details for this request_id";
@@ -139,7 +146,9 @@ export class AgentService implements AgentBackend {
     // A message before its run_request (a prewarm, an early append) opens the stream and waits there, in
     // append_seqno order, for the run_request; such streams count against the same bound as waiting RunSSEs.
     if (!existing) this.checkWaitingRoom();
-    const { actor } = existing ?? this.entry(requestId);
+    const entry = existing ?? this.entry(requestId);
+    if (!entry.run && m.case !== "runRequest") this.chargeEarly(entry, requestId, message);
+    const { actor } = entry;
     if (actor.getSnapshot().context.held.size >= MAX_HELD_APPENDS) {
       throw new RpcError(
         `request ${requestId} has ${MAX_HELD_APPENDS} appends waiting for a missing append_seqno`,
@@ -148,6 +157,15 @@ export class AgentService implements AgentBackend {
     }
     actor.send({ type: "APPEND", seqno, message });
     return "local";
+  }
+
+  private chargeEarly(entry: StreamEntry, requestId: string, message: AgentClientMessage): void {
+    entry.earlyBytes += toBinary(AgentClientMessageSchema, message).length;
+    if (entry.earlyBytes > MAX_EARLY_BYTES)
+      throw new RpcError(
+        `request ${requestId} sent more than ${MAX_EARLY_BYTES} bytes before its run_request`,
+        "resource_exhausted",
+      );
   }
 
   private checkWaitingRoom(): void {
@@ -194,7 +212,7 @@ export class AgentService implements AgentBackend {
       }),
       { input: { requestId } },
     );
-    const entry: StreamEntry = { actor, run: undefined, handOvers: new Set() };
+    const entry: StreamEntry = { actor, run: undefined, handOvers: new Set(), earlyBytes: 0 };
     this.streams.set(requestId, entry);
     const forget = () => {
       if (this.streams.get(requestId) !== entry) return;
@@ -373,37 +391,4 @@ function streamDelays(t: TimerConfig) {
     ...(t.terminalRetentionMs ? { retention: t.terminalRetentionMs } : {}),
     ...(t.runRequestWaitMs ? { runRequestWait: t.runRequestWaitMs } : {}),
   };
-}
-
-function toRunEvent(message: AgentClientMessage): RunEvent | undefined {
-  const m = message.message;
-  switch (m.case) {
-    case "execClientMessage":
-      return { type: "CLIENT_EXEC", id: m.value.id, message: m.value.message };
-    case "execClientControlMessage": {
-      const c = m.value.message;
-      if (c.case === "streamClose") return { type: "CLIENT_STREAM_CLOSE", id: c.value.id };
-      if (c.case === "throw") return { type: "CLIENT_THROW", id: c.value.id, error: c.value.error };
-      return undefined; // exec heartbeat: liveness only
-    }
-    case "kvClientMessage": {
-      const k = m.value.message;
-      if (k.case === "setBlobResult") {
-        const error = k.value.error;
-        return {
-          type: "KV_SET_RESULT",
-          id: m.value.id,
-          ...(error ? { error: error.message || "unspecified error" } : {}),
-        };
-      }
-      if (k.case === "getBlobResult") return { type: "KV_GET_RESULT", id: m.value.id, data: k.value.blobData };
-      return undefined;
-    }
-    case "conversationAction":
-      return m.value.action.case === "cancelAction"
-        ? { type: "CANCEL", cause: "client", reason: m.value.action.value.reason || "canceled by the client" }
-        : undefined;
-    default:
-      return undefined; // client_heartbeat, prewarm, interaction responses: nothing to route in this slice
-  }
 }

@@ -232,6 +232,30 @@ describe("e2e: early and bad input on Run and BidiAppend", () => {
       expect(end.error?.code).to.equal("canceled");
     });
 
+    it("BidiAppend: what waits for a run_request is bounded in bytes (16 MiB)", async () => {
+      const requestId = randomUUID();
+      const big = () =>
+        message({
+          message: {
+            case: "execClientMessage",
+            value: {
+              id: 1,
+              message: {
+                case: "shellStream",
+                value: { event: { case: "stdout", value: { data: "x".repeat(400 * 1024) } } },
+              },
+            },
+          },
+        });
+      const answers = [];
+      for (let seqno = 2n; seqno <= 42n; seqno++)
+        answers.push(await postBidiAppend(gw.url, { requestId, seqno, message: big() }));
+      // Each message is a little over 400 KiB: 40 fit in 16 MiB, the 41st does not.
+      expect(answers.slice(0, 40).map((a) => a.status)).to.deep.equal(Array<number>(40).fill(200));
+      expect(answers[40]!.error?.code).to.equal("resource_exhausted");
+      expect(answers[40]!.error?.message).to.match(/sent more than 16777216 bytes before its run_request$/);
+    });
+
     it("BidiAppend: a prewarm_request for a model served upstream is relayed there", async () => {
       const before = upstream.requests.length;
       const res = await postBidiAppend(gw.url, { requestId: randomUUID(), seqno: 1n, message: prewarm("cursor-own") });
