@@ -2,7 +2,7 @@
 // `diagrams` do not load the gateway (native sqlite) and `serve` does not load the diagram renderer.
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { ConfigError, loadConfig } from "../engine/config.js";
+import { ConfigError, loadConfig, type TlsConfig } from "../engine/config.js";
 import {
   checkHost,
   configFileFrom,
@@ -34,6 +34,8 @@ Options for serve and doctor:
   --config FILE    config, YAML or JSON (default ${defaultConfigFile()} when it exists)
   --upstream URL   Cursor backend that receives relayed requests (default https://api2.cursor.sh)
   --aep-port N     open the AEP v1 WebSocket endpoint (/ws) on this port, 0 picks a free one (overrides aep.port)
+  --tls-cert FILE  serve HTTPS (HTTP/2 and HTTP/1.1) with this PEM certificate; needs --tls-key (overrides tls.cert)
+  --tls-key FILE   the PEM private key of --tls-cert (overrides tls.key)
 
 Options for serve:
   --log-level L    trace, debug, info, warn, error, fatal or silent (default $BYOK_LOG_LEVEL, else info)
@@ -59,6 +61,8 @@ const options = {
   "log-level": { type: "string", expects: "a log level" },
   "log-format": { type: "string", expects: "pretty or json" },
   offline: { type: "boolean" },
+  "tls-cert": { type: "string", expects: "a PEM certificate file" },
+  "tls-key": { type: "string", expects: "a PEM private key file" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "v" },
 } as const;
@@ -66,7 +70,7 @@ const options = {
 type OptionName = keyof typeof options;
 type Values = { [name in OptionName]?: (typeof options)[name]["type"] extends "string" ? string : boolean };
 
-const setupOptions = ["host", "port", "data-dir", "config", "upstream", "aep-port"] as const;
+const setupOptions = ["host", "port", "data-dir", "config", "upstream", "aep-port", "tls-cert", "tls-key"] as const;
 /** The options each command takes besides --help and --version. */
 const commandOptions = new Map<string, readonly OptionName[]>([
   ["serve", [...setupOptions, "log-level", "log-format"]],
@@ -116,7 +120,8 @@ async function main(argv: string[]): Promise<void> {
       const logFormat = parseLogFormat(values["log-format"]);
       const { serve } = await import("./serve.js");
       const checked = await setup(values);
-      return serve({ ...checked, config: loadConfig(checked.configFile), logLevel, logFormat });
+      const config = loadConfig(checked.configFile);
+      return serve({ ...checked, config, tls: tlsFiles(values, config.tls), logLevel, logFormat });
     }
   }
 }
@@ -164,6 +169,16 @@ function checkOption(name: string, rawName: string, value: string | undefined): 
   if (option.type === "boolean" && value !== undefined) throw new UsageError(`${rawName} takes no value`);
   if (option.type === "string" && (value === undefined || value === "" || value.startsWith("--")))
     throw new UsageError(`${rawName} expects ${option.expects}`);
+}
+
+/** The flags win over config `tls:`; either way certificate and key come as a pair. */
+function tlsFiles(values: Values, fromConfig: TlsConfig | undefined): TlsConfig | undefined {
+  const cert = values["tls-cert"];
+  const key = values["tls-key"];
+  if (cert === undefined && key === undefined) return fromConfig;
+  if (cert === undefined) throw new UsageError("--tls-key needs --tls-cert");
+  if (key === undefined) throw new UsageError("--tls-cert needs --tls-key");
+  return { cert, key };
 }
 
 function packageVersion(): string {

@@ -1,5 +1,5 @@
 // `byok serve`: start the gateway from the command line's values, announce it, and stop it cleanly on a signal.
-import type { GatewayConfig } from "../engine/config.js";
+import type { GatewayConfig, TlsConfig } from "../engine/config.js";
 import type { LogFormat, LogLevel } from "../log/levels.js";
 import { createLogger } from "../log/logger.js";
 import { startupBanner } from "./banner.js";
@@ -12,6 +12,7 @@ export interface ServeOptions {
   dataDir: string;
   config: GatewayConfig;
   configFile: string | undefined;
+  tls: TlsConfig | undefined;
   logLevel: LogLevel;
   logFormat: LogFormat;
 }
@@ -31,6 +32,7 @@ export async function serve(o: ServeOptions): Promise<void> {
     upstream: o.upstream,
     log,
     ...(o.aepPort === undefined ? {} : { aepPort: o.aepPort }),
+    ...(o.tls ? { tls: o.tls } : {}),
   });
   // The AEP line comes first: whoever waits for the listening line may read the AEP one already.
   if (gateway.aepUrl) process.stdout.write(`byok-gateway AEP v1 listening on ${gateway.aepUrl}\n`);

@@ -2,24 +2,27 @@
 // RequestStream (+ its Run), conversation_id → the one live run. Client messages arrive here already in append_seqno
 // order and are routed to the run as machine events; a newer run of a conversation cancels the older one, whose late
 // events then reach a stopped actor.
-import { toBinary } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { createActor, type Actor } from "xstate";
 import {
+  AgentClientMessageSchema,
   AgentServerMessageSchema,
   type AgentClientMessage,
   type AgentRunRequest,
   type AgentServerMessage,
+  RequestedModelSchema,
 } from "../proto/gen/agent/v1/agent_pb.js";
 import { MAX_BACKLOG_FRAMES, MAX_HELD_APPENDS, requestStreamMachine } from "../machines/request-stream.js";
-import type { runMachine, RunEnd, RunEvent } from "../machines/run.js";
+import type { runMachine, RunEnd } from "../machines/run.js";
 import type { AgentBackend, RunRoute, StreamSink } from "../transport/agent-backend.js";
 import type { EndStream } from "../cursor/errors.js";
 import { RpcError } from "../cursor/errors.js";
 import { buildRunMachine } from "./run-wiring.js";
+import { toRunEvent } from "./client-events.js";
 import { RunSession, type RunDeps } from "./run-session.js";
 import { endStreamFor } from "./run-end.js";
 import { RunSetupError } from "./run-errors.js";
-import { routeRun, UpstreamRequests } from "./run-route.js";
+import { type RoutedRun, namesNoModel, RunRouter, UpstreamRequests, routeRun } from "./run-route.js";
 import type { Logger } from "../log/logger.js";
 import { redact, withFields } from "../log/logger.js";
 import type { LimitsConfig, TimerConfig } from "./config.js";
@@ -42,7 +45,12 @@ interface StreamEntry {
   actor: Actor<typeof requestStreamMachine>;
   run: RunHandle | undefined;
   handOvers: Set<() => void>;
+  /** Encoded bytes of the messages admitted before the run_request (bounded by MAX_EARLY_BYTES). */
+  earlyBytes: number;
 }
+
+/** What a request may send before its run_request (prewarms, early appends): a prewarm names ids, not content. */
+export const MAX_EARLY_BYTES = 16 * 1024 * 1024;
 
 /** What the client is told when the gateway itself failed; the details are in the log, under the request's ids. */
 const INTERNAL_MESSAGE = "byok-gateway internal error; its log has the details for this request_id";
@@ -59,9 +67,12 @@ export class AgentService implements AgentBackend {
   private readonly waiting = new Set<string>();
   private readonly liveRuns = new Map<string, RunHandle>();
   private readonly upstreamRequests = new UpstreamRequests();
+  private readonly router: RunRouter;
   private closing = false;
 
-  constructor(private readonly deps: ServiceDeps) {}
+  constructor(private readonly deps: ServiceDeps) {
+    this.router = new RunRouter(deps.models, deps.store, deps.log);
+  }
 
   /** True while any run is live (blob garbage collection waits for none). */
   hasLiveRuns(): boolean {
@@ -80,10 +91,7 @@ export class AgentService implements AgentBackend {
 
   /** RunSSE: replays the backlog, then follows the stream; the returned function detaches. */
   subscribe(requestId: string, sink: StreamSink): () => void {
-    const maxWaiting = this.deps.limits.maxWaitingStreams ?? DEFAULT_MAX_WAITING_STREAMS;
-    if (!this.streams.has(requestId) && this.waiting.size >= maxWaiting) {
-      throw new RpcError(`${maxWaiting} RunSSE streams already wait for their run_request`, "resource_exhausted");
-    }
+    if (!this.streams.has(requestId)) this.checkWaitingRoom();
     const entry = this.entry(requestId);
     const { actor } = entry;
     const { backlog, end } = actor.getSnapshot().context;
@@ -108,28 +116,42 @@ export class AgentService implements AgentBackend {
   }
 
   /**
-   * BidiAppend: admission happens in the RequestStream; only a run_request may open a new request_id. A run_request
-   * for a model this gateway does not serve sends the whole request to the upstream; the caller relays the append.
+   * BidiAppend (and each message of a Run): admission happens in the RequestStream. A run_request or prewarm for a
+   * model this gateway does not serve sends the whole request to the upstream; the caller relays the append.
    */
-  append(requestId: string, seqno: bigint, message: AgentClientMessage): RunRoute {
+  append(requestId: string, seqno: bigint, message: AgentClientMessage): RunRoute | Promise<RunRoute> {
     if (this.closing) throw new RpcError("byok-gateway is shutting down", "unavailable");
     if (this.upstreamRequests.has(requestId)) return "upstream";
-    const existing = this.streams.get(requestId);
+    const route = this.streams.get(requestId)?.run ? undefined : this.router.routeOf(message);
+    if (route instanceof Promise) return route.then((r) => this.admitRouted(requestId, seqno, message, r));
+    return this.admitRouted(requestId, seqno, message, route);
+  }
+
+  private admitRouted(
+    requestId: string,
+    seqno: bigint,
+    message: AgentClientMessage,
+    route: RoutedRun | undefined,
+  ): RunRoute {
     const m = message.message;
-    if (!existing?.run && m.case === "runRequest") {
-      const { route, reason } = routeRun(this.deps.models, m.value.requestedModel);
-      if (route === "upstream") {
-        this.handOver(requestId, { ...runFields(requestId, m.value), route: reason });
-        return "upstream";
-      }
+    if (m.case === "runRequest" && m.value.conversationId && route) {
+      this.router.remember(m.value.conversationId, route);
+      // A turn naming no model continues with the model the conversation's last local run named.
+      if (route.route === "local" && namesNoModel(m.value.requestedModel) && route.modelId)
+        m.value.requestedModel = create(RequestedModelSchema, { modelId: route.modelId });
     }
-    if (!existing && message.message.case !== "runRequest") {
-      throw new RpcError(
-        `unknown request_id ${JSON.stringify(requestId)}: the first message of a request must be a run_request`,
-        "invalid_argument",
-      );
+    if (route?.route === "upstream") {
+      const fields = m.case === "runRequest" ? runFields(requestId, m.value) : { request_id: requestId };
+      this.handOver(requestId, { ...fields, route: route.reason });
+      return "upstream";
     }
-    const { actor } = existing ?? this.entry(requestId);
+    const existing = this.streams.get(requestId);
+    // A message before its run_request (a prewarm, an early append) opens the stream and waits there, in
+    // append_seqno order, for the run_request; such streams count against the same bound as waiting RunSSEs.
+    if (!existing) this.checkWaitingRoom();
+    const entry = existing ?? this.entry(requestId);
+    if (!entry.run && m.case !== "runRequest") this.chargeEarly(entry, requestId, message);
+    const { actor } = entry;
     if (actor.getSnapshot().context.held.size >= MAX_HELD_APPENDS) {
       throw new RpcError(
         `request ${requestId} has ${MAX_HELD_APPENDS} appends waiting for a missing append_seqno`,
@@ -138,6 +160,28 @@ export class AgentService implements AgentBackend {
     }
     actor.send({ type: "APPEND", seqno, message });
     return "local";
+  }
+
+  private chargeEarly(entry: StreamEntry, requestId: string, message: AgentClientMessage): void {
+    entry.earlyBytes += toBinary(AgentClientMessageSchema, message).length;
+    if (entry.earlyBytes > MAX_EARLY_BYTES)
+      throw new RpcError(
+        `request ${requestId} sent more than ${MAX_EARLY_BYTES} bytes before its run_request`,
+        "resource_exhausted",
+      );
+  }
+
+  private checkWaitingRoom(): void {
+    const maxWaiting = this.deps.limits.maxWaitingStreams ?? DEFAULT_MAX_WAITING_STREAMS;
+    if (this.waiting.size >= maxWaiting)
+      throw new RpcError(`${maxWaiting} request streams already wait for their run_request`, "resource_exhausted");
+  }
+
+  /** The transport ended the call itself (a protocol error on a Run stream): the run stops as canceled. */
+  cancel(requestId: string, reason: string): void {
+    const run = this.streams.get(requestId)?.run;
+    if (run && !run.finished) run.actor.send({ type: "CANCEL", cause: "client", reason });
+    else this.endWithoutRun(requestId, { ok: false, error: new RpcError(reason, "canceled") });
   }
 
   /** SIGTERM: stop taking runs, end every live run as canceled, wait for their EndStreams. */
@@ -173,7 +217,7 @@ export class AgentService implements AgentBackend {
       }),
       { input: { requestId } },
     );
-    const entry: StreamEntry = { actor, run: undefined, handOvers: new Set() };
+    const entry: StreamEntry = { actor, run: undefined, handOvers: new Set(), earlyBytes: 0 };
     this.streams.set(requestId, entry);
     const forget = () => {
       if (this.streams.get(requestId) !== entry) return;
@@ -363,39 +407,4 @@ function streamDelays(t: TimerConfig) {
     ...(t.terminalRetentionMs ? { retention: t.terminalRetentionMs } : {}),
     ...(t.runRequestWaitMs ? { runRequestWait: t.runRequestWaitMs } : {}),
   };
-}
-
-function toRunEvent(message: AgentClientMessage): RunEvent | undefined {
-  const m = message.message;
-  switch (m.case) {
-    case "execClientMessage":
-      return { type: "CLIENT_EXEC", id: m.value.id, message: m.value.message };
-    case "execClientControlMessage": {
-      const c = m.value.message;
-      if (c.case === "streamClose") return { type: "CLIENT_STREAM_CLOSE", id: c.value.id };
-      if (c.case === "throw") return { type: "CLIENT_THROW", id: c.value.id, error: c.value.error };
-      return undefined; // exec heartbeat: liveness only
-    }
-    case "interactionResponse":
-      return { type: "CLIENT_INTERACTION", id: m.value.id, answer: m.value.result };
-    case "kvClientMessage": {
-      const k = m.value.message;
-      if (k.case === "setBlobResult") {
-        const error = k.value.error;
-        return {
-          type: "KV_SET_RESULT",
-          id: m.value.id,
-          ...(error ? { error: error.message || "unspecified error" } : {}),
-        };
-      }
-      if (k.case === "getBlobResult") return { type: "KV_GET_RESULT", id: m.value.id, data: k.value.blobData };
-      return undefined;
-    }
-    case "conversationAction":
-      return m.value.action.case === "cancelAction"
-        ? { type: "CANCEL", cause: "client", reason: m.value.action.value.reason || "canceled by the client" }
-        : undefined;
-    default:
-      return undefined; // client_heartbeat, prewarm: nothing to route to a run
-  }
 }

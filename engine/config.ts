@@ -89,6 +89,13 @@ export interface GatewayConfig {
   workers?: WorkersConfig;
   security?: SecurityConfig;
   limits?: LimitsConfig;
+  /** PEM files for HTTPS on the Connect port (README.md "HTTP/2 and TLS"). */
+  tls?: TlsConfig;
+}
+
+export interface TlsConfig {
+  cert: string;
+  key: string;
 }
 
 export class ConfigError extends Error {
@@ -171,6 +178,7 @@ const configSchema = z.strictObject({
     })
     .refine((s) => s.token === undefined || s.tokenEnv === undefined, "token and tokenEnv exclude each other")
     .optional(),
+  tls: z.strictObject({ cert: nonEmpty, key: nonEmpty }).optional(),
   limits: z
     .strictObject({
       maxRequestBytes: positiveInt.optional(),

@@ -13,13 +13,21 @@ import { createApp } from "../transport/app.js";
 import { DECODE_WEIGHT } from "../transport/body.js";
 import { createDiagnostics, DIAGNOSTICS_ENV } from "../transport/diagnostics.js";
 import { isLoopbackHost } from "../transport/gate.js";
-import { createDualServer } from "../transport/listener.js";
+import { createDualServer, type TlsMaterial } from "../transport/listener.js";
+import { createRelay } from "../transport/relay.js";
 import { workerFactoryFor } from "../workers/registry.js";
 import { DEFAULT_WORKER } from "../workers/types.js";
+import { RUN_REQUEST_WAIT_MS } from "../machines/request-stream.js";
 import { AgentService } from "./agent-service.js";
 import { scheduleBlobGc } from "./blob-gc.js";
 import { HistoryCache } from "./history-cache.js";
-import { ConfigError, type GatewayConfig, messagesEndpointToken, type WorkersConfig } from "./config.js";
+import {
+  ConfigError,
+  type GatewayConfig,
+  messagesEndpointToken,
+  type TlsConfig,
+  type WorkersConfig,
+} from "./config.js";
 import { messagesEndpoint } from "./messages-endpoint.js";
 import type { Logger } from "../log/logger.js";
 import { registerSecrets } from "../log/logger.js";
@@ -35,6 +43,8 @@ export interface GatewayOptions {
   log: Logger;
   /** Overrides config aep.port (`--aep-port`); either one turns the AEP listener on. */
   aepPort?: number;
+  /** PEM files (`--tls-cert/--tls-key` or config `tls:`): the Connect port then speaks HTTPS. */
+  tls?: TlsConfig;
 }
 
 export interface Gateway {
@@ -52,6 +62,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   checkAepAccess(o, aepPort);
   refuseUnguardedExposure(o);
   const bodies = bodyLimits(o.config); // checked before anything starts
+  const tls = o.tls ? readTls(o.tls) : undefined;
   registerSecrets(configuredSecrets(o.config));
   const assets = loadPromptAssets(); // a broken asset stops start-up with a clear message
   // Bench-only (docs/performance.md); never enabled unless asked for in the environment.
@@ -89,28 +100,33 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     port: () => (server.address() as AddressInfo).port,
     ...(messages ? { selfAuthenticatedPaths: messages.paths } : {}),
   };
+  const relay = createRelay({ upstream: o.upstream, log: o.log });
   const http = createDualServer(
     createApp({
       service,
-      upstream: o.upstream,
+      relay,
       log: o.log,
       version: VERSION,
+      runRequestWaitMs: o.config.timers?.runRequestWaitMs ?? RUN_REQUEST_WAIT_MS,
       access,
       bodies,
       ...(diagnostics ? { diagnostics } : {}),
       ...(messages ? { frontDoors: messages.middleware } : {}),
     }).callback(),
+    tls,
   );
   const { server } = http;
   const urlHost = o.host.includes(":") ? `[${o.host}]` : o.host;
+  const scheme = tls ? "https" : "http";
   let aep: AepListener | undefined;
   try {
     await listen(server, o.port, o.host).catch((err: unknown) => {
       throw listenError(err, `the Connect port (--port) ${o.host}:${o.port}`);
     });
-    const gatewayUrl = `http://${loopbackFor(urlHost)}:${(server.address() as AddressInfo).port}`;
+    const gatewayUrl = `${scheme}://${loopbackFor(urlHost)}:${(server.address() as AddressInfo).port}`;
     aep = aepPort === undefined ? undefined : await startAep(o, aepPort, store, gatewayUrl);
   } catch (err) {
+    relay.close();
     const stopped = http.close();
     http.closeAllConnections();
     await stopped;
@@ -121,12 +137,13 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const { port } = server.address() as AddressInfo;
   o.log.info("gateway started", { host: o.host, port, data_dir: o.dataDir, models: o.config.models.map((m) => m.id) });
   return {
-    url: `http://${urlHost}:${port}`,
+    url: `${scheme}://${urlHost}:${port}`,
     ...(aep ? { aepUrl: aep.url } : {}),
     async close() {
       await aep?.close();
       const stopped = http.close();
       await service.close();
+      relay.close();
       http.closeAllConnections();
       await stopped;
       await gc.stop();
@@ -141,6 +158,18 @@ function configuredSecrets(config: GatewayConfig): string[] {
   const workers = Object.values(config.workers?.["claude-code"]?.env ?? {});
   const tokens = [config.aep?.token, config.anthropicEndpoint?.token].filter((t) => t !== undefined);
   return [...config.models.map((m) => m.apiKey), ...tokens, ...workers];
+}
+
+/** The certificate and key, read once at start-up; a file that cannot be read names itself. */
+function readTls(files: TlsConfig): TlsMaterial {
+  const read = (what: string, path: string) => {
+    try {
+      return readFileSync(path);
+    } catch (err) {
+      throw new ConfigError(`TLS ${what} ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? err})`);
+    }
+  };
+  return { cert: read("certificate", files.cert), key: read("key", files.key) };
 }
 
 /** Anyone who reaches a non-loopback address could run the agent with the user's keys: a token is required. */

@@ -1,9 +1,17 @@
-// Which side serves a run (README.md "Configuration"): the gateway runs it itself when the requested model
-// is configured here or the request carries the user's own credentials; every other run — Cursor's own models —
-// goes to the upstream unchanged, BidiAppends and RunSSE alike.
-import type { RequestedModel } from "../proto/gen/agent/v1/agent_pb.js";
+// Which side serves a run (README.md "Configuration"; docs/protocol/cursor-transport.md §8.1): the gateway runs it
+// itself when the requested model is configured here or the request carries the user's own credentials; a
+// run_request naming neither continues where its conversation's last run went; every other run — Cursor's own
+// models — goes to the upstream unchanged, BidiAppends, RunSSE and Run alike.
+import type { AgentClientMessage, RequestedModel } from "../proto/gen/agent/v1/agent_pb.js";
+import type { Logger } from "../log/logger.js";
+import type { Store } from "../store/index.js";
 import type { RunRoute } from "../transport/agent-backend.js";
 import type { ModelConfig } from "./config.js";
+
+/** A run_request that names neither a model nor credentials continues on its conversation's last route. */
+export function namesNoModel(requested: RequestedModel | undefined): boolean {
+  return !requested?.modelId && !requested?.credentials.case;
+}
 
 /** Where a run goes and why, in the words of the routing log line. */
 export interface RouteDecision {
@@ -53,5 +61,61 @@ export class UpstreamRequests {
     }
     this.add(requestId, now);
     return true;
+  }
+}
+
+/** Where a conversation's last run went, and the model id it named. */
+export interface LastRoute {
+  route: RunRoute;
+  modelId: string;
+}
+
+/** A routed request: where it goes, the model id it names, and why (for the routing log line). */
+export type RoutedRun = LastRoute & { reason: string };
+
+/**
+ * Routes the first run_request (or prewarm_request) of a request, and remembers each conversation's last route:
+ * the most recent 10 000 in memory, all of them in the store.
+ */
+export class RunRouter {
+  private readonly recent = new Map<string, LastRoute>();
+
+  constructor(
+    private readonly models: readonly ModelConfig[],
+    private readonly store: Pick<Store, "getConversationRoute" | "setConversationRoute">,
+    private readonly log: Logger,
+    private readonly max = 10_000,
+  ) {}
+
+  /** undefined for messages that decide nothing; a promise when only the store knows the conversation's route. */
+  routeOf(message: AgentClientMessage): RoutedRun | Promise<RoutedRun> | undefined {
+    const m = message.message;
+    if (m.case !== "runRequest" && m.case !== "prewarmRequest") return undefined;
+    const requested = m.value.requestedModel;
+    const conversationId = m.value.conversationId ?? "";
+    if (!namesNoModel(requested) || !conversationId)
+      return { ...routeRun(this.models, requested), modelId: requested?.modelId ?? "" };
+    // No model named: the conversation's last route; after a restart the store remembers it.
+    const reason = "no model named: the conversation's last route";
+    const known = this.recent.get(conversationId);
+    if (known) return { ...known, reason };
+    return this.store
+      .getConversationRoute(conversationId)
+      .then((stored) => ({ ...(stored ?? { route: "upstream" as const, modelId: "" }), reason }));
+  }
+
+  remember(conversationId: string, routed: LastRoute): void {
+    const route: LastRoute = { route: routed.route, modelId: routed.modelId };
+    this.recent.delete(conversationId);
+    this.recent.set(conversationId, route);
+    for (const [oldest] of this.recent) {
+      if (this.recent.size <= this.max) break;
+      this.recent.delete(oldest);
+    }
+    this.store
+      .setConversationRoute(conversationId, route)
+      .catch((e: unknown) =>
+        this.log.error("conversation route not stored", { conversation_id: conversationId, error: String(e) }),
+      );
   }
 }

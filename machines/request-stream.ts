@@ -10,6 +10,8 @@ import { type EndStream, RpcError } from "../cursor/errors.js";
 
 /** A gap larger than this many held messages is refused rather than buffered without bound. */
 export const MAX_HELD_APPENDS = 1024;
+/** How long a stream waits for its run_request (docs/protocol/cursor-transport.md §6.9); the `Run` route too. */
+export const RUN_REQUEST_WAIT_MS = 30_000;
 /** Frames kept for replay; a run that would exceed it is failed by the engine (a captured long turn had ~3,200). */
 export const MAX_BACKLOG_FRAMES = 100_000;
 
@@ -88,7 +90,7 @@ const requestStreamSetup = setup({
     reconnectGrace: 30_000,
     retention: 30_000,
     /** In line with the reconnect grace: a client that opened RunSSE appends its run_request at once. */
-    runRequestWait: 30_000,
+    runRequestWait: RUN_REQUEST_WAIT_MS,
   },
 });
 

@@ -157,7 +157,12 @@ export function renderProtoFiles(facts: Facts): Map<string, string> {
         facts,
         "agent.v1",
         ["aiserver/v1/aiserver.proto", ...struct("agent.v1")],
-        ["service AgentService {", "  rpc RunSSE(aiserver.v1.BidiRequestId) returns (stream AgentServerMessage);", "}"],
+        [
+          "service AgentService {",
+          "  rpc Run(stream AgentClientMessage) returns (stream AgentServerMessage);",
+          "  rpc RunSSE(aiserver.v1.BidiRequestId) returns (stream AgentServerMessage);",
+          "}",
+        ],
       ),
     ],
   ]);

@@ -7,6 +7,8 @@ import type { AepSessionRecord, AepSessionUpdate } from "./aep-sessions.js";
 import * as blobs from "./blobs.js";
 import type { BlobPut } from "../cursor/blob-graph.js";
 import * as conversations from "./conversations.js";
+import * as routes from "./routes.js";
+import type { ConversationRoute } from "./routes.js";
 import type { CheckpointCommit, ConversationHead } from "./conversations.js";
 import { prepareDataDir } from "./data-dir.js";
 import { openDb } from "./db.js";
@@ -21,6 +23,7 @@ export { DataDirError } from "./data-dir.js";
 export type { AepInputRecord, DeliveryStatus, RecordInputResult, RuntimeStatus } from "./aep-ledger.js";
 export type { AepSessionRecord, AepSessionState, AepSessionUpdate } from "./aep-sessions.js";
 export type { CheckpointCommit, ConversationHead } from "./conversations.js";
+export type { ConversationRoute } from "./routes.js";
 export type { GcResult } from "./gc.js";
 export { StaleCheckpointError } from "./conversations.js";
 export type { MessageOrigin, NewMessage, StoredMessage } from "./messages.js";
@@ -65,6 +68,9 @@ export interface Store {
   /** Deletes blobs created before the time (Unix ms) that no head or message reaches (docs/protocol/cursor-run.md
    * §6.6). */
   collectBlobs(createdBefore: number): Promise<GcResult>;
+  /** Where the conversation's last run was served; a run_request naming no model goes there too. */
+  getConversationRoute(conversationId: string): Promise<ConversationRoute | undefined>;
+  setConversationRoute(conversationId: string, route: ConversationRoute): Promise<void>;
   aep: AepStore;
 }
 
@@ -119,6 +125,8 @@ export async function openStore(opts: StoreLocation & StoreOptions): Promise<Sto
     finishRun: (r, o) => runs.finishRun(db, r, o),
     getRun: (r) => runs.getRun(db, r),
     collectBlobs: (before) => collectBlobs(db, before),
+    getConversationRoute: (c) => routes.getConversationRoute(db, c),
+    setConversationRoute: (c, r) => routes.setConversationRoute(db, c, r),
     aep: {
       createSession: (r) => aepSessions.createAepSession(db, r),
       getSession: (id) => aepSessions.getAepSession(db, id),

@@ -19,5 +19,8 @@ export interface AgentBackend {
   routeOf(requestId: string): RunRoute;
   /** Attaches a RunSSE subscriber; the returned function detaches it. */
   subscribe(requestId: string, sink: StreamSink): () => void;
-  append(requestId: string, seqno: bigint, message: AgentClientMessage): RunRoute;
+  /** Admits one client message; a run_request naming no model may need the store to be routed, hence a promise. */
+  append(requestId: string, seqno: bigint, message: AgentClientMessage): RunRoute | Promise<RunRoute>;
+  /** The client broke the protocol on a stream the handler already ended: the request's run is canceled. */
+  cancel(requestId: string, reason: string): void;
 }

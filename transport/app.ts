@@ -10,20 +10,24 @@ import { BodyBudget } from "./body.js";
 import { unaryErrorBody } from "./connect/unary.js";
 import type { Diagnostics } from "./diagnostics.js";
 import { gate, type GateOptions } from "./gate.js";
-import { createRelay } from "./relay.js";
+import type { Relay } from "./relay.js";
+import { runHandler } from "./run.js";
 import { runSseHandler } from "./run-sse.js";
 
+const RUN_PATH = "/agent.v1.AgentService/Run";
 const RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE";
 const BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend";
 
 export function createApp(opts: {
   service: AgentBackend;
-  upstream: string;
+  relay: Relay;
   log: Logger;
   version: string;
   diagnostics?: Diagnostics;
   access: Omit<GateOptions, "contentTypes">;
   bodies: { maxRequestBytes: number; budgetBytes: number };
+  /** How long a Run stream may take to send its run_request (timers.runRequestWaitMs). */
+  runRequestWaitMs: number;
   /** Further front doors served ahead of the relay (the engine's Anthropic Messages endpoint). */
   frontDoors?: Koa.Middleware;
 }): Koa {
@@ -42,8 +46,9 @@ export function createApp(opts: {
     }
   });
   const router = new Router();
-  // Connect unary (BidiAppend) takes binary or JSON; the RunSSE stream is read as binary envelopes only.
+  // Connect unary (BidiAppend) takes binary or JSON; the Run and RunSSE streams are read as binary envelopes only.
   const contentTypes = new Map([
+    [RUN_PATH, ["application/connect+proto"]],
     [RUN_SSE_PATH, ["application/connect+proto"]],
     [BIDI_APPEND_PATH, ["application/proto", "application/json"]],
   ]);
@@ -61,8 +66,15 @@ export function createApp(opts: {
     ctx.status = 404;
     ctx.body = { code: "not_found", message: `no gateway route ${ctx.method} ${ctx.path}` };
   });
-  const relay = createRelay({ upstream: opts.upstream, log: opts.log });
+  const { relay } = opts;
   const budget = new BodyBudget(opts.bodies.budgetBytes);
+  router.post(
+    RUN_PATH,
+    runHandler(opts.service, relay, {
+      maxRequestBytes: opts.bodies.maxRequestBytes,
+      runRequestWaitMs: opts.runRequestWaitMs,
+    }),
+  );
   router.post(RUN_SSE_PATH, runSseHandler(opts.service, relay, budget));
   router.post(BIDI_APPEND_PATH, bidiAppendHandler(opts.service, relay, { ...opts.bodies, budget }));
   router.all("/{*rest}", (ctx) => relay.pass(ctx));

@@ -32,7 +32,7 @@ export function bidiAppendHandler(
       const requestId = request.requestId?.requestId;
       if (!requestId) throw new RpcError("BidiAppend carries no request_id", "invalid_argument");
       // The upstream gets the append byte for byte, as the client sent it.
-      if (service.append(requestId, request.appendSeqno, decodeClientMessage(request)) === "upstream")
+      if ((await service.append(requestId, request.appendSeqno, decodeClientMessage(request))) === "upstream")
         return await relay.pass(ctx, raw);
       ctx.status = 200;
       ctx.type = json ? "application/json" : "application/proto";

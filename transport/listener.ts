@@ -1,8 +1,9 @@
-// One loopback port for both HTTP/1.1 and cleartext HTTP/2 (h2c with prior knowledge): Connect clients may use
-// either, and without TLS there is no ALPN to choose. The first bytes of a connection tell them apart — every
-// HTTP/2 connection opens with the "PRI * HTTP/2.0" preface, which no HTTP/1.1 method starts with.
+// One port for both HTTP/1.1 and HTTP/2. Cleartext: Connect clients may use either (h2c with prior knowledge), and
+// without TLS there is no ALPN to choose, so the first bytes of a connection tell them apart — every HTTP/2
+// connection opens with the "PRI * HTTP/2.0" preface, which no HTTP/1.1 method starts with. With a certificate
+// (Cursor reaches its agent host over HTTPS), ALPN offers h2 and http/1.1 on the same port.
 import { createServer as createHttp1Server, type RequestListener } from "node:http";
-import { createServer as createHttp2Server, type Http2Session } from "node:http2";
+import { createSecureServer, createServer as createHttp2Server, type Http2Session } from "node:http2";
 import { createServer as createNetServer, type Server, type Socket } from "node:net";
 import { Duplex } from "node:stream";
 
@@ -16,7 +17,14 @@ export interface DualServer {
 
 const PREFACE_START = "PRI";
 
-export function createDualServer(listener: RequestListener): DualServer {
+/** PEM certificate chain and private key. */
+export interface TlsMaterial {
+  cert: Buffer;
+  key: Buffer;
+}
+
+export function createDualServer(listener: RequestListener, tls?: TlsMaterial): DualServer {
+  if (tls) return createTlsServer(listener, tls);
   const http1 = createHttp1Server(listener);
   const http2 = createHttp2Server(listener as unknown as Parameters<typeof createHttp2Server>[0]);
   const sessions = new Set<Http2Session>();
@@ -33,6 +41,26 @@ export function createDualServer(listener: RequestListener): DualServer {
     closeAllConnections() {
       http1.closeAllConnections();
       for (const session of sessions) session.destroy();
+    },
+  };
+}
+
+function createTlsServer(listener: RequestListener, tls: TlsMaterial): DualServer {
+  const server = createSecureServer(
+    { ...tls, allowHTTP1: true, ALPNProtocols: ["h2", "http/1.1"] },
+    listener as unknown as Parameters<typeof createSecureServer>[1],
+  );
+  const sockets = new Set<Socket>();
+  server.on("secureConnection", (socket: Socket) => {
+    socket.setNoDelay(true);
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  return {
+    server,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    closeAllConnections() {
+      for (const socket of sockets) socket.destroy();
     },
   };
 }

@@ -3,12 +3,14 @@
 // reach the upstream unchanged: streamed both ways, bytes untouched (no decompression), upstream statuses passed
 // through. Only a failure to reach the upstream is answered locally, so a 404 the client sees is always the upstream's.
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type ServerResponse } from "node:http";
+import { constants, type ClientHttp2Stream, type IncomingHttpHeaders } from "node:http2";
 import { request as httpsRequest } from "node:https";
 import { performance } from "node:perf_hooks";
 import { pipeline } from "node:stream";
 import type { Context } from "koa";
 import type { Logger } from "../log/logger.js";
 import { TOKEN_HEADER } from "./gate.js";
+import { headerObject, Http2Upstream, rawHeaders } from "./relay-h2.js";
 
 // RFC 9110 §7.6.1 connection-specific headers, plus `proxy-*` and HTTP/2's `http2-settings`.
 const hopByHop = new Set([
@@ -23,14 +25,22 @@ const hopByHop = new Set([
   TOKEN_HEADER,
 ]);
 
+/** After the bytes a handler already read: the request is complete ("end"), or the rest still streams ("follow"). */
+export type BodyRest = "end" | "follow";
+
 export interface Relay {
-  /** Relays the request; `body` replaces the request stream when the handler has already read it. */
-  pass(ctx: Context, body?: Uint8Array): Promise<void>;
+  /**
+   * Relays the request, over HTTP/2 when it arrived over HTTP/2. `body` stands for what the handler has already
+   * read of the request stream: the whole of it, or (`rest` "follow") its start, the rest streaming after it.
+   */
+  pass(ctx: Context, body?: Uint8Array, rest?: BodyRest): Promise<void>;
   /**
    * Opens the same request upstream for a response whose head this gateway already wrote (a RunSSE handed over
    * to the upstream): resolves with the upstream response, or rejects when the upstream cannot be reached.
    */
   open(ctx: Context, body: Uint8Array): Promise<IncomingMessage>;
+  /** Closes the HTTP/2 upstream session (shutdown). */
+  close(): void;
 }
 
 export function createRelay(opts: { upstream: string; log: Logger }): Relay {
@@ -42,7 +52,9 @@ export function createRelay(opts: { upstream: string; log: Logger }): Relay {
   const send = upstream.protocol === "https:" ? httpsRequest : httpRequest;
   const { log } = opts;
 
-  const requestFor = (ctx: Context, body: Uint8Array | undefined): ClientRequest => {
+  const h2 = new Http2Upstream(upstream);
+
+  const requestFor = (ctx: Context, body: Uint8Array | undefined, rest: BodyRest = "end"): ClientRequest => {
     const upstreamReq = send({
       protocol: upstream.protocol,
       hostname: upstream.hostname,
@@ -51,8 +63,11 @@ export function createRelay(opts: { upstream: string; log: Logger }): Relay {
       path: basePath + ctx.originalUrl,
       headers: [...endToEndHeaders(ctx.req.rawHeaders), "host", upstream.host],
     });
-    if (body) upstreamReq.end(body);
-    else if (hasNoBody(ctx.req))
+    if (body && rest === "end") upstreamReq.end(body);
+    else if (body) {
+      upstreamReq.write(body);
+      pipeline(ctx.req, upstreamReq, () => {});
+    } else if (hasNoBody(ctx.req))
       upstreamReq.end(); // most relayed calls are small GETs: no stream plumbing for them
     else pipeline(ctx.req, upstreamReq, () => {});
     // A client that leaves before the upstream answers must not keep the upstream call alive.
@@ -62,8 +77,9 @@ export function createRelay(opts: { upstream: string; log: Logger }): Relay {
     return upstreamReq;
   };
 
-  const pass = (ctx: Context, body?: Uint8Array) =>
+  const pass = (ctx: Context, body?: Uint8Array, rest?: BodyRest) =>
     new Promise<void>((resolve) => {
+      if (ctx.req.httpVersionMajor === 2) return passHttp2(h2, basePath, log, ctx, body, rest).then(resolve);
       const { req, res } = ctx;
       const started = performance.now();
       const fields = () => ({
@@ -73,7 +89,7 @@ export function createRelay(opts: { upstream: string; log: Logger }): Relay {
       });
       let responded = false;
       ctx.respond = false;
-      const upstreamReq = requestFor(ctx, body);
+      const upstreamReq = requestFor(ctx, body, rest);
 
       upstreamReq.once("response", (upstreamRes: IncomingMessage) => {
         responded = true;
@@ -110,7 +126,76 @@ export function createRelay(opts: { upstream: string; log: Logger }): Relay {
       upstreamReq.once("error", reject);
     });
 
-  return { pass, open };
+  return { pass, open, close: () => h2.close() };
+}
+
+/**
+ * One call relayed over the shared HTTP/2 session: request body and response body stream as they come, the
+ * response trailers are passed on, and a client that leaves cancels the upstream stream.
+ */
+function passHttp2(
+  h2: Http2Upstream,
+  basePath: string,
+  log: Logger,
+  ctx: Context,
+  body: Uint8Array | undefined,
+  rest: BodyRest = "end",
+): Promise<void> {
+  const { req, res } = ctx;
+  const started = performance.now();
+  const fields = () => ({ method: req.method, path: ctx.path, durationMs: Math.round(performance.now() - started) });
+  ctx.respond = false;
+  return new Promise<void>((resolve) => {
+    let upstream: ClientHttp2Stream;
+    try {
+      upstream = h2.request(
+        req.method ?? "GET",
+        basePath + ctx.originalUrl,
+        headerObject(endToEndHeaders(req.rawHeaders)),
+      );
+    } catch (err) {
+      log.error("relay upstream unreachable", { ...fields(), error: err });
+      answerUnreachable(res, err as Error);
+      return resolve();
+    }
+    if (body) upstream.write(body);
+    if (body && rest === "end") upstream.end();
+    else pipeline(req, upstream, () => {});
+    res.once("close", () => {
+      if (!res.writableFinished) upstream.close(constants.NGHTTP2_CANCEL);
+    });
+    let responded = false;
+    upstream.once("response", (headers) => {
+      responded = true;
+      const status = Number(headers[constants.HTTP2_HEADER_STATUS]);
+      log.info("relay", { ...fields(), status, protocol: "h2" });
+      res.writeHead(status, endToEndHeaders(rawHeaders(headers)));
+      res.flushHeaders();
+      // Trailers come before the end of the body, so they are set in time for the response's own end.
+      upstream.once("trailers", (trailers) => res.addTrailers(Object.fromEntries(pairs(trailers))));
+      pipeline(upstream, res, (err) => {
+        if (err) log.warn("relay response interrupted", { ...fields(), error: err });
+        resolve();
+      });
+    });
+    upstream.once("error", (err) => {
+      if (responded) return;
+      if (res.destroyed) log.warn("relay canceled by client", { ...fields(), error: err });
+      else {
+        log.error("relay upstream unreachable", { ...fields(), error: err });
+        answerUnreachable(res, err);
+      }
+      resolve();
+    });
+  });
+}
+
+/** End-to-end trailer fields as [name, value] pairs. */
+function pairs(headers: IncomingHttpHeaders): Array<[string, string]> {
+  const raw = endToEndHeaders(rawHeaders(headers));
+  const out: Array<[string, string]> = [];
+  for (let i = 0; i < raw.length; i += 2) out.push([raw[i]!, raw[i + 1]!]);
+  return out;
 }
 
 /** An HTTP/1.x request that declares no body (HTTP/2 may stream one without either header). */

@@ -3,24 +3,20 @@
 // the body ends. Labelled text/event-stream as the captures show. Frames of 1 KiB or more are gzipped when the
 // client accepts it. The stream of a run served upstream is the upstream's own RunSSE.
 import type { Context } from "koa";
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { fromBinary } from "@bufbuild/protobuf";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream";
-import { gzipSync } from "node:zlib";
-import { AgentServerMessageSchema } from "../proto/gen/agent/v1/agent_pb.js";
 import { BidiRequestIdSchema } from "../proto/gen/aiserver/v1/aiserver_pb.js";
 import type { AgentBackend } from "./agent-backend.js";
-import { frames } from "../cursor/frames.js";
 import { encodeEndStream } from "./connect/end-stream.js";
 import type { EndStream } from "../cursor/errors.js";
-import { decodePayload, encodeEnvelope, EnvelopeFlags, EnvelopeReader } from "./connect/envelope.js";
+import { decodePayload, EnvelopeFlags, EnvelopeReader } from "./connect/envelope.js";
 import { RpcError } from "../cursor/errors.js";
 import { type BodyBudget, readBody } from "./body.js";
 import type { Relay } from "./relay.js";
+import { acceptsGzip, HEARTBEAT, streamWriter } from "./stream-writer.js";
 
 const MAX_REQUEST_BYTES = 64 * 1024;
-const COMPRESS_MIN_BYTES = 1024;
-const HEARTBEAT = toBinary(AgentServerMessageSchema, frames.heartbeat());
 
 export function runSseHandler(service: AgentBackend, relay: Relay, budget: BodyBudget) {
   return async (ctx: Context): Promise<void> => {
@@ -40,24 +36,7 @@ export function runSseHandler(service: AgentBackend, relay: Relay, budget: BodyB
     if (service.routeOf(requestId) === "upstream") return relay.pass(ctx, body);
     const gzip = acceptsGzip(ctx.get("connect-accept-encoding"));
     const res = writeHead(ctx, gzip);
-    // Frames produced in the same event-loop turn (a provider read often carries many deltas) leave in one
-    // write: one syscall and one TCP segment instead of one per frame. end() flushes whatever is still corked.
-    let corked = false;
-    let last: { payload: Uint8Array; frame: Uint8Array } | undefined;
-    const write = (payload: Uint8Array) => {
-      if (res.writableEnded) return;
-      if (!corked) {
-        corked = true;
-        res.cork();
-        setImmediate(() => {
-          corked = false;
-          res.uncork();
-        });
-      }
-      // A repeated frame (the final checkpoint is sent twice) is enveloped and compressed once.
-      if (last?.payload !== payload) last = { payload, frame: encodeFrame(payload, gzip) };
-      res.write(last.frame);
-    };
+    const write = streamWriter(res, gzip);
     let detach: () => void = () => {};
     const ended = new Promise<void>((resolve) => {
       const finish = () => {
@@ -153,13 +132,4 @@ function readRequestId(ctx: Context, body: Uint8Array): string {
   }
   if (!requestId) throw new RpcError("RunSSE request carries no request_id", "invalid_argument");
   return requestId;
-}
-
-function encodeFrame(payload: Uint8Array, gzip: boolean): Uint8Array {
-  if (gzip && payload.length >= COMPRESS_MIN_BYTES) return encodeEnvelope(EnvelopeFlags.compressed, gzipSync(payload));
-  return encodeEnvelope(0, payload);
-}
-
-function acceptsGzip(header: string): boolean {
-  return header.split(",").some((v) => v.trim() === "gzip");
 }

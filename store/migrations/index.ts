@@ -2,6 +2,7 @@ import type { Knex } from "knex";
 import * as initial from "./0001_initial.js";
 import * as aep from "./0002_aep.js";
 import * as inputAnchors from "./20261203133100_input_anchors.js";
+import * as conversationRoutes from "./20261203134500_conversation_routes.js";
 
 // Migrations are imported statically so that running them depends on neither the cwd nor file extensions.
 // Append new ones at the end; a name, once shipped, never changes (it is recorded in knex_migrations).
@@ -9,6 +10,7 @@ const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Knex.Migratio
   ["0001_initial", initial],
   ["0002_aep", aep],
   ["20261203133100_input_anchors", inputAnchors],
+  ["20261203134500_conversation_routes", conversationRoutes],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -36,6 +36,8 @@ describe("byok CLI", () => {
         "--config",
         "--upstream",
         "--aep-port",
+        "--tls-cert",
+        "--tls-key",
         "--log-level",
         "--offline",
       ];
@@ -89,6 +91,8 @@ describe("byok CLI", () => {
       '--log-level expects one of trace, debug, info, warn, error, fatal, silent, got "loud"',
     ],
     ["an unknown log format", ["serve", "--log-format", "xml"], '--log-format expects one of json, pretty, got "xml"'],
+    ["a TLS certificate without its key", ["serve", "--tls-cert", "cert.pem"], "--tls-cert needs --tls-key"],
+    ["a TLS key without its certificate", ["serve", "--tls-key", "key.pem"], "--tls-key needs --tls-cert"],
   ];
   for (const [what, args, message] of usageErrors) {
     it(`exits 2 with one line and the usage on ${what}`, () => {

@@ -67,6 +67,12 @@ describe("byok serve: start-up errors", () => {
     );
   });
 
+  it("a TLS certificate that cannot be read is named, before anything starts", () => {
+    const missing = join(dir, "missing.pem");
+    const run = serve("--port", "0", "--data-dir", dir, "--tls-cert", missing, "--tls-key", missing);
+    expectStartupError(run, `TLS certificate ${missing} cannot be read (ENOENT)`);
+  });
+
   it("a --host that does not resolve names --host", () => {
     const run = serve("--host", "no-such-host.invalid", "--port", "0", "--data-dir", dir);
     expect(run.status).to.equal(2);

@@ -4,8 +4,10 @@ import { expect } from "chai";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createApp } from "../../transport/app.js";
+import { createRelay } from "../../transport/relay.js";
 import type { AgentBackend } from "../../transport/agent-backend.js";
 import type { Diagnostics } from "../../transport/diagnostics.js";
+import type { Logger } from "../../log/logger.js";
 
 describe("transport app guard", () => {
   it("answers an uncaught handler exception with a Connect internal error and stays up", async () => {
@@ -18,14 +20,16 @@ describe("transport app guard", () => {
       },
       countStatement: () => {},
     } as unknown as Diagnostics;
+    const log: Logger = { info: () => {}, warn: () => {}, error: (msg) => void logged.push(msg) };
     const app = createApp({
       service: {} as AgentBackend,
-      upstream: "http://127.0.0.1:9",
-      log: { info: () => {}, warn: () => {}, error: (msg) => void logged.push(msg) },
+      relay: createRelay({ upstream: "http://127.0.0.1:9", log }),
+      log,
       version: "test",
       diagnostics,
       access: { host: "127.0.0.1", port: () => (server.address() as AddressInfo).port },
       bodies: { maxRequestBytes: 1024 * 1024, budgetBytes: 8 * 1024 * 1024 },
+      runRequestWaitMs: 30_000,
     });
     const server = createServer(app.callback());
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -67,7 +67,7 @@ describe("e2e: HTTP/2 cleartext (h2c) on the gateway port", () => {
     expect(JSON.parse(body)).to.include({ status: "ok" });
   });
 
-  it("relays other paths over HTTP/2 with status, headers and body", async () => {
+  it("relays other paths to the upstream over HTTP/2 with status, headers and body", async () => {
     upstream.enqueue({ status: 201, headers: { "x-up": "1" }, body: "created" });
     const stream = h2Request(
       session,
@@ -81,6 +81,7 @@ describe("e2e: HTTP/2 cleartext (h2c) on the gateway port", () => {
     expect(headers["x-up"]).to.equal("1");
     expect(body).to.equal("created");
     const [seen] = await upstream.waitForRequests(1);
+    expect(seen!.httpVersion).to.equal("2.0");
     expect(seen!.method).to.equal("POST");
     expect(seen!.url).to.equal("/aiserver.v1.Other/Call?q=2");
     expect(seen!.headers["x-client"]).to.equal("cursor");

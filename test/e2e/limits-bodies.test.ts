@@ -23,7 +23,7 @@ const LIMITS = FULL ? undefined : { maxRequestBytes: 8 * MIB + 1024, bodyBudgetB
 const BUDGET = LIMITS?.bodyBudgetBytes ?? 512 * MIB;
 const FIRST_PART = 64 * 1024;
 
-/** A well-formed append whose stdout data fills the body: decoded whole, then refused (unknown request_id). */
+/** A well-formed append whose stdout data fills the body: decoded whole, then refused (it names no request_id). */
 function largeAppend(): Buffer {
   const data = "x".repeat(BODY_BYTES / 2 - 64);
   const message = create(AgentClientMessageSchema, {
@@ -33,7 +33,6 @@ function largeAppend(): Buffer {
     },
   });
   const append = create(BidiAppendRequestSchema, {
-    requestId: { requestId: "limits" },
     appendSeqno: 1n,
     data: Buffer.from(toBinary(AgentClientMessageSchema, message)).toString("hex"),
   });

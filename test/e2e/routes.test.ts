@@ -75,6 +75,7 @@ describe("e2e: gateway routes and the upstream relay", function () {
       expect(new Uint8Array(res.body)).to.deep.equal(answer);
 
       const [got] = (await upstream.waitForRequests(seen + 1)).slice(seen);
+      expect(got!.httpVersion).to.equal("1.1"); // an HTTP/1.1 call stays HTTP/1.1 upstream
       expect(got!.method).to.equal("POST");
       expect(got!.url).to.equal("/aiserver.v1.AiService/GetModels?x=1&y=two");
       expect(got!.body).to.deep.equal(Buffer.concat([Buffer.from([1, 2, 3]), Buffer.from("rest of the body")]));

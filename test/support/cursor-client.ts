@@ -52,6 +52,8 @@ export interface RunStart {
   credentials?: { apiKey: string; baseUrl?: string };
   /** Default true: RunSSE is opened (and its headers awaited, up to 1 s) before the run_request append. */
   runSseFirst?: boolean;
+  /** The run_request's append_seqno (default 1): later when the test appended something before it. */
+  firstSeqno?: bigint;
   mode?: AgentMode;
   requestContext?: MessageInitShape<typeof RequestContextSchema>;
   /** Last-minute edits to the run request for fields this helper does not expose. */
@@ -128,7 +130,7 @@ export class RunHandle {
   private timeline = 0;
   private connection = 0;
   private current: RunSseConnection | undefined;
-  private nextSeqno = 1n;
+  private nextSeqno: bigint;
   private chain: Promise<unknown> = Promise.resolve();
   private readonly holds: Array<{ capture(append: CapturedAppend): void; response: Promise<AppendResponse> }> = [];
   private readonly seenIds = new Map<string, number>();
@@ -141,6 +143,7 @@ export class RunHandle {
     private readonly opts: { acceptGzip: boolean; hooks: RunHooks },
   ) {
     this.requestId = start.requestId ?? randomUUID();
+    this.nextSeqno = start.firstSeqno ?? 1n;
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.responder = {
       run: this,

@@ -1,12 +1,17 @@
 // A stand-in for Cursor's real backend (the relay target): records every request and answers scripted responses.
-import type { IncomingHttpHeaders } from "node:http";
-import { listenOnLoopback, readBody, sleep, waitUntil } from "./util.js";
+// Like the real one it speaks HTTP/1.1 and HTTP/2 (here cleartext, prior knowledge) on one port.
+import type { IncomingHttpHeaders, RequestListener } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createDualServer } from "../../transport/listener.js";
+import { readBody, sleep, waitUntil } from "./util.js";
 
 export interface UpstreamRequest {
   method: string;
   url: string;
   headers: IncomingHttpHeaders;
   body: Buffer;
+  /** "1.1" or "2.0". */
+  httpVersion: string;
 }
 
 export interface UpstreamResponse {
@@ -15,6 +20,8 @@ export interface UpstreamResponse {
   body?: string | Uint8Array;
   /** Written one after another, each after its delay; lets relay tests check that streaming is not buffered. */
   chunks?: Array<{ data: string | Uint8Array; delayMs?: number }>;
+  /** Response trailers (HTTP/2 calls). */
+  trailers?: Record<string, string>;
 }
 
 export interface FakeUpstream {
@@ -38,12 +45,13 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     body: `fake-upstream: nothing scripted for ${req.method} ${req.url}`,
   });
 
-  const server = await listenOnLoopback(async (req, res) => {
+  const handler: RequestListener = async (req, res) => {
     const recorded: UpstreamRequest = {
       method: req.method ?? "",
       url: req.url ?? "",
       headers: req.headers,
       body: await readBody(req),
+      httpVersion: req.httpVersion,
     };
     requests.push(recorded);
     const answer = queue.shift() ?? fallback(recorded);
@@ -56,10 +64,12 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
         res.write(chunk.data);
       }
     }
+    if (answer.trailers) res.addTrailers(answer.trailers);
     res.end(answer.body ?? "");
-  });
-
-  const { port } = server;
+  };
+  const dual = createDualServer(handler);
+  await new Promise<void>((resolve) => dual.server.listen(0, "127.0.0.1", resolve));
+  const { port } = dual.server.address() as AddressInfo;
 
   return {
     url: `http://127.0.0.1:${port}`,
@@ -74,6 +84,10 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
         timeoutMs,
         () => `fake-upstream: expected ${count} requests, got ${requests.length}`,
       ).then(() => requests.slice(0, count)),
-    close: () => server.close(),
+    close: async () => {
+      const closed = dual.close();
+      dual.closeAllConnections();
+      await closed;
+    },
   };
 }

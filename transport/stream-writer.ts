@@ -1,0 +1,48 @@
+// Writing AgentServerMessages onto an open streaming response (RunSSE and Run share it;
+// docs/protocol/cursor-transport.md §2.3, §4.3): 5-byte envelopes, frames of 1 KiB or more gzipped when the client
+// accepts it, frames produced in one event-loop turn leaving in one socket write.
+import type { ServerResponse } from "node:http";
+import { toBinary } from "@bufbuild/protobuf";
+import { gzipSync } from "node:zlib";
+import { AgentServerMessageSchema } from "../proto/gen/agent/v1/agent_pb.js";
+import { frames } from "../cursor/frames.js";
+import { encodeEnvelope, EnvelopeFlags } from "./connect/envelope.js";
+
+const COMPRESS_MIN_BYTES = 1024;
+/** interaction_update.heartbeat, encoded once. */
+export const HEARTBEAT = toBinary(AgentServerMessageSchema, frames.heartbeat());
+
+/**
+ * A writer of encoded AgentServerMessage payloads; writes after the body ended are dropped. Koa hands an HTTP/2
+ * request the compatibility response, which has the same surface.
+ */
+export function streamWriter(res: ServerResponse, gzip: boolean): (payload: Uint8Array) => void {
+  // A provider read often carries many deltas: one syscall and one TCP segment instead of one per frame. end()
+  // flushes whatever is still corked.
+  let corked = false;
+  let last: { payload: Uint8Array; frame: Uint8Array } | undefined;
+  return (payload) => {
+    if (res.writableEnded) return;
+    if (!corked) {
+      corked = true;
+      res.cork();
+      setImmediate(() => {
+        corked = false;
+        res.uncork();
+      });
+    }
+    // A repeated frame (the final checkpoint is sent twice) is enveloped and compressed once.
+    if (last?.payload !== payload) last = { payload, frame: encodeFrame(payload, gzip) };
+    res.write(last.frame);
+  };
+}
+
+function encodeFrame(payload: Uint8Array, gzip: boolean): Uint8Array {
+  if (gzip && payload.length >= COMPRESS_MIN_BYTES) return encodeEnvelope(EnvelopeFlags.compressed, gzipSync(payload));
+  return encodeEnvelope(0, payload);
+}
+
+/** True when a Connect-Accept-Encoding header lists gzip. */
+export function acceptsGzip(header: string): boolean {
+  return header.split(",").some((v) => v.trim() === "gzip");
+}
