@@ -10,10 +10,19 @@ import { WebSocketServer, type RawData, type WebSocket } from "ws";
 import type { Logger } from "../log/logger.js";
 import { AttachRefused, aepConnectionMachine, type InitRequest } from "../machines/aep-connection.js";
 import { DEFAULT_LIMITS, OutboundQueue, type QueueLimits } from "./wire/backpressure.js";
-import { decodeClientFrame, serverEnvelope, type ErrorCode, type ServerEvent } from "./wire/envelope.js";
+import {
+  decodeClientFrame,
+  serverEnvelope,
+  type ErrorCause,
+  type ErrorCode,
+  type ServerEvent,
+} from "./wire/envelope.js";
 import { AepRegistry } from "./registry.js";
 import type { AepSession, SessionDeps } from "./session.js";
 import { isLoopbackHost } from "../transport/gate.js";
+
+/** A half-open client is found within two of these (docs/protocol/aep.md §9.2). */
+export const DEFAULT_HEARTBEAT_MS = 30_000;
 
 /** Bound on one client frame; inputs are text, not uploads. */
 export const MAX_FRAME_BYTES = 1024 * 1024;
@@ -27,6 +36,8 @@ export interface AepListenerOptions extends Omit<SessionDeps, "onForget" | "reso
   limits?: QueueLimits;
   /** Live sessions kept in memory (default MAX_LIVE_SESSIONS). */
   maxLiveSessions?: number;
+  /** WebSocket ping interval; a client that answers none within it is dropped (aep.heartbeatMs). */
+  heartbeatMs?: number;
 }
 
 export interface AepListener {
@@ -58,6 +69,7 @@ export async function startAepListener(o: AepListenerOptions): Promise<AepListen
         workdirFor: o.workdirFor,
         log: o.log,
         limits: o.limits ?? DEFAULT_LIMITS,
+        heartbeatMs: o.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
       }),
     );
   });
@@ -114,6 +126,7 @@ function sameSecret(a: string, b: string): boolean {
 
 interface ConnectionDeps {
   registry: AepRegistry;
+  heartbeatMs: number;
   token: string | undefined;
   authenticated: boolean;
   workdirFor(requested: string | undefined): Promise<string>;
@@ -145,8 +158,10 @@ function serveConnection(ws: WebSocket, d: ConnectionDeps): void {
     offer: (event: ServerEvent) => queue.offer(event),
     close: (code: number, reason: string) => ws.close(code, reason),
   };
-  const sendError = (code: ErrorCode, message: string) =>
-    session ? session.sendError(code, message) : queue.offer({ type: "error", data: { code, message } });
+  const sendError = (code: ErrorCode, message: string, cause: ErrorCause = {}) =>
+    session
+      ? session.sendError(code, message, cause)
+      : queue.offer({ type: "error", data: { code, message, ...cause } });
 
   const attach = fromPromise(async ({ input }: { input: InitRequest }) => {
     if (!d.authenticated) {
@@ -173,8 +188,9 @@ function serveConnection(ws: WebSocket, d: ConnectionDeps): void {
       actors: { attach },
       actions: {
         pong: () => queue.offer({ type: "pong", data: {} }),
-        sendError: (_, { code, message }) => sendError(code, message),
+        sendError: (_, { code, message, cause }) => sendError(code, message, cause),
         close: (_, { reason }) => ws.close(1008, reason.slice(0, 120)),
+        terminate: () => ws.terminate(),
         route: (_, { envelope }) => session?.handle(envelope),
         detach: () => {
           if (session) session.detach(link);
@@ -202,13 +218,16 @@ function serveConnection(ws: WebSocket, d: ConnectionDeps): void {
     try {
       if (isBinary) return sendError("INVALID_MESSAGE", "AEP frames are JSON text");
       const decoded = decodeClientFrame(data.toString());
-      if (!decoded.ok) return sendError(decoded.code, decoded.message);
+      if (!decoded.ok)
+        return sendError(decoded.code, decoded.message, decoded.id ? { client_message_id: decoded.id } : {});
       actor.send({ type: "FRAME", envelope: decoded.envelope });
     } catch (err) {
       fail("frame", err);
     }
   });
+  const heartbeat = watchHeartbeat(ws, d.heartbeatMs, () => actor.send({ type: "HEARTBEAT_MISSED" }));
   ws.on("close", () => {
+    clearInterval(heartbeat);
     open = false;
     try {
       actor.send({ type: "SOCKET_CLOSED" });
@@ -217,4 +236,22 @@ function serveConnection(ws: WebSocket, d: ConnectionDeps): void {
     }
   });
   ws.on("error", (err) => d.log.warn("aep socket error", { error: err }));
+}
+
+/** Pings every `intervalMs`; a socket that answered none of the last interval's pings is reported once. */
+function watchHeartbeat(ws: WebSocket, intervalMs: number, missed: () => void): NodeJS.Timeout {
+  let answered = true;
+  ws.on("pong", () => {
+    answered = true;
+  });
+  const timer = setInterval(() => {
+    if (!answered) {
+      clearInterval(timer);
+      return missed();
+    }
+    answered = false;
+    ws.ping();
+  }, intervalMs);
+  timer.unref();
+  return timer;
 }

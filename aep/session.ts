@@ -10,7 +10,14 @@ import { aepTurnMachine } from "../machines/aep-turn.js";
 import type { TurnEnd } from "../machines/aep-turn-ends.js";
 import type { AepSessionRecord, AepStore } from "../store/index.js";
 import type { InteractionAnswer, Worker, WorkerFactory, WorkerStartOptions } from "../workers/types.js";
-import type { ClientEnvelope, ErrorCode, ServerEnvelope, ServerEvent, SessionState } from "./wire/envelope.js";
+import type {
+  ClientEnvelope,
+  ErrorCause,
+  ErrorCode,
+  ServerEnvelope,
+  ServerEvent,
+  SessionState,
+} from "./wire/envelope.js";
 import { Sequencer, type Outlet } from "./wire/sequencer.js";
 
 export interface SessionDeps {
@@ -21,6 +28,8 @@ export interface SessionDeps {
   log: Logger;
   /** Resolves and checks a client-chosen working directory (init or cd); throws a message for the client. */
   resolveWorkdir(requested: string): Promise<string>;
+  /** A turn running longer than this ends TURN_TIMEOUT (aep.turnTimeoutMs; the machine's default otherwise). */
+  turnTimeoutMs?: number;
   /** The session deleted itself (control delete): drop it from the registry. */
   onForget(sessionId: string): void;
 }
@@ -125,42 +134,44 @@ export class AepSession {
     return this.sequencer.commit(event);
   }
 
-  /** A client error outside any turn (bad frame, unknown request id…). */
-  sendError(code: ErrorCode, message: string): void {
-    this.emit({ type: "error", data: { code, message } });
+  /** A client error outside any turn (bad frame, unknown request id…), tied to what caused it. */
+  sendError(code: ErrorCode, message: string, cause: ErrorCause = {}): void {
+    this.emit({ type: "error", data: { code, message, ...cause } });
   }
 
   handle(envelope: ClientEnvelope): void {
     const event = envelope.event;
+    const cause = { client_message_id: envelope.id };
     // A terminated session's machine is gone: say so instead of dropping the frame (input says it in its ack chain).
     if (this.state === "terminated" && event.type !== "input")
       return this.sendError(
         "SESSION_TERMINATED",
         "this session was terminated; init with its session_key to open it again",
+        cause,
       );
     switch (event.type) {
       case "input":
         return this.admit(envelope.id, event.data);
       case "permission_response":
-        return this.answer(event.data.id, {
+        return this.answer(envelope.id, event.data.id, {
           kind: "permission",
           allowed: event.data.allowed,
           ...(event.data.reason ? { reason: event.data.reason } : {}),
         });
       case "question_response":
-        return this.answer(event.data.id, { kind: "question", answers: event.data.answers });
+        return this.answer(envelope.id, event.data.id, { kind: "question", answers: event.data.answers });
       case "elicitation_response":
-        return this.answer(event.data.id, {
+        return this.answer(envelope.id, event.data.id, {
           kind: "elicitation",
           action: event.data.action,
           ...(event.data.content ? { content: event.data.content } : {}),
         });
       case "control":
         // Behind the inputs before it: a stop sent right after its input must find that input's turn.
-        this.admissions = this.admissions.then(() => this.control(event.data));
+        this.admissions = this.admissions.then(() => this.control(envelope.id, event.data));
         return;
       default:
-        return this.sendError("PROTOCOL_VIOLATION", `${event.type} is not expected here`);
+        return this.sendError("PROTOCOL_VIOLATION", `${event.type} is not expected here`, cause);
     }
   }
 
@@ -184,17 +195,21 @@ export class AepSession {
     this.sequencer.emit(event, executionId);
   }
 
-  private answer(id: string, answer: InteractionAnswer): void {
-    this.actor.send({ type: "ANSWER", id, answer });
+  private answer(clientMessageId: string, id: string, answer: InteractionAnswer): void {
+    this.actor.send({ type: "ANSWER", id, answer, clientMessageId });
   }
 
-  private async control(data: Extract<ClientEnvelope["event"], { type: "control" }>["data"]): Promise<void> {
+  private async control(
+    clientMessageId: string,
+    data: Extract<ClientEnvelope["event"], { type: "control" }>["data"],
+  ): Promise<void> {
+    const cause = { client_message_id: clientMessageId };
     if (data.action === "stop") return this.actor.send({ type: "STOP" });
     if (data.action !== "cd") return this.actor.send({ type: "CONTROL", control: { action: data.action } });
-    if (!data.workdir) return this.sendError("INVALID_MESSAGE", "control cd needs data.workdir");
+    if (!data.workdir) return this.sendError("INVALID_MESSAGE", "control cd needs data.workdir", cause);
     await this.deps.resolveWorkdir(data.workdir).then(
       (workdir) => this.actor.send({ type: "CONTROL", control: { action: "cd", workdir } satisfies SessionControl }),
-      (err: unknown) => this.sendError("INVALID_MESSAGE", (err as Error).message),
+      (err: unknown) => this.sendError("INVALID_MESSAGE", (err as Error).message, cause),
     );
   }
 
@@ -203,7 +218,9 @@ export class AepSession {
       .then(() => this.admitInput(clientMessageId, data))
       .catch((err: unknown) => {
         this.deps.log.error("aep input admission failed", { session_id: this.sessionId, error: err });
-        this.sendError("INTERNAL_ERROR", "the input could not be recorded; retry with the same id");
+        this.sendError("INTERNAL_ERROR", "the input could not be recorded; retry with the same id", {
+          client_message_id: clientMessageId,
+        });
       });
   }
 
@@ -211,7 +228,8 @@ export class AepSession {
     clientMessageId: string,
     data: { content: string; metadata?: Record<string, unknown> },
   ): Promise<void> {
-    if (this.state === "terminated") return this.sendError("SESSION_TERMINATED", "this session was terminated");
+    const cause = { client_message_id: clientMessageId };
+    if (this.state === "terminated") return this.sendError("SESSION_TERMINATED", "this session was terminated", cause);
     const payloadHash = createHash("sha256").update(JSON.stringify(data)).digest("hex");
     const executionId = `exec_${randomUUID()}`;
     const { store } = this.deps;
@@ -222,6 +240,7 @@ export class AepSession {
         return this.sendError(
           "INVALID_MESSAGE",
           `input id ${clientMessageId} was already used with a different payload`,
+          { ...cause, execution_id: existing.executionId },
         );
       const errorCode = existing.errorCode as ErrorCode | undefined;
       return this.emit({
@@ -275,8 +294,12 @@ export class AepSession {
 
   private machine() {
     const { store, factory, log } = this.deps;
-    const rejectAnswer = (_: unknown, { id }: { id: string }) =>
-      this.sendError("INVALID_MESSAGE", `no open request with id ${id}`);
+    const rejectAnswer = (_: unknown, { id, clientMessageId }: { id: string; clientMessageId?: string | undefined }) =>
+      this.sendError(
+        "INVALID_MESSAGE",
+        `no open request with id ${id}`,
+        clientMessageId ? { client_message_id: clientMessageId } : {},
+      );
     const turn = aepTurnMachine.provide({
       actors: {
         deliver: fromPromise(
@@ -327,6 +350,7 @@ export class AepSession {
         killWorker: (_, { generation }) => this.workers.get(generation)?.kill(),
         rejectAnswer,
       },
+      ...(this.deps.turnTimeoutMs ? { delays: { turnDeadline: this.deps.turnTimeoutMs } } : {}),
     });
     return aepSessionMachine.provide({
       actors: {
@@ -378,13 +402,18 @@ export class AepSession {
   }
 
   private settleRuntime(executionId: string, end: TurnEnd): void {
-    const failed = end.outcome === "failed";
-    const code = failed ? end.code : undefined;
+    // runtime.execution.completed means success (docs/protocol/aep.md §4): a stopped turn is failed too, without a
+    // code (AEP has none for a stop; its done.reason says why).
+    const failed = end.outcome !== "completed";
+    const code = end.outcome === "failed" ? end.code : undefined;
     this.deps.log.info("aep turn done", {
       session_id: this.sessionId,
       execution_id: executionId,
       outcome: end.outcome,
       cause: end.cause,
+      // Why a turn failed, in the gateway's own log too (the client got it as error + done).
+      ...(end.outcome === "failed" ? { code: end.code, reason: end.message } : {}),
+      ...(end.outcome === "stopped" ? { reason: end.reason } : {}),
     });
     this.afterWrite(this.deps.store.setRuntime(executionId, failed ? "failed" : "completed", code), () =>
       this.emit({

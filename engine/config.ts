@@ -27,6 +27,10 @@ export interface AepConfig {
   host?: string;
   token?: string;
   workdir?: string;
+  /** A turn running longer than this ends TURN_TIMEOUT (default 30 minutes). */
+  turnTimeoutMs?: number;
+  /** WebSocket ping interval; a client that answers none within it is dropped (default 30 s). */
+  heartbeatMs?: number;
 }
 
 /** Stream timers and the client's KV answer deadline (blob SET and GET), in ms (docs/protocol/cursor-transport.md §6;
@@ -152,6 +156,8 @@ const configSchema = z.strictObject({
       host: nonEmpty.optional(),
       token: nonEmpty.optional(),
       workdir: nonEmpty.refine(isAbsolute, "must be an absolute path").optional(),
+      turnTimeoutMs: positiveInt.optional(),
+      heartbeatMs: positiveInt.optional(),
     })
     .optional(),
   timers: z

@@ -201,6 +201,8 @@ async function startAep(o: GatewayOptions, port: number, store: Store, gatewayUr
     factory: workerFactoryFor(DEFAULT_WORKER, workerOptions(o.config, gatewayUrl)),
     workdirFor: workdirResolver({ ...(aep?.workdir ? { base: aep.workdir } : {}), dataDir: o.dataDir }),
     log: o.log,
+    ...(aep?.turnTimeoutMs ? { turnTimeoutMs: aep.turnTimeoutMs } : {}),
+    ...(aep?.heartbeatMs ? { heartbeatMs: aep.heartbeatMs } : {}),
   }).catch((err: unknown) => {
     throw listenError(err, `the AEP port (--aep-port or aep.port) ${host}:${port}`);
   });

@@ -99,7 +99,7 @@ const envelopeShape = z.object({
 
 export type DecodeResult =
   | { ok: true; envelope: ClientEnvelope }
-  | { ok: false; code: "INVALID_MESSAGE" | "VERSION_MISMATCH"; message: string; id?: string };
+  | { ok: false; code: "INVALID_MESSAGE" | "VERSION_MISMATCH" | "NOT_SUPPORTED"; message: string; id?: string };
 
 /** Parses one client frame; every failure is a value (unknown kinds included), never an exception. */
 export function decodeClientFrame(raw: string): DecodeResult {
@@ -121,7 +121,7 @@ export function decodeClientFrame(raw: string): DecodeResult {
     };
   // Own keys only: `toString`, `constructor`, `__proto__`… are unknown kinds, not Object.prototype members.
   if (!isClientKind(event.type))
-    return { ok: false, code: "INVALID_MESSAGE", message: `unknown event type ${JSON.stringify(event.type)}`, id };
+    return { ok: false, code: "NOT_SUPPORTED", message: `unknown event type ${JSON.stringify(event.type)}`, id };
   const kind = event.type;
   const data = clientEvents[kind].safeParse(event.data ?? {});
   if (!data.success)
@@ -221,10 +221,17 @@ export type ServerEvent =
   | { type: "context_usage"; data: Record<string, unknown> }
   | { type: "mcp_status"; data: { servers: Array<{ name: string; status: string }> } }
   | { type: "done"; data: { success: boolean; stats?: Record<string, unknown>; dropped?: boolean; reason?: string } }
-  | { type: "error"; data: { code: ErrorCode; message: string } }
+  /** `client_message_id`: the client frame that caused it; `execution_id`: the turn that failed. */
+  | { type: "error"; data: { code: ErrorCode; message: string } & ErrorCause }
   | { type: "pong"; data: Record<string, unknown> };
 
 export type ServerKind = ServerEvent["type"];
+
+/** What an error is tied to (docs/protocol/aep.md §10): the client frame, or the execution, that caused it. */
+export interface ErrorCause {
+  client_message_id?: string;
+  execution_id?: string;
+}
 
 export interface ServerEnvelope {
   version: typeof AEP_VERSION;

@@ -42,6 +42,7 @@ describe("AEP session core (scripted worker)", () => {
       "message.end",
       "message",
       "done",
+      "state(idle)",
       "runtime.execution.completed",
     ]);
     expect(client.of("input.ack", from).map((a) => a.status)).to.deep.equal(["accepted", "delivered"]);
@@ -57,19 +58,19 @@ describe("AEP session core (scripted worker)", () => {
     expect(client.checker.violations).to.deep.equal([]);
   });
 
-  it("ping gets pong with seq 0; unknown kinds and bad frames get INVALID_MESSAGE and the session goes on", async () => {
+  it("ping gets pong with seq 0; unknown kinds get NOT_SUPPORTED, bad frames INVALID_MESSAGE, and the session goes on", async () => {
     const { client } = await open();
     client.send("ping", {});
     const pong = await client.next("pong");
     expect(pong.seq).to.equal(0);
-    client.send("teleport", { to: "mars" });
+    const teleport = client.send("teleport", { to: "mars" });
     const err = await client.next("error");
-    expect(err.event.data).to.deep.include({ code: "INVALID_MESSAGE" });
+    expect(err.event.data).to.deep.include({ code: "NOT_SUPPORTED", client_message_id: teleport });
     client.ws.send("{not json");
     client.send("input", { text: "no content field" });
     await client.next((e) => e.event.type === "error" && client.of("error").length === 3);
     expect(client.of("error").map((e) => e.code)).to.deep.equal([
-      "INVALID_MESSAGE",
+      "NOT_SUPPORTED",
       "INVALID_MESSAGE",
       "INVALID_MESSAGE",
     ]);
@@ -277,13 +278,14 @@ describe("AEP session core (scripted worker)", () => {
       { type: "worker.ready", workerSessionId: first.options.workerSessionId },
       { type: "text.delta", blockId: "b", text: "par" },
     );
-    first.emit({ type: "worker.exited", code: null, signal: "SIGKILL", crashed: true });
+    first.emit({ type: "worker.exited", code: 1, signal: null, crashed: true });
     await client.next("runtime.execution.failed", from);
-    expect(client.kinds(from).slice(-5)).to.deep.equal([
+    expect(client.kinds(from).slice(-6)).to.deep.equal([
       "message.delta",
       "message.end",
       "error",
       "done",
+      "state(idle)",
       "runtime.execution.failed",
     ]);
     expect(client.of("error", from)[0]).to.deep.include({ code: "WORKER_CRASH" });
@@ -309,8 +311,11 @@ describe("AEP session core (scripted worker)", () => {
       { type: "turn.finished", outcome: "api_error", message: "API Error: 500" },
     );
     await client.next("runtime.execution.failed", from);
-    expect(client.kinds(from).slice(-3)).to.deep.equal(["error", "done", "runtime.execution.failed"]);
-    expect(client.of("error", from)).to.deep.equal([{ code: "INTERNAL_ERROR", message: "API Error: 500" }]);
+    expect(client.kinds(from).slice(-4)).to.deep.equal(["error", "done", "state(idle)", "runtime.execution.failed"]);
+    const executionId = client.of("input.ack", from)[0]!.execution_id;
+    expect(client.of("error", from)).to.deep.equal([
+      { code: "INTERNAL_ERROR", message: "API Error: 500", execution_id: executionId },
+    ]);
   });
 
   it("a client that reconnects with its session_key gets state and its seq goes on; mid-turn it sees the rest of the turn", async () => {
@@ -338,6 +343,7 @@ describe("AEP session core (scripted worker)", () => {
       "message.end",
       "message",
       "done",
+      "state(idle)",
       "runtime.execution.completed",
     ]);
     await again.client.close();
@@ -432,6 +438,7 @@ describe("AEP session core (scripted worker)", () => {
       "input.ack",
       "error",
       "done",
+      "state(idle)",
       "runtime.execution.failed",
     ]);
     expect(client.of("input.ack", from)[1]).to.deep.include({ status: "failed", error_code: "WORKER_START_FAILED" });

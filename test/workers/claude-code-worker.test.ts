@@ -15,6 +15,7 @@ const fs = require("fs");
 process.stdout.write("this is not json\\n");
 process.stderr.write("stand-in warming up\\n");
 process.stdout.write(JSON.stringify({ type: "system", subtype: "api_retry", attempt: 1 }) + "\\n");
+if (process.env.STANDIN_HUGE_LINE) process.stdout.write(JSON.stringify({ type: "result", result: "x".repeat(5000) }) + "\\n");
 let buf = "";
 process.stdin.on("data", (d) => {
   buf += d;
@@ -44,10 +45,11 @@ describe("claude-code worker process handling", function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function start(env: Record<string, string> = {}, command = join(dir, "claude")) {
+  function start(env: Record<string, string> = {}, command = join(dir, "claude"), maxLineChars?: number) {
     const log = new EventLog();
     const factory = createClaudeCodeWorkerFactory({
       command,
+      ...(maxLineChars ? { maxLineChars } : {}),
       env: { STANDIN_LOG: join(dir, "stdin.log"), ...env },
       interruptAckMs: 200,
       closeGraceMs: 200,
@@ -92,6 +94,13 @@ describe("claude-code worker process handling", function () {
     ]);
     expect(steps[0].detail).to.deep.equal({ reason: "not_json", length: 16, preview: "this is not json" });
     expect(steps[1].detail).to.deep.equal({ line: "stand-in warming up" });
+  });
+
+  it("a line over the limit (the result may be in it) ends the turn WORKER_OUTPUT_LIMIT and gives the process up", async () => {
+    const { log } = start({ STANDIN_HUGE_LINE: "1" }, join(dir, "claude"), 1000);
+    const finished = await log.next("turn.finished");
+    expect(finished).to.deep.include({ outcome: "failed", errorCode: "WORKER_OUTPUT_LIMIT" });
+    expect(await log.next("worker.exited")).to.deep.include({ signal: "SIGKILL" });
   });
 
   it("an unacknowledged interrupt resolves false after its bound; the caller's kill is a crash", async () => {

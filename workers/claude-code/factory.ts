@@ -20,7 +20,8 @@ export interface ClaudeCodeFactoryOptions extends Partial<WorkerLimits> {
 const defaultLimits: WorkerLimits = {
   interruptAckMs: 5_000,
   closeGraceMs: 30_000,
-  maxLineChars: 32 * 1024 * 1024,
+  // docs/protocol/aep.md §10: WORKER_OUTPUT_LIMIT is one line over 10 MB.
+  maxLineChars: 10 * 1024 * 1024,
   maxUnmatchedResponses: 64,
   maxStderrLines: 50,
 };

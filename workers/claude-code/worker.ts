@@ -55,6 +55,7 @@ export class ClaudeCodeWorker implements Worker {
       event: (event) => this.onWorkerEvent(event),
       reply: (frame) => void this.writer?.write(frame).catch(() => {}),
       controlResponse: (frame) => this.control.deliver(frame),
+      abandon: () => this.actor.send({ type: "KILL" }),
     });
     this.actor = createActor(
       workerProcessMachine.provide({
@@ -131,12 +132,20 @@ export class ClaudeCodeWorker implements Worker {
     this.child = child;
     this.writer = new StdinWriter(child.stdin);
     const stdout = new NdjsonSplitter(this.limits.maxLineChars, (item) => {
-      if (item.kind === "bad")
-        return this.emit({
+      if (item.kind === "bad") {
+        this.emit({
           type: "step",
           name: "bad_stdout_line",
           detail: { reason: item.reason, length: item.length, preview: item.preview },
         });
+        // The lost line may be the turn's result: waiting for it would hang the turn.
+        if (item.reason === "too_long")
+          this.mapper.failTurn(
+            "WORKER_OUTPUT_LIMIT",
+            `a worker output line of ${item.length} characters is over the ${this.limits.maxLineChars} limit`,
+          );
+        return;
+      }
       const frame = asStdoutFrame(item.value);
       if (frame) this.mapper.handle(frame);
       else this.emit({ type: "raw", frame: item.value });
