@@ -1,9 +1,9 @@
-// The AEP v1 WebSocket endpoint: its own HTTP server, upgrades only at /ws. Loopback by default; a non-loopback bind
-// needs aep.token, presented as `Authorization: Bearer` or as init data.token. A request without Origin (SDKs,
-// scripts) is allowed; a browser Origin only when it is itself loopback or a token guards the endpoint, so a web
-// page cannot drive a local worker.
+// The AEP v1 WebSocket endpoint: its own HTTP server, upgrades only at /ws. Loopback by default. A token is always
+// required (aep/admission.ts), presented as `Authorization: Bearer` or as init data.token; a request without Origin
+// (SDKs, scripts) is allowed, a browser Origin only when the config lists it, so a web page cannot drive a local
+// worker. Sessions are bound to the token that opened them.
 import { createServer, type IncomingMessage } from "node:http";
-import { randomUUID, timingSafeEqual } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { AddressInfo, Socket as NetSocket } from "node:net";
 import { createActor, fromPromise } from "xstate";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
@@ -18,8 +18,9 @@ import {
   type ServerEvent,
 } from "./wire/envelope.js";
 import { AepRegistry } from "./registry.js";
+import { homeFor, workdirChecker, workdirResolver, type WorkdirPolicy } from "./workdir.js";
 import type { AepSession, SessionDeps } from "./session.js";
-import { isLoopbackHost } from "../transport/gate.js";
+import { bearerOf, FailedAttempts, originAllowed, ownerOf, sameSecret } from "./admission.js";
 
 /** A half-open client is found within two of these (docs/protocol/aep.md §9.2). */
 export const DEFAULT_HEARTBEAT_MS = 30_000;
@@ -27,12 +28,16 @@ export const DEFAULT_HEARTBEAT_MS = 30_000;
 /** Bound on one client frame; inputs are text, not uploads. */
 export const MAX_FRAME_BYTES = 1024 * 1024;
 
-export interface AepListenerOptions extends Omit<SessionDeps, "onForget" | "resolveWorkdir"> {
+export interface AepListenerOptions
+  extends Omit<SessionDeps, "onForget" | "resolveWorkdir" | "checkWorkdir" | "homeFor"> {
   port: number;
   host: string;
-  token?: string;
-  /** Resolves the working directory of a new session (client choice or default). */
-  workdirFor(requested: string | undefined): Promise<string>;
+  /** What clients must present (the gateway token, or aep.token). */
+  token: string;
+  /** Browser origins accepted (security.allowedOrigins); any other Origin is refused. */
+  allowedOrigins?: readonly string[];
+  /** Where sessions' workers run and live (aep/workdir.ts): aep.workdir and the data dir. */
+  workdirs: WorkdirPolicy;
   limits?: QueueLimits;
   /** Live sessions kept in memory (default MAX_LIVE_SESSIONS). */
   maxLiveSessions?: number;
@@ -46,27 +51,35 @@ export interface AepListener {
 }
 
 export async function startAepListener(o: AepListenerOptions): Promise<AepListener> {
-  if (!isLoopbackHost(o.host) && !o.token)
-    throw new Error(`aep.host ${o.host} is not a loopback address: aep.token is required`);
-  const registry = new AepRegistry(o.store, { ...o, resolveWorkdir: (w) => o.workdirFor(w) }, o.maxLiveSessions);
+  const failures = new FailedAttempts();
+  const workdirFor = workdirResolver(o.workdirs);
+  const sessionDeps = {
+    ...o,
+    resolveWorkdir: workdirFor,
+    checkWorkdir: workdirChecker(o.workdirs),
+    homeFor: (sessionId: string) => homeFor(o.workdirs.dataDir, sessionId),
+  };
+  const registry = new AepRegistry(o.store, sessionDeps, o.maxLiveSessions);
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   const server = createServer((_req, res) => {
     res.writeHead(404, { "content-type": "text/plain" }).end("AEP v1 lives at /ws (WebSocket)\n");
   });
 
   server.on("upgrade", (req: IncomingMessage, socket: NetSocket, head: Buffer) => {
-    const refusal = refuseUpgrade(req, o.token);
+    const address = req.socket.remoteAddress ?? "";
+    const refusal = refuseUpgrade(req, o, failures, address);
     if (refusal) {
       socket.end(`HTTP/1.1 ${refusal}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
-    const bearer = bearerOf(req);
     wss.handleUpgrade(req, socket, head, (ws) =>
       serveConnection(ws, {
         registry,
         token: o.token,
-        authenticated: !o.token || bearer !== undefined,
-        workdirFor: o.workdirFor,
+        authenticated: bearerOf(req) !== undefined,
+        failures,
+        address,
+        workdirFor,
         log: o.log,
         limits: o.limits ?? DEFAULT_LIMITS,
         heartbeatMs: o.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
@@ -96,38 +109,29 @@ export async function startAepListener(o: AepListenerOptions): Promise<AepListen
 }
 
 /** An HTTP status line when the upgrade is refused before any WebSocket exists. */
-function refuseUpgrade(req: IncomingMessage, token: string | undefined): string | undefined {
+function refuseUpgrade(
+  req: IncomingMessage,
+  o: AepListenerOptions,
+  failures: FailedAttempts,
+  address: string,
+): string | undefined {
   if (new URL(req.url ?? "/", "http://x").pathname !== "/ws") return "404 Not Found";
+  if (!originAllowed(req.headers.origin, o.allowedOrigins ?? [])) return "403 Forbidden";
+  if (failures.blocked(address)) return "429 Too Many Requests";
   const bearer = bearerOf(req);
-  if (token && bearer !== undefined && !sameSecret(bearer, token)) return "401 Unauthorized";
-  const origin = req.headers.origin;
-  if (origin !== undefined && !token && !isLoopbackOrigin(origin)) return "403 Forbidden";
-  return undefined;
-}
-
-function bearerOf(req: IncomingMessage): string | undefined {
-  const match = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "");
-  return match?.[1]?.trim();
-}
-
-function isLoopbackOrigin(origin: string): boolean {
-  try {
-    return isLoopbackHost(new URL(origin).hostname);
-  } catch {
-    return false;
-  }
-}
-
-function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
+  if (bearer === undefined || sameSecret(bearer, o.token)) return undefined;
+  failures.record(address);
+  return "401 Unauthorized";
 }
 
 interface ConnectionDeps {
   registry: AepRegistry;
+  failures: FailedAttempts;
+  /** The client's address: failed token attempts are counted per address. */
+  address: string;
   heartbeatMs: number;
-  token: string | undefined;
+  token: string;
+  /** A valid Bearer came with the upgrade (a wrong one never gets this far). */
   authenticated: boolean;
   workdirFor(requested: string | undefined): Promise<string>;
   log: Logger;
@@ -168,16 +172,25 @@ function serveConnection(ws: WebSocket, d: ConnectionDeps): void {
       if (input.data.token === undefined)
         throw new AttachRefused(
           "AUTH_REQUIRED",
-          "this endpoint needs a token: Authorization: Bearer, or init data.token",
+          "this endpoint needs the gateway token: Authorization: Bearer, or init data.token",
         );
-      if (!sameSecret(input.data.token, d.token!)) throw new AttachRefused("UNAUTHORIZED", "wrong token");
+      if (d.failures.blocked(d.address))
+        throw new AttachRefused("RATE_LIMITED", "too many wrong tokens from this address; retry in a minute");
+      if (!sameSecret(input.data.token, d.token)) {
+        d.failures.record(d.address);
+        throw new AttachRefused("UNAUTHORIZED", "wrong token");
+      }
     }
     const workdir = () =>
       d.workdirFor(input.data.workdir).catch((err: unknown) => {
         throw new AttachRefused("INVALID_MESSAGE", (err as Error).message);
       });
     await d.registry.open(
-      { ...(input.data.session_key ? { sessionKey: input.data.session_key } : {}), workdir },
+      {
+        ...(input.data.session_key ? { sessionKey: input.data.session_key } : {}),
+        owner: ownerOf(d.token),
+        workdir,
+      },
       link,
       () => open,
     );

@@ -12,6 +12,8 @@ export const MAX_LIVE_SESSIONS = 64;
 
 export interface OpenRequest {
   sessionKey?: string;
+  /** Who opens it (admission.ts ownerOf): a session made by one token is refused to another. */
+  owner: string;
   /** Resolves and checks the working directory; called only when a new session is created. */
   workdir: () => Promise<string>;
 }
@@ -54,6 +56,7 @@ export class AepRegistry {
         const record = {
           sessionId: `sess_${randomUUID()}`,
           ...(request.sessionKey ? { sessionKey: request.sessionKey } : {}),
+          owner: request.owner,
           worker: DEFAULT_WORKER,
           workdir: await request.workdir(),
           workerSessionId: randomUUID(),
@@ -74,6 +77,7 @@ export class AepRegistry {
       if (!stored) throw new AttachRefused("SESSION_NOT_FOUND", "the session is gone");
       session = this.adopt(new AepSession(stored, this.sessionDeps()));
     }
+    await this.claim(session, request.owner);
     if (session.attached)
       throw new AttachRefused(
         "SESSION_ALREADY_CONNECTED",
@@ -82,6 +86,15 @@ export class AepRegistry {
     if (!isOpen()) throw new AttachRefused("INTERNAL_ERROR", "connection closed during init");
     session.attach(link, created);
     return session;
+  }
+
+  /** A session_key is bound to the token that created it; one stored before owners existed is bound now. */
+  private async claim(session: AepSession, owner: string): Promise<void> {
+    if (session.owner === owner) return;
+    if (session.owner !== undefined)
+      throw new AttachRefused("UNAUTHORIZED", "this session_key belongs to another token");
+    await this.store.updateSession(session.sessionId, { owner });
+    session.owner = owner;
   }
 
   /** Closes detached idle sessions (their facts stay in the store; the key revives them) until there is room. */

@@ -2,14 +2,14 @@
 // processes, the attached connection). Inputs are admitted through one ordered chain: the ledger row is written and
 // input.ack(accepted) announced before the machine — and so the worker — sees the input.
 import { createHash, randomUUID } from "node:crypto";
-import { createActor, fromCallback, fromPromise, type Actor, type ActorRefFrom } from "xstate";
+import { createActor, fromPromise, type Actor, type ActorRefFrom } from "xstate";
 import type { Logger } from "../log/logger.js";
 import { aepInteractionMachine } from "../machines/aep-interaction.js";
-import { aepSessionMachine, type SessionControl, type WorkerProcessInput } from "../machines/aep-session.js";
+import { aepSessionMachine, type SessionControl } from "../machines/aep-session.js";
 import { aepTurnMachine } from "../machines/aep-turn.js";
 import type { TurnEnd } from "../machines/aep-turn-ends.js";
 import type { AepSessionRecord, AepStore } from "../store/index.js";
-import type { InteractionAnswer, Worker, WorkerFactory, WorkerStartOptions } from "../workers/types.js";
+import type { InteractionAnswer, WorkerFactory, WorkerStartOptions } from "../workers/types.js";
 import type {
   ClientEnvelope,
   ErrorCause,
@@ -19,12 +19,17 @@ import type {
   SessionState,
 } from "./wire/envelope.js";
 import { Sequencer, type Outlet } from "./wire/sequencer.js";
+import { WorkerProcesses } from "./worker-processes.js";
 
 export interface SessionDeps {
   store: AepStore;
   factory: WorkerFactory;
   /** Per-start worker options the gateway fixes (the factory holds the configured command, args, env). */
-  workerOptions?: Pick<WorkerStartOptions, "permissionMode" | "home">;
+  workerOptions?: Pick<WorkerStartOptions, "permissionMode">;
+  /** Why a stored workdir may no longer be used (aep/workdir.ts); checked at every worker start. */
+  checkWorkdir(workdir: string): string | undefined;
+  /** The session's own HOME under the data dir (aep/workdir.ts homeFor). */
+  homeFor(sessionId: string): string;
   log: Logger;
   /** Resolves and checks a client-chosen working directory (init or cd); throws a message for the client. */
   resolveWorkdir(requested: string): Promise<string>;
@@ -44,9 +49,11 @@ export interface SessionLink extends Outlet {
 export class AepSession {
   readonly sessionId: string;
   readonly sessionKey: string | undefined;
+  /** The digest of the token that owns it (registry.ts binds a session_key to it). */
+  owner: string | undefined;
   private readonly sequencer: Sequencer;
   private readonly actor: Actor<typeof aepSessionMachine>;
-  private readonly workers = new Map<number, Worker>();
+  private readonly workers: WorkerProcesses;
   private link: SessionLink | undefined;
   /** Shut down with the gateway: nothing more is written (the store is about to close). */
   private closed = false;
@@ -60,6 +67,15 @@ export class AepSession {
   ) {
     this.sessionId = record.sessionId;
     this.sessionKey = record.sessionKey;
+    this.owner = record.owner;
+    this.workers = new WorkerProcesses({
+      sessionId: record.sessionId,
+      factory: deps.factory,
+      log: deps.log,
+      ...(deps.workerOptions ? { workerOptions: deps.workerOptions } : {}),
+      checkWorkdir: deps.checkWorkdir,
+      home: () => deps.homeFor(record.sessionId),
+    });
     const log = deps.log;
     this.sequencer = new Sequencer({
       sessionId: record.sessionId,
@@ -180,8 +196,7 @@ export class AepSession {
     this.closed = true;
     const state = this.state === "terminated" ? "terminated" : "idle";
     this.actor.stop();
-    for (const worker of this.workers.values()) worker.kill();
-    this.workers.clear();
+    this.workers.killAll();
     await this.admissions;
     await this.writes;
     await this.deps.store
@@ -293,7 +308,7 @@ export class AepSession {
   }
 
   private machine() {
-    const { store, factory, log } = this.deps;
+    const { store, log } = this.deps;
     const rejectAnswer = (_: unknown, { id, clientMessageId }: { id: string; clientMessageId?: string | undefined }) =>
       this.sendError(
         "INVALID_MESSAGE",
@@ -306,9 +321,7 @@ export class AepSession {
           async ({ input }: { input: { executionId: string; content: string; generation: number } }) => {
             // Either way the ledger holds the delivery fact before the turn announces it.
             try {
-              const worker = this.workers.get(input.generation);
-              if (!worker) throw new Error("the worker is gone");
-              await worker.send({ inputId: input.executionId, content: input.content });
+              await this.workers.send(input.generation, { inputId: input.executionId, content: input.content });
             } catch (err) {
               await store.setDelivery(input.executionId, "failed", "WORKER_START_FAILED");
               throw err;
@@ -355,31 +368,7 @@ export class AepSession {
     return aepSessionMachine.provide({
       actors: {
         turn,
-        workerProcess: fromCallback<{ type: "NONE" }, WorkerProcessInput>(({ input, sendBack }) => {
-          let exited = false;
-          const worker = factory.start(
-            {
-              workdir: input.workdir,
-              workerSessionId: input.workerSessionId,
-              resume: input.resume,
-              ...this.deps.workerOptions,
-            },
-            (event) => {
-              if (event.type === "worker.exited") exited = true;
-              sendBack({ type: "WORKER", generation: input.generation, event });
-            },
-          );
-          this.workers.set(input.generation, worker);
-          log.info("aep worker started", {
-            session_id: this.sessionId,
-            generation: input.generation,
-            resume: input.resume,
-          });
-          return () => {
-            this.workers.delete(input.generation);
-            if (!exited) worker.kill();
-          };
-        }),
+        workerProcess: this.workers.actor,
       },
       actions: {
         emit: (_, { event }) => this.emit(event),

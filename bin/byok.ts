@@ -126,6 +126,11 @@ async function serve(values: Values): Promise<void> {
   // The AEP line comes first: whoever waits for the listening line may read the AEP one already.
   if (gateway.aepUrl) process.stdout.write(`byok-gateway AEP v1 listening on ${gateway.aepUrl}\n`);
   process.stdout.write(`byok-gateway listening on ${gateway.url}\n`);
+  // Where the generated gateway token is (never the token itself), as Jupyter points at its own.
+  if (gateway.tokenFile)
+    process.stdout.write(
+      `byok-gateway token in ${gateway.tokenFile} (clients send it as "Authorization: Bearer <token>")\n`,
+    );
 
   let stoppingSince: number | undefined;
   const stop = (signal: NodeJS.Signals) => {

@@ -80,6 +80,7 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
       "message.end",
       "message",
       "done",
+      "state(idle)",
       "runtime.execution.completed",
     ]);
     expect(
@@ -186,7 +187,9 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     await client.next((e) => e.event.type === "message.delta" && client.of("message.delta", from).length >= 2, from);
     const pids = rig.workerPids();
     client.send("control", { action: "stop" });
-    await client.next("runtime.execution.completed", from);
+    await client.next("runtime.execution.failed", from);
+    expect(client.of("runtime.execution.completed", from), "completed means success").to.deep.equal([]);
+    expect(client.of("runtime.execution.failed", from)[0]).to.not.have.property("error_code");
     expect(client.of("done", from)).to.have.length(1);
     expect(client.of("done", from)[0]).to.deep.include({ success: false, reason: "stopped_by_user" });
     expect(client.of("error", from)).to.deep.equal([]);
@@ -204,7 +207,9 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     client.send("input", { content: "try the tool" });
     const ask = await client.next("permission_request", from);
     client.send("control", { action: "stop" });
-    await client.next("runtime.execution.completed", from);
+    await client.next("runtime.execution.failed", from);
+    expect(client.of("runtime.execution.completed", from), "completed means success").to.deep.equal([]);
+    expect(client.of("runtime.execution.failed", from)[0]).to.not.have.property("error_code");
     expect(client.of("done", from)).to.have.length(1);
     expect(client.of("done", from)[0]).to.deep.include({ success: false, reason: "stopped_by_user" });
     const late = client.mark();
@@ -291,7 +296,7 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     expect(rig.gateway.stderrLines().filter((l) => l.includes(WORKER_API_KEY))).to.deep.equal([]);
   });
 
-  it("a worker killed mid-turn is error(WORKER_CRASH) + done; the next input resumes its session with the history", async () => {
+  it("a worker killed mid-turn is error(PROCESS_SIGKILL) + done; the next input resumes its session with the history", async () => {
     rig.fake.enqueue(
       { blocks: [{ type: "text", text: "Noted." }] },
       { blocks: [{ type: "text", text: "an essay that never ends" }], chunkSize: 4, holdAfterDeltas: 1 },
@@ -306,8 +311,10 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     await client.next("message.delta", from);
     process.kill(-pid!, "SIGKILL");
     await client.next("runtime.execution.failed", from);
-    expect(client.kinds(from).slice(-3)).to.deep.equal(["error", "done", "runtime.execution.failed"]);
-    expect(client.of("error", from)[0]).to.deep.include({ code: "WORKER_CRASH" });
+    expect(client.kinds(from).slice(-4)).to.deep.equal(["error", "done", "state(idle)", "runtime.execution.failed"]);
+    expect(client.of("error", from)[0]).to.deep.include({ code: "PROCESS_SIGKILL" });
+    expect(client.of("runtime.execution.failed", from)[0]).to.deep.include({ error_code: "PROCESS_SIGKILL" });
+    expect(client.of("runtime.execution.completed", from)).to.deep.equal([]);
     expect(client.of("done", from)[0]).to.deep.include({ success: false });
 
     const next = await turn(client, "What was the word?");

@@ -3,7 +3,7 @@
 import { expect } from "chai";
 import type { AepStore } from "../../store/index.js";
 import { AepClient } from "./aep-client.js";
-import { runPlainTurn, useScriptedRig } from "./scripted-rig.js";
+import { runPlainTurn, useScriptedRig, RIG_TOKEN } from "./scripted-rig.js";
 
 const prototypeNames = [...Object.getOwnPropertyNames(Object.prototype), "__proto__"];
 
@@ -20,7 +20,7 @@ describe("AEP hostile frames (scripted worker)", () => {
         client_message_id: "x",
       });
     }
-    client.send("init", { workdir: rig.workdir });
+    client.send("init", { token: RIG_TOKEN, workdir: rig.workdir });
     expect((await client.next("state")).event.data).to.deep.equal({ state: "created" });
     await client.close();
   });

@@ -7,7 +7,7 @@ import type { ServerEnvelope } from "../../aep/wire/envelope.js";
 import { AepClient, openSession } from "./aep-client.js";
 import { OrderingChecker } from "./invariants.js";
 import { ScriptedFactory } from "./scripted-worker.js";
-import { runPlainTurn, useScriptedRig } from "./scripted-rig.js";
+import { runPlainTurn, useScriptedRig, RIG_TOKEN } from "./scripted-rig.js";
 
 describe("AEP session core (scripted worker)", () => {
   const rig = useScriptedRig();
@@ -408,7 +408,7 @@ describe("AEP session core (scripted worker)", () => {
     // A second gateway on the same store, the first one never closed: what a restart after SIGKILL finds.
     const restarted = await rig.listen({ factory: new ScriptedFactory() });
     try {
-      const again = await openSession(restarted.url, { session_key: "k-crash" });
+      const again = await openSession(restarted.url, { token: RIG_TOKEN, session_key: "k-crash" });
       expect(again.state.session_id).to.equal(state.session_id);
       expect(again.state.seq).to.be.greaterThan(seen);
       await again.client.close();
@@ -420,7 +420,7 @@ describe("AEP session core (scripted worker)", () => {
   it("a second connection to an attached session is refused with SESSION_ALREADY_CONNECTED", async () => {
     await open({ session_key: "solo" });
     const other = await AepClient.connect(rig.listener.url);
-    other.send("init", { session_key: "solo" });
+    other.send("init", { token: RIG_TOKEN, session_key: "solo" });
     const err = await other.next("error");
     expect(err.event.data).to.deep.include({ code: "SESSION_ALREADY_CONNECTED" });
     await other.closed;
@@ -491,7 +491,7 @@ describe("AEP session core (scripted worker)", () => {
     await open({ session_key: "b" });
     await open({ session_key: "c" }); // puts "a" away
     const refused = await AepClient.connect(rig.listener.url);
-    refused.send("init", { session_key: "a", workdir: rig.workdir });
+    refused.send("init", { token: RIG_TOKEN, session_key: "a", workdir: rig.workdir });
     expect((await refused.next("error")).event.data).to.deep.include({ code: "GATEWAY_OVERLOAD" });
     await refused.closed;
     expect(await rig.temp.store.aep.findSessionByKey("a")).to.deep.include({

@@ -95,7 +95,7 @@ describe("byok CLI", () => {
     expect(run.stderr).to.contain("/nonexistent/byok.yaml: cannot read config file (ENOENT)");
   });
 
-  it("serve prints one listening line, answers health, and exits 0 on SIGTERM", async () => {
+  it("serve prints its listening line and where the token is, answers health, and exits 0 on SIGTERM", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "byok-serve-"));
     const child = spawn(
       process.execPath,
@@ -119,7 +119,11 @@ describe("byok CLI", () => {
     expect(health.status).to.equal(200);
     child.kill("SIGTERM");
     expect(await exited).to.equal(0);
-    expect(stdout.trim().split("\n")).to.have.length(1);
+    // The listening line, then where the generated gateway token is kept (never the token).
+    expect(stdout.trim().split("\n")).to.deep.equal([
+      `byok-gateway listening on ${url}`,
+      `byok-gateway token in ${join(dataDir, "gateway-token")} (clients send it as "Authorization: Bearer <token>")`,
+    ]);
     rmSync(dataDir, { recursive: true, force: true });
   });
 });

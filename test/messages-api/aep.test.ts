@@ -43,7 +43,7 @@ describe("messages-api: AEP sessions on BYOK models (workers.claude-code.model)"
       config: {
         models: [model],
         anthropicEndpoint: { token: TOKEN },
-        aep: { port: 0 },
+        aep: { port: 0, workdir: root, token: TOKEN },
         workers: { "claude-code": { model: model.id, env: { TMPDIR: root, CLAUDE_CODE_MAX_RETRIES: "0" } } },
       },
     });
@@ -53,7 +53,7 @@ describe("messages-api: AEP sessions on BYOK models (workers.claude-code.model)"
 
   async function bashTurn(url: string, file: string): Promise<void> {
     const workdir = await mkdtemp(join(root, "work-"));
-    const { client } = await openSession(url, { worker: "claude-code", workdir });
+    const { client } = await openSession(url, { worker: "claude-code", workdir, token: TOKEN });
     clients.push(client);
     const from = client.mark();
     client.send("input", { content: `create ${file}` });

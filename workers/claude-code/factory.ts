@@ -42,7 +42,8 @@ export function createClaudeCodeWorkerFactory(options: ClaudeCodeFactoryOptions 
       const plan = planLaunch({
         command: start.command ?? options.command ?? defaultClaudeCommand(),
         workdir: start.workdir,
-        home: start.home ?? env.HOME ?? start.workdir,
+        // A HOME configured for the CLI (workers.claude-code.env.HOME) is explicit and wins; else the session's own.
+        home: env.HOME ?? start.home ?? start.workdir,
         workerSessionId: start.workerSessionId,
         permissionMode: start.permissionMode ?? options.permissionMode ?? "default",
         extraArgs: [...(options.args ?? []), ...(start.args ?? [])],
