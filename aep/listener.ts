@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { AddressInfo, Socket as NetSocket } from "node:net";
 import { createActor, fromPromise } from "xstate";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
-import type { Logger } from "../log/logger.js";
+import { redact, type Logger } from "../log/logger.js";
 import { AttachRefused, aepConnectionMachine, type InitRequest } from "../machines/aep-connection.js";
 import { DEFAULT_LIMITS, OutboundQueue, type QueueLimits } from "./wire/backpressure.js";
 import {
@@ -160,7 +160,16 @@ function serveConnection(ws: WebSocket, d: ConnectionDeps): void {
       session = s;
     },
     offer: (event: ServerEvent) => queue.offer(event),
+    replay: (text: string) => {
+      if (queue.replay(text) === "overflow") link.reconnectRequired("replay too large; init again with last_seq");
+    },
     close: (code: number, reason: string) => ws.close(code, reason),
+    // Around the full queue: the client learns why, then re-attaches with its last seq and loses nothing.
+    reconnectRequired: (message: string) => {
+      const error = { type: "error" as const, data: { code: "RECONNECT_REQUIRED" as const, message } };
+      ws.send(redact(JSON.stringify(serverEnvelope(session?.sessionId ?? "", 0, error))));
+      ws.close(4008, "reconnect required");
+    },
   };
   const sendError = (code: ErrorCode, message: string, cause: ErrorCause = {}) =>
     session
@@ -189,6 +198,7 @@ function serveConnection(ws: WebSocket, d: ConnectionDeps): void {
       {
         ...(input.data.session_key ? { sessionKey: input.data.session_key } : {}),
         owner: ownerOf(d.token),
+        ...(input.data.last_seq === undefined ? {} : { lastSeq: input.data.last_seq }),
         workdir,
       },
       link,
@@ -206,8 +216,8 @@ function serveConnection(ws: WebSocket, d: ConnectionDeps): void {
         terminate: () => ws.terminate(),
         route: (_, { envelope }) => session?.handle(envelope),
         detach: () => {
-          if (session) session.detach(link);
-          queue.close();
+          const unsent = queue.close();
+          if (session) session.detach(link, unsent);
         },
       },
     }),

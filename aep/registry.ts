@@ -14,6 +14,8 @@ export interface OpenRequest {
   sessionKey?: string;
   /** Who opens it (admission.ts ownerOf): a session made by one token is refused to another. */
   owner: string;
+  /** init data.last_seq: the client is replayed the logged events after it. */
+  lastSeq?: number;
   /** Resolves and checks the working directory; called only when a new session is created. */
   workdir: () => Promise<string>;
 }
@@ -84,7 +86,7 @@ export class AepRegistry {
         `session ${session.sessionId} already has a connection; retry once it has closed`,
       );
     if (!isOpen()) throw new AttachRefused("INTERNAL_ERROR", "connection closed during init");
-    session.attach(link, created);
+    await session.attach(link, created, request.lastSeq);
     return session;
   }
 

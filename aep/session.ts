@@ -3,12 +3,12 @@
 // input.ack(accepted) announced before the machine — and so the worker — sees the input.
 import { createHash, randomUUID } from "node:crypto";
 import { createActor, fromPromise, type Actor, type ActorRefFrom } from "xstate";
-import type { Logger } from "../log/logger.js";
+import { redact, type Logger } from "../log/logger.js";
 import { aepInteractionMachine } from "../machines/aep-interaction.js";
 import { aepSessionMachine, type SessionControl } from "../machines/aep-session.js";
 import { aepTurnMachine } from "../machines/aep-turn.js";
 import type { TurnEnd } from "../machines/aep-turn-ends.js";
-import type { AepSessionRecord, AepStore } from "../store/index.js";
+import type { AepSessionRecord, AepStore, EventLogBounds } from "../store/index.js";
 import type { InteractionAnswer, WorkerFactory, WorkerStartOptions } from "../workers/types.js";
 import type {
   ClientEnvelope,
@@ -20,6 +20,7 @@ import type {
 } from "./wire/envelope.js";
 import { Sequencer, type Outlet } from "./wire/sequencer.js";
 import { WorkerProcesses } from "./worker-processes.js";
+import { DEFAULT_EVENT_LOG, MAX_REPLAY, SessionEventLog } from "./event-log.js";
 
 export interface SessionDeps {
   store: AepStore;
@@ -33,6 +34,8 @@ export interface SessionDeps {
   log: Logger;
   /** Resolves and checks a client-chosen working directory (init or cd); throws a message for the client. */
   resolveWorkdir(requested: string): Promise<string>;
+  /** Bounds of the durable event log (aep.eventLog); DEFAULT_EVENT_LOG otherwise. */
+  eventLog?: EventLogBounds;
   /** A turn running longer than this ends TURN_TIMEOUT (aep.turnTimeoutMs; the machine's default otherwise). */
   turnTimeoutMs?: number;
   /** The session deleted itself (control delete): drop it from the registry. */
@@ -43,7 +46,11 @@ export interface SessionDeps {
 export interface SessionLink extends Outlet {
   /** Called before anything is offered, so the connection numbers envelopes with this session's sequencer. */
   bind(session: AepSession): void;
+  /** A logged envelope (its seq already given) for a re-attaching client, ahead of live events. */
+  replay(text: string): void;
   close(code: number, reason: string): void;
+  /** Tells the client (error RECONNECT_REQUIRED, seq 0) to init again with its last seq, and closes. */
+  reconnectRequired(message: string): void;
 }
 
 export class AepSession {
@@ -54,6 +61,7 @@ export class AepSession {
   private readonly sequencer: Sequencer;
   private readonly actor: Actor<typeof aepSessionMachine>;
   private readonly workers: WorkerProcesses;
+  private readonly events: SessionEventLog;
   private link: SessionLink | undefined;
   /** Shut down with the gateway: nothing more is written (the store is about to close). */
   private closed = false;
@@ -68,6 +76,12 @@ export class AepSession {
     this.sessionId = record.sessionId;
     this.sessionKey = record.sessionKey;
     this.owner = record.owner;
+    this.events = new SessionEventLog({
+      sessionId: record.sessionId,
+      store: deps.store,
+      bounds: deps.eventLog ?? DEFAULT_EVENT_LOG,
+      log: deps.log,
+    });
     this.workers = new WorkerProcesses({
       sessionId: record.sessionId,
       factory: deps.factory,
@@ -86,9 +100,12 @@ export class AepSession {
           kind: event.type,
           violation: message,
         }),
-      onOverflow: () => this.link?.close(4008, "client too slow: outbound queue full"),
+      onOverflow: () => this.link?.reconnectRequired("client too slow: outbound queue full; init again with last_seq"),
       onReserve: (mark) => {
         if (!this.closed) this.persist({ lastSeq: mark });
+      },
+      onLogged: (envelope) => {
+        if (!this.closed) this.events.append(envelope);
       },
     });
     this.actor = createActor(this.machine(), {
@@ -122,15 +139,36 @@ export class AepSession {
     return snapshot.matches("busy") ? "running" : "idle";
   }
 
-  /** Attaches a connection and tells it where the session stands (`created` only for a brand-new session). */
-  attach(link: SessionLink, created: boolean): void {
+  /**
+   * Attaches a connection and tells it where the session stands (`created` only for a brand-new session). With
+   * `lastSeq` (init data.last_seq) the client first gets every logged event after it, in order, with its own seq.
+   */
+  async attach(link: SessionLink, created: boolean, lastSeq?: number): Promise<void> {
     this.link = link;
     link.bind(this);
-    this.sequencer.attach(link);
+    if (lastSeq === undefined || created) this.sequencer.attach(link);
+    else if (!(await this.replay(link, lastSeq))) return;
     this.sequencer.announce(
       created ? "created" : this.state === "terminated" ? "terminated" : "idle",
       this.openRequests(),
     );
+  }
+
+  /** Sends what the client missed; false when the connection went away meanwhile or must re-attach for the rest. */
+  private async replay(link: SessionLink, lastSeq: number): Promise<boolean> {
+    this.sequencer.beginReplay();
+    const replay = await this.events.replayAfter(lastSeq).catch(() => undefined);
+    if (this.link !== link) {
+      this.sequencer.cancelReplay();
+      return false;
+    }
+    for (const text of replay?.texts ?? []) link.replay(text);
+    const upTo = replay?.lastSeq ?? lastSeq;
+    for (const envelope of this.sequencer.finishReplay(link))
+      if (envelope.seq > upTo) link.replay(redact(JSON.stringify(envelope)));
+    if (!replay?.truncated) return true;
+    link.reconnectRequired(`more than ${MAX_REPLAY} events were missed; init again with last_seq ${upTo}`);
+    return false;
   }
 
   /** Ids of the running turn's interactions still waiting for the client. */
@@ -139,10 +177,11 @@ export class AepSession {
     return turn ? Object.keys(turn.getSnapshot().context.interactions) : [];
   }
 
-  detach(link: SessionLink): void {
+  /** `unsent`: what the connection's queue never handed to the socket; its kept events go to the log. */
+  detach(link: SessionLink, unsent: readonly ServerEvent[] = []): void {
     if (this.link !== link) return;
     this.link = undefined;
-    this.sequencer.detach(link);
+    this.sequencer.detach(link, unsent);
   }
 
   /** Called by the attached connection's queue as it hands an event to the socket. */
@@ -199,6 +238,7 @@ export class AepSession {
     this.workers.killAll();
     await this.admissions;
     await this.writes;
+    await this.events.settled();
     await this.deps.store
       .updateSession(this.sessionId, { lastSeq: this.sequencer.lastSeq, state })
       .catch((err: unknown) =>
@@ -375,6 +415,9 @@ export class AepSession {
         persist: (_, { workdir, workerSessionId, workerStarted, state }) =>
           this.persist({ workdir, workerSessionId, workerStarted, state }),
         forget: () => {
+          // Nothing is logged any more, and what waits to be is not: the row, and with it the log, goes.
+          this.closed = true;
+          this.events.discard();
           this.afterWrite(store.deleteSession(this.sessionId), () => {});
           this.deps.onForget(this.sessionId);
           this.link?.close(1000, "session deleted");

@@ -31,6 +31,8 @@ export interface AepConfig {
   turnTimeoutMs?: number;
   /** WebSocket ping interval; a client that answers none within it is dropped (default 30 s). */
   heartbeatMs?: number;
+  /** Per session, what the durable event log keeps for re-attaching clients (default 8 MiB, 1 day). */
+  eventLog?: { maxBytes?: number; maxAgeMs?: number };
 }
 
 /** Stream timers and the client's KV answer deadline (blob SET and GET), in ms (docs/protocol/cursor-transport.md §6;
@@ -158,6 +160,7 @@ const configSchema = z.strictObject({
       workdir: nonEmpty.refine(isAbsolute, "must be an absolute path").optional(),
       turnTimeoutMs: positiveInt.optional(),
       heartbeatMs: positiveInt.optional(),
+      eventLog: z.strictObject({ maxBytes: positiveInt.optional(), maxAgeMs: positiveInt.optional() }).optional(),
     })
     .optional(),
   timers: z

@@ -4,6 +4,7 @@
 // end live runs as canceled, close the store.
 import { readFileSync } from "node:fs";
 import type { AddressInfo, Server } from "node:net";
+import { DEFAULT_EVENT_LOG } from "../aep/event-log.js";
 import { startAepListener, type AepListener } from "../aep/listener.js";
 import { loadPromptAssets } from "../prompt/assets.js";
 import { createProviderAdapter } from "../providers/index.js";
@@ -224,6 +225,7 @@ async function startAep(
     log: o.log,
     ...(aep?.turnTimeoutMs ? { turnTimeoutMs: aep.turnTimeoutMs } : {}),
     ...(aep?.heartbeatMs ? { heartbeatMs: aep.heartbeatMs } : {}),
+    eventLog: { ...DEFAULT_EVENT_LOG, ...aep?.eventLog },
   }).catch((err: unknown) => {
     throw listenError(err, `the AEP port (--aep-port or aep.port) ${host}:${port}`);
   });

@@ -55,6 +55,8 @@ const clientEvents = {
       workdir: text.min(1).optional(),
       session_key: text.min(1).max(256).optional(),
       token: text.optional(),
+      /** The last seq this client received of the session: what came after is replayed (docs/protocol/aep.md §9.3). */
+      last_seq: z.number().int().nonnegative().optional(),
     })
     .loose(),
   // Blank content would only come back as an API error from the worker's model call.

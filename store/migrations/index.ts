@@ -2,6 +2,7 @@ import type { Knex } from "knex";
 import * as initial from "./0001_initial.js";
 import * as aep from "./0002_aep.js";
 import * as aepOwner from "./0003_aep_owner.js";
+import * as aepEvents from "./0004_aep_events.js";
 
 // Migrations are imported statically so that running them depends on neither the cwd nor file extensions.
 // Append new ones at the end; a name, once shipped, never changes (it is recorded in knex_migrations).
@@ -9,6 +10,7 @@ const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Knex.Migratio
   ["0001_initial", initial],
   ["0002_aep", aep],
   ["0003_aep_owner", aepOwner],
+  ["0004_aep_events", aepEvents],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -318,7 +318,7 @@ describe("AEP session core (scripted worker)", () => {
     ]);
   });
 
-  it("a client that reconnects with its session_key gets state and its seq goes on; mid-turn it sees the rest of the turn", async () => {
+  it("a client that reconnects with its session_key gets state and its seq goes on; mid-message it gets message.start first", async () => {
     const checker = new OrderingChecker();
     const { client, state } = await open({ session_key: "k1" }, checker);
     const from = await runPlainTurn(client, "m1", "go");
@@ -337,8 +337,10 @@ describe("AEP session core (scripted worker)", () => {
       { type: "turn.finished", outcome: "completed" },
     );
     await again.client.next("runtime.execution.completed");
+    // Joined mid-message without a last seq: the message's start comes again before its deltas.
     expect(again.client.kinds()).to.deep.equal([
       "state(running)",
+      "message.start",
       "message.delta",
       "message.end",
       "message",
