@@ -324,6 +324,47 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     expect(history).to.contain("Remember the word pineapple").and.to.contain("What was the word?");
   });
 
+  it("a client that re-attaches after its turn ended, with last_seq, gets the missed done and runtime fact with their seqs", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    rig.fake.enqueue({
+      blocks: [{ type: "text", text: "an answer finished while nobody listened" }],
+      chunkSize: 8,
+      holdAfterDeltas: 1,
+      release: released,
+    });
+    const key = `key-${Date.now()}-after`;
+    const { client, workdir } = await session({ session_key: key });
+    const doneBefore = rig.gateway.stderrLines().filter((l) => l.includes('"msg":"aep turn done"')).length;
+    const from = client.mark();
+    client.send("input", { content: "answer while I am away" });
+    await client.next("message.delta", from);
+    const lastSeq = client.received.at(-1)!.seq;
+    await client.drop();
+    release();
+    await rig.turnsDone(doneBefore + 1);
+
+    const again = await rig.open({ session_key: key, workdir, last_seq: lastSeq });
+    clients.push(again.client);
+    await again.client.next((e) => e.event.type === "state" && e.seq > lastSeq && client.sessionId === e.session_id);
+    await again.client.next("runtime.execution.completed");
+    const seqs = again.client.received.map((e) => e.seq);
+    expect(seqs[0]).to.be.greaterThan(lastSeq);
+    expect(seqs, "replayed in order, before the state answer").to.deep.equal([...seqs].sort((a, b) => a - b));
+    const kinds = again.client.kinds();
+    expect(kinds.filter((k) => k !== "raw")).to.deep.equal([
+      "message.end",
+      "message",
+      "done",
+      "state(idle)",
+      "runtime.execution.completed",
+      "state(idle)",
+    ]);
+    expect(again.client.of("message")[0]).to.deep.include({ content: "an answer finished while nobody listened" });
+    expect(again.client.of("done")[0]).to.deep.include({ success: true, dropped: true });
+    expect(again.client.of("runtime.execution.completed")).to.have.length(1);
+  });
+
   it("a client that reconnects mid-turn gets state(running) and the rest of the turn, seq still rising", async () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
@@ -348,8 +389,12 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     expect(again.state.seq).to.be.greaterThan(lastSeq);
     release();
     await again.client.next("runtime.execution.completed");
+    // Joined mid-message without a last seq: its start first, and done says deltas were missed.
+    expect(again.client.kinds().slice(0, 2)).to.deep.equal(["state(running)", "message.start"]);
     expect(again.client.of("message")[0]).to.deep.include({ content: "first half, second half" });
-    expect(again.client.of("done")).to.deep.equal([{ success: true, stats: again.client.of("done")[0]!.stats }]);
+    expect(again.client.of("done")).to.deep.equal([
+      { success: true, stats: again.client.of("done")[0]!.stats, dropped: true },
+    ]);
     expect(checker.turnsClosed).to.equal(1);
 
     rig.fake.enqueue({ blocks: [{ type: "text", text: "Still here." }] });
