@@ -9,7 +9,7 @@ import { aepSessionMachine, type SessionControl } from "../machines/aep-session.
 import { aepTurnMachine } from "../machines/aep-turn.js";
 import type { TurnEnd } from "../machines/aep-turn-ends.js";
 import type { AepSessionRecord, AepStore, EventLogBounds } from "../store/index.js";
-import type { InteractionAnswer, WorkerFactory, WorkerStartOptions } from "../workers/types.js";
+import type { InteractionAnswer, WorkerEvent, WorkerFactory, WorkerStartOptions } from "../workers/types.js";
 import type {
   ClientEnvelope,
   ErrorCause,
@@ -18,6 +18,7 @@ import type {
   ServerEvent,
   SessionState,
 } from "./wire/envelope.js";
+import { initialMapping, isReport, mapContent } from "./wire/mapping.js";
 import { Sequencer, type Outlet } from "./wire/sequencer.js";
 import { WorkerProcesses } from "./worker-processes.js";
 import { DEFAULT_EVENT_LOG, MAX_REPLAY, SessionEventLog } from "./event-log.js";
@@ -221,6 +222,8 @@ export class AepSession {
           action: event.data.action,
           ...(event.data.content ? { content: event.data.content } : {}),
         });
+      case "worker_command":
+        return void this.workerCommand(envelope.id, event.data.command);
       case "control":
         // Behind the inputs before it: a stop sent right after its input must find that input's turn.
         this.admissions = this.admissions.then(() => this.control(envelope.id, event.data));
@@ -248,6 +251,23 @@ export class AepSession {
 
   private emit(event: ServerEvent, executionId?: string): void {
     this.sequencer.emit(event, executionId);
+  }
+
+  /** A worker_command is answered by the running worker process; its report goes out as its AEP kind. */
+  private async workerCommand(clientMessageId: string, command: string): Promise<void> {
+    const cause = { client_message_id: clientMessageId };
+    const { generation, workerAlive } = this.actor.getSnapshot().context;
+    const worker = workerAlive ? this.workers.get(generation) : undefined;
+    if (!worker)
+      return this.sendError("INVALID_MESSAGE", "no worker process is running yet; send an input first", cause);
+    if (!worker.command) return this.sendError("NOT_SUPPORTED", "this worker answers no worker_command", cause);
+    const events = await worker.command(command).catch((err: unknown): WorkerEvent[] => {
+      this.sendError("INTERNAL_ERROR", (err as Error).message, cause);
+      return [];
+    });
+    if (!events) return this.sendError("NOT_SUPPORTED", `the worker does not answer ${command}`, cause);
+    for (const event of events.filter(isReport))
+      for (const out of mapContent(initialMapping, event).events) this.emit(out);
   }
 
   private answer(clientMessageId: string, id: string, answer: InteractionAnswer): void {

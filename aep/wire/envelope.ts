@@ -69,6 +69,8 @@ const clientEvents = {
     content: record.optional(),
   }),
   ping: z.object({}).loose(),
+  /** Asks the session's worker for a report (context usage, MCP status…): docs/protocol/aep.md §3. */
+  worker_command: z.object({ command: text.min(1).max(64), args: text.optional(), extra: record.optional() }),
   control: z.object({
     action: z.enum(["terminate", "delete", "gc", "reset", "cd", "stop"]),
     reason: text.optional(),

@@ -324,6 +324,31 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     expect(history).to.contain("Remember the word pineapple").and.to.contain("What was the word?");
   });
 
+  it("worker_command returns context usage and MCP status from the CLI; an unknown command is NOT_SUPPORTED", async () => {
+    rig.fake.enqueue({ blocks: [{ type: "text", text: "Ready." }] });
+    const { client } = await session();
+    await turn(client, "hello");
+    let from = client.mark();
+    const asked = client.send("worker_command", { command: "context_usage" });
+    const usage = (await client.next("context_usage", from)).event.data as Record<string, unknown>;
+    expect(usage.total_tokens).to.be.a("number").greaterThan(0);
+    expect(usage.max_tokens)
+      .to.be.a("number")
+      .greaterThan(usage.total_tokens as number);
+    expect(usage.percentage).to.be.a("number");
+    expect(usage.categories).to.be.an("array").that.is.not.empty;
+    from = client.mark();
+    client.send("worker_command", { command: "mcp_status" });
+    expect((await client.next("mcp_status", from)).event.data).to.deep.equal({ servers: [] });
+    from = client.mark();
+    const unknown = client.send("worker_command", { command: "teleport" });
+    expect((await client.next("error", from)).event.data).to.deep.include({
+      code: "NOT_SUPPORTED",
+      client_message_id: unknown,
+    });
+    expect(asked).to.not.equal(unknown);
+  });
+
   it("a client that re-attaches after its turn ended, with last_seq, gets the missed done and runtime fact with their seqs", async () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));

@@ -111,10 +111,16 @@ describe("claude-code worker process handling", function () {
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l));
-    expect(lines.map((l) => l.type)).to.deep.equal(["user", "control_request"]);
-    expect(lines[1]).to.deep.equal({
+    // The initialize request goes first, as an SDK host's does (docs/protocol/claude-code.md §6).
+    expect(lines.map((l) => l.type)).to.deep.equal(["control_request", "user", "control_request"]);
+    expect(lines[0]).to.deep.equal({
       type: "control_request",
-      request_id: "interrupt_1",
+      request_id: "initialize_1",
+      request: { subtype: "initialize" },
+    });
+    expect(lines[2]).to.deep.equal({
+      type: "control_request",
+      request_id: "interrupt_2",
       request: { subtype: "interrupt" },
     });
     worker.kill();
