@@ -3,11 +3,12 @@
 // CLI here (it logs what it reads on stdin); everything else is the real driver.
 import { expect } from "chai";
 import { randomUUID } from "node:crypto";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClaudeCodeWorkerFactory } from "../../workers/claude-code/factory.js";
 import type { Worker } from "../../workers/types.js";
+import { waitUntil } from "../support/util.js";
 import { EventLog } from "./cli-rig.js";
 
 const standIn = `#!/usr/bin/env node
@@ -107,6 +108,9 @@ describe("claude-code worker process handling", function () {
     const { worker, log } = start();
     await worker.send({ inputId: "in-1", content: "hello" });
     expect(await worker.interrupt()).to.equal(false);
+    // The stand-in logs what it reads once it runs, which on a loaded machine may be after the interrupt's bound.
+    const logged = () => (existsSync(join(dir, "stdin.log")) ? readFileSync(join(dir, "stdin.log"), "utf8") : "");
+    await waitUntil(() => logged().trim().split("\n").length >= 3, 10_000, logged);
     const lines = readFileSync(join(dir, "stdin.log"), "utf8")
       .trim()
       .split("\n")
