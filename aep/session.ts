@@ -1,7 +1,6 @@
 // One live AEP session: its machine, its sequencer and the side effects the machines ask for (ledger, worker
 // processes, the attached connection). Inputs are admitted through one ordered chain: the ledger row is written and
 // input.ack(accepted) announced before the machine — and so the worker — sees the input.
-import { createHash, randomUUID } from "node:crypto";
 import { createActor, fromPromise, type Actor, type ActorRefFrom } from "xstate";
 import { redact, type Logger } from "../log/logger.js";
 import { aepInteractionMachine } from "../machines/aep-interaction.js";
@@ -21,6 +20,7 @@ import type {
 import { initialMapping, isReport, mapContent } from "./wire/mapping.js";
 import { Sequencer, type Outlet } from "./wire/sequencer.js";
 import { WorkerProcesses } from "./worker-processes.js";
+import { logTurnEnd, recordInput, runtimeFact } from "./input-ledger.js";
 import { DEFAULT_EVENT_LOG, MAX_REPLAY, SessionEventLog } from "./event-log.js";
 
 export interface SessionDeps {
@@ -303,45 +303,18 @@ export class AepSession {
     clientMessageId: string,
     data: { content: string; metadata?: Record<string, unknown> },
   ): Promise<void> {
-    const cause = { client_message_id: clientMessageId };
-    if (this.state === "terminated") return this.sendError("SESSION_TERMINATED", "this session was terminated", cause);
-    const payloadHash = createHash("sha256").update(JSON.stringify(data)).digest("hex");
-    const executionId = `exec_${randomUUID()}`;
-    const { store } = this.deps;
-    const result = await store.recordInput({ sessionId: this.sessionId, clientMessageId, executionId, payloadHash });
-    if (!result.recorded) {
-      const existing = result.existing;
-      if (existing.payloadHash !== payloadHash)
-        return this.sendError(
-          "INVALID_MESSAGE",
-          `input id ${clientMessageId} was already used with a different payload`,
-          { ...cause, execution_id: existing.executionId },
-        );
-      const errorCode = existing.errorCode as ErrorCode | undefined;
-      return this.emit({
-        type: "input.ack",
-        data: {
-          client_message_id: clientMessageId,
-          execution_id: existing.executionId,
-          status: existing.deliveryStatus,
-          duplicate: true,
-          ...(errorCode ? { error_code: errorCode } : {}),
-        },
-      });
-    }
-    this.emit({
-      type: "input.ack",
-      data: { client_message_id: clientMessageId, execution_id: executionId, status: "accepted" },
-    });
-    if (this.state !== "idle") {
-      const code: ErrorCode = this.state === "running" ? "SESSION_BUSY" : "SESSION_TERMINATED";
-      await store.setDelivery(executionId, "failed", code);
-      return this.emit({
-        type: "input.ack",
-        data: { client_message_id: clientMessageId, execution_id: executionId, status: "failed", error_code: code },
-      });
-    }
-    this.actor.send({ type: "INPUT", executionId, clientMessageId, content: data.content });
+    const executionId = await recordInput(
+      {
+        store: this.deps.store,
+        sessionId: this.sessionId,
+        state: () => this.state,
+        emit: (event) => this.emit(event),
+        sendError: (code, message, cause) => this.sendError(code, message, cause),
+      },
+      clientMessageId,
+      data,
+    );
+    if (executionId) this.actor.send({ type: "INPUT", executionId, clientMessageId, content: data.content });
   }
 
   private persist(update: Parameters<AepStore["updateSession"]>[1]): void {
@@ -454,29 +427,9 @@ export class AepSession {
   }
 
   private settleRuntime(executionId: string, end: TurnEnd): void {
-    // runtime.execution.completed means success (docs/protocol/aep.md §4): a stopped turn is failed too, without a
-    // code (AEP has none for a stop; its done.reason says why).
-    const failed = end.outcome !== "completed";
-    const code = end.outcome === "failed" ? end.code : undefined;
-    this.deps.log.info("aep turn done", {
-      session_id: this.sessionId,
-      execution_id: executionId,
-      outcome: end.outcome,
-      cause: end.cause,
-      // Why a turn failed, in the gateway's own log too (the client got it as error + done).
-      ...(end.outcome === "failed" ? { code: end.code, reason: end.message } : {}),
-      ...(end.outcome === "stopped" ? { reason: end.reason } : {}),
-    });
-    this.afterWrite(this.deps.store.setRuntime(executionId, failed ? "failed" : "completed", code), () =>
-      this.emit({
-        type: failed ? "runtime.execution.failed" : "runtime.execution.completed",
-        data: {
-          execution_id: executionId,
-          status: failed ? "failed" : "completed",
-          finished_at: Date.now(),
-          ...(code ? { error_code: code } : {}),
-        },
-      }),
-    );
+    const { store, log } = this.deps;
+    logTurnEnd(log, this.sessionId, executionId, end);
+    const fact = runtimeFact(executionId, end);
+    this.afterWrite(store.setRuntime(executionId, fact.data.status, fact.data.error_code), () => this.emit(fact));
   }
 }
