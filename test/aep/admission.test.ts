@@ -150,4 +150,21 @@ describe("AEP listener admission", () => {
     expect(factory.last.options.workdir).to.equal(workdir);
     await client.close();
   });
+
+  it("a half-open client (answering no ping) is dropped by the heartbeat, and its session can be re-attached", async () => {
+    await listener.close();
+    listener = await listen({ heartbeatMs: 100 });
+    const first = await openSession(listener.url, { token: TOKEN, session_key: "half-open" });
+    first.client.pause(); // reads nothing more, so it answers no ping: a peer that vanished without a FIN
+    const refused = await AepClient.connect(listener.url);
+    refused.send("init", { token: TOKEN, session_key: "half-open" });
+    expect((await refused.next("error")).event.data).to.deep.include({ code: "SESSION_ALREADY_CONNECTED" });
+    await refused.closed;
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const again = await openSession(listener.url, { token: TOKEN, session_key: "half-open" });
+    expect(again.state.session_id).to.equal(first.state.session_id);
+    await again.client.close();
+    first.client.resume();
+    await first.client.closed;
+  });
 });
