@@ -1,32 +1,48 @@
-// The AEP v1 WebSocket endpoint: its own HTTP server, upgrades only at /ws. Loopback by default; a non-loopback bind
-// needs aep.token, presented as `Authorization: Bearer` or as init data.token. A request without Origin (SDKs,
-// scripts) is allowed; a browser Origin only when it is itself loopback or a token guards the endpoint, so a web
-// page cannot drive a local worker.
+// The AEP v1 WebSocket endpoint: its own HTTP server, upgrades only at /ws. Loopback by default. A token is always
+// required (aep/admission.ts), presented as `Authorization: Bearer` or as init data.token; a request without Origin
+// (SDKs, scripts) is allowed, a browser Origin only when the config lists it, so a web page cannot drive a local
+// worker. Sessions are bound to the token that opened them.
 import { createServer, type IncomingMessage } from "node:http";
-import { randomUUID, timingSafeEqual } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type { AddressInfo, Socket as NetSocket } from "node:net";
 import { createActor, fromPromise } from "xstate";
 import { WebSocketServer, type RawData, type WebSocket } from "ws";
-import type { Logger } from "../log/logger.js";
+import { redact, type Logger } from "../log/logger.js";
 import { AttachRefused, aepConnectionMachine, type InitRequest } from "../machines/aep-connection.js";
 import { DEFAULT_LIMITS, OutboundQueue, type QueueLimits } from "./wire/backpressure.js";
-import { decodeClientFrame, serverEnvelope, type ErrorCode, type ServerEvent } from "./wire/envelope.js";
+import {
+  decodeClientFrame,
+  serverEnvelope,
+  type ErrorCause,
+  type ErrorCode,
+  type ServerEvent,
+} from "./wire/envelope.js";
 import { AepRegistry } from "./registry.js";
+import { homeFor, workdirChecker, workdirResolver, type WorkdirPolicy } from "./workdir.js";
 import type { AepSession, SessionDeps } from "./session.js";
-import { isLoopbackHost } from "../transport/gate.js";
+import { bearerOf, FailedAttempts, originAllowed, ownerOf, sameSecret } from "./admission.js";
+
+/** A half-open client is found within two of these (docs/protocol/aep.md §9.2). */
+export const DEFAULT_HEARTBEAT_MS = 30_000;
 
 /** Bound on one client frame; inputs are text, not uploads. */
 export const MAX_FRAME_BYTES = 1024 * 1024;
 
-export interface AepListenerOptions extends Omit<SessionDeps, "onForget" | "resolveWorkdir"> {
+export interface AepListenerOptions
+  extends Omit<SessionDeps, "onForget" | "resolveWorkdir" | "checkWorkdir" | "homeFor"> {
   port: number;
   host: string;
-  token?: string;
-  /** Resolves the working directory of a new session (client choice or default). */
-  workdirFor(requested: string | undefined): Promise<string>;
+  /** What clients must present (the gateway token, or aep.token). */
+  token: string;
+  /** Browser origins accepted (security.allowedOrigins); any other Origin is refused. */
+  allowedOrigins?: readonly string[];
+  /** Where sessions' workers run and live (aep/workdir.ts): aep.workdir and the data dir. */
+  workdirs: WorkdirPolicy;
   limits?: QueueLimits;
   /** Live sessions kept in memory (default MAX_LIVE_SESSIONS). */
   maxLiveSessions?: number;
+  /** WebSocket ping interval; a client that answers none within it is dropped (aep.heartbeatMs). */
+  heartbeatMs?: number;
 }
 
 export interface AepListener {
@@ -35,29 +51,38 @@ export interface AepListener {
 }
 
 export async function startAepListener(o: AepListenerOptions): Promise<AepListener> {
-  if (!isLoopbackHost(o.host) && !o.token)
-    throw new Error(`aep.host ${o.host} is not a loopback address: aep.token is required`);
-  const registry = new AepRegistry(o.store, { ...o, resolveWorkdir: (w) => o.workdirFor(w) }, o.maxLiveSessions);
+  const failures = new FailedAttempts();
+  const workdirFor = workdirResolver(o.workdirs);
+  const sessionDeps = {
+    ...o,
+    resolveWorkdir: workdirFor,
+    checkWorkdir: workdirChecker(o.workdirs),
+    homeFor: (sessionId: string) => homeFor(o.workdirs.dataDir, sessionId),
+  };
+  const registry = new AepRegistry(o.store, sessionDeps, o.maxLiveSessions);
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   const server = createServer((_req, res) => {
     res.writeHead(404, { "content-type": "text/plain" }).end("AEP v1 lives at /ws (WebSocket)\n");
   });
 
   server.on("upgrade", (req: IncomingMessage, socket: NetSocket, head: Buffer) => {
-    const refusal = refuseUpgrade(req, o.token);
+    const address = req.socket.remoteAddress ?? "";
+    const refusal = refuseUpgrade(req, o, failures, address);
     if (refusal) {
       socket.end(`HTTP/1.1 ${refusal}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
-    const bearer = bearerOf(req);
     wss.handleUpgrade(req, socket, head, (ws) =>
       serveConnection(ws, {
         registry,
         token: o.token,
-        authenticated: !o.token || bearer !== undefined,
-        workdirFor: o.workdirFor,
+        authenticated: bearerOf(req) !== undefined,
+        failures,
+        address,
+        workdirFor,
         log: o.log,
         limits: o.limits ?? DEFAULT_LIMITS,
+        heartbeatMs: o.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
       }),
     );
   });
@@ -84,37 +109,29 @@ export async function startAepListener(o: AepListenerOptions): Promise<AepListen
 }
 
 /** An HTTP status line when the upgrade is refused before any WebSocket exists. */
-function refuseUpgrade(req: IncomingMessage, token: string | undefined): string | undefined {
+function refuseUpgrade(
+  req: IncomingMessage,
+  o: AepListenerOptions,
+  failures: FailedAttempts,
+  address: string,
+): string | undefined {
   if (new URL(req.url ?? "/", "http://x").pathname !== "/ws") return "404 Not Found";
+  if (!originAllowed(req.headers.origin, o.allowedOrigins ?? [])) return "403 Forbidden";
+  if (failures.blocked(address)) return "429 Too Many Requests";
   const bearer = bearerOf(req);
-  if (token && bearer !== undefined && !sameSecret(bearer, token)) return "401 Unauthorized";
-  const origin = req.headers.origin;
-  if (origin !== undefined && !token && !isLoopbackOrigin(origin)) return "403 Forbidden";
-  return undefined;
-}
-
-function bearerOf(req: IncomingMessage): string | undefined {
-  const match = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "");
-  return match?.[1]?.trim();
-}
-
-function isLoopbackOrigin(origin: string): boolean {
-  try {
-    return isLoopbackHost(new URL(origin).hostname);
-  } catch {
-    return false;
-  }
-}
-
-function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
+  if (bearer === undefined || sameSecret(bearer, o.token)) return undefined;
+  failures.record(address);
+  return "401 Unauthorized";
 }
 
 interface ConnectionDeps {
   registry: AepRegistry;
-  token: string | undefined;
+  failures: FailedAttempts;
+  /** The client's address: failed token attempts are counted per address. */
+  address: string;
+  heartbeatMs: number;
+  token: string;
+  /** A valid Bearer came with the upgrade (a wrong one never gets this far). */
   authenticated: boolean;
   workdirFor(requested: string | undefined): Promise<string>;
   log: Logger;
@@ -143,26 +160,47 @@ function serveConnection(ws: WebSocket, d: ConnectionDeps): void {
       session = s;
     },
     offer: (event: ServerEvent) => queue.offer(event),
+    replay: (text: string) => {
+      if (queue.replay(text) === "overflow") link.reconnectRequired("replay too large; init again with last_seq");
+    },
     close: (code: number, reason: string) => ws.close(code, reason),
+    // Around the full queue: the client learns why, then re-attaches with its last seq and loses nothing.
+    reconnectRequired: (message: string) => {
+      const error = { type: "error" as const, data: { code: "RECONNECT_REQUIRED" as const, message } };
+      ws.send(redact(JSON.stringify(serverEnvelope(session?.sessionId ?? "", 0, error))));
+      ws.close(4008, "reconnect required");
+    },
   };
-  const sendError = (code: ErrorCode, message: string) =>
-    session ? session.sendError(code, message) : queue.offer({ type: "error", data: { code, message } });
+  const sendError = (code: ErrorCode, message: string, cause: ErrorCause = {}) =>
+    session
+      ? session.sendError(code, message, cause)
+      : queue.offer({ type: "error", data: { code, message, ...cause } });
 
   const attach = fromPromise(async ({ input }: { input: InitRequest }) => {
     if (!d.authenticated) {
       if (input.data.token === undefined)
         throw new AttachRefused(
           "AUTH_REQUIRED",
-          "this endpoint needs a token: Authorization: Bearer, or init data.token",
+          "this endpoint needs the gateway token: Authorization: Bearer, or init data.token",
         );
-      if (!sameSecret(input.data.token, d.token!)) throw new AttachRefused("UNAUTHORIZED", "wrong token");
+      if (d.failures.blocked(d.address))
+        throw new AttachRefused("RATE_LIMITED", "too many wrong tokens from this address; retry in a minute");
+      if (!sameSecret(input.data.token, d.token)) {
+        d.failures.record(d.address);
+        throw new AttachRefused("UNAUTHORIZED", "wrong token");
+      }
     }
     const workdir = () =>
       d.workdirFor(input.data.workdir).catch((err: unknown) => {
         throw new AttachRefused("INVALID_MESSAGE", (err as Error).message);
       });
     await d.registry.open(
-      { ...(input.data.session_key ? { sessionKey: input.data.session_key } : {}), workdir },
+      {
+        ...(input.data.session_key ? { sessionKey: input.data.session_key } : {}),
+        owner: ownerOf(d.token),
+        ...(input.data.last_seq === undefined ? {} : { lastSeq: input.data.last_seq }),
+        workdir,
+      },
       link,
       () => open,
     );
@@ -173,12 +211,13 @@ function serveConnection(ws: WebSocket, d: ConnectionDeps): void {
       actors: { attach },
       actions: {
         pong: () => queue.offer({ type: "pong", data: {} }),
-        sendError: (_, { code, message }) => sendError(code, message),
+        sendError: (_, { code, message, cause }) => sendError(code, message, cause),
         close: (_, { reason }) => ws.close(1008, reason.slice(0, 120)),
+        terminate: () => ws.terminate(),
         route: (_, { envelope }) => session?.handle(envelope),
         detach: () => {
-          if (session) session.detach(link);
-          queue.close();
+          const unsent = queue.close();
+          if (session) session.detach(link, unsent);
         },
       },
     }),
@@ -202,13 +241,16 @@ function serveConnection(ws: WebSocket, d: ConnectionDeps): void {
     try {
       if (isBinary) return sendError("INVALID_MESSAGE", "AEP frames are JSON text");
       const decoded = decodeClientFrame(data.toString());
-      if (!decoded.ok) return sendError(decoded.code, decoded.message);
+      if (!decoded.ok)
+        return sendError(decoded.code, decoded.message, decoded.id ? { client_message_id: decoded.id } : {});
       actor.send({ type: "FRAME", envelope: decoded.envelope });
     } catch (err) {
       fail("frame", err);
     }
   });
+  const heartbeat = watchHeartbeat(ws, d.heartbeatMs, () => actor.send({ type: "HEARTBEAT_MISSED" }));
   ws.on("close", () => {
+    clearInterval(heartbeat);
     open = false;
     try {
       actor.send({ type: "SOCKET_CLOSED" });
@@ -217,4 +259,22 @@ function serveConnection(ws: WebSocket, d: ConnectionDeps): void {
     }
   });
   ws.on("error", (err) => d.log.warn("aep socket error", { error: err }));
+}
+
+/** Pings every `intervalMs`; a socket that answered none of the last interval's pings is reported once. */
+function watchHeartbeat(ws: WebSocket, intervalMs: number, missed: () => void): NodeJS.Timeout {
+  let answered = true;
+  ws.on("pong", () => {
+    answered = true;
+  });
+  const timer = setInterval(() => {
+    if (!answered) {
+      clearInterval(timer);
+      return missed();
+    }
+    answered = false;
+    ws.ping();
+  }, intervalMs);
+  timer.unref();
+  return timer;
 }

@@ -12,6 +12,10 @@ export const MAX_LIVE_SESSIONS = 64;
 
 export interface OpenRequest {
   sessionKey?: string;
+  /** Who opens it (admission.ts ownerOf): a session made by one token is refused to another. */
+  owner: string;
+  /** init data.last_seq: the client is replayed the logged events after it. */
+  lastSeq?: number;
   /** Resolves and checks the working directory; called only when a new session is created. */
   workdir: () => Promise<string>;
 }
@@ -54,6 +58,7 @@ export class AepRegistry {
         const record = {
           sessionId: `sess_${randomUUID()}`,
           ...(request.sessionKey ? { sessionKey: request.sessionKey } : {}),
+          owner: request.owner,
           worker: DEFAULT_WORKER,
           workdir: await request.workdir(),
           workerSessionId: randomUUID(),
@@ -74,14 +79,24 @@ export class AepRegistry {
       if (!stored) throw new AttachRefused("SESSION_NOT_FOUND", "the session is gone");
       session = this.adopt(new AepSession(stored, this.sessionDeps()));
     }
+    await this.claim(session, request.owner);
     if (session.attached)
       throw new AttachRefused(
         "SESSION_ALREADY_CONNECTED",
         `session ${session.sessionId} already has a connection; retry once it has closed`,
       );
     if (!isOpen()) throw new AttachRefused("INTERNAL_ERROR", "connection closed during init");
-    session.attach(link, created);
+    await session.attach(link, created, request.lastSeq);
     return session;
+  }
+
+  /** A session_key is bound to the token that created it; one stored before owners existed is bound now. */
+  private async claim(session: AepSession, owner: string): Promise<void> {
+    if (session.owner === owner) return;
+    if (session.owner !== undefined)
+      throw new AttachRefused("UNAUTHORIZED", "this session_key belongs to another token");
+    await this.store.updateSession(session.sessionId, { owner });
+    session.owner = owner;
   }
 
   /** Closes detached idle sessions (their facts stay in the store; the key revives them) until there is room. */

@@ -1,26 +1,44 @@
 // One live AEP session: its machine, its sequencer and the side effects the machines ask for (ledger, worker
 // processes, the attached connection). Inputs are admitted through one ordered chain: the ledger row is written and
 // input.ack(accepted) announced before the machine — and so the worker — sees the input.
-import { createHash, randomUUID } from "node:crypto";
-import { createActor, fromCallback, fromPromise, type Actor, type ActorRefFrom } from "xstate";
-import type { Logger } from "../log/logger.js";
+import { createActor, fromPromise, type Actor, type ActorRefFrom } from "xstate";
+import { redact, type Logger } from "../log/logger.js";
 import { aepInteractionMachine } from "../machines/aep-interaction.js";
-import { aepSessionMachine, type SessionControl, type WorkerProcessInput } from "../machines/aep-session.js";
+import { aepSessionMachine, type SessionControl } from "../machines/aep-session.js";
 import { aepTurnMachine } from "../machines/aep-turn.js";
 import type { TurnEnd } from "../machines/aep-turn-ends.js";
-import type { AepSessionRecord, AepStore } from "../store/index.js";
-import type { InteractionAnswer, Worker, WorkerFactory, WorkerStartOptions } from "../workers/types.js";
-import type { ClientEnvelope, ErrorCode, ServerEnvelope, ServerEvent, SessionState } from "./wire/envelope.js";
+import type { AepSessionRecord, AepStore, EventLogBounds } from "../store/index.js";
+import type { InteractionAnswer, WorkerEvent, WorkerFactory, WorkerStartOptions } from "../workers/types.js";
+import type {
+  ClientEnvelope,
+  ErrorCause,
+  ErrorCode,
+  ServerEnvelope,
+  ServerEvent,
+  SessionState,
+} from "./wire/envelope.js";
+import { initialMapping, isReport, mapContent } from "./wire/mapping.js";
 import { Sequencer, type Outlet } from "./wire/sequencer.js";
+import { WorkerProcesses } from "./worker-processes.js";
+import { logTurnEnd, recordInput, runtimeFact } from "./input-ledger.js";
+import { DEFAULT_EVENT_LOG, MAX_REPLAY, SessionEventLog } from "./event-log.js";
 
 export interface SessionDeps {
   store: AepStore;
   factory: WorkerFactory;
   /** Per-start worker options the gateway fixes (the factory holds the configured command, args, env). */
-  workerOptions?: Pick<WorkerStartOptions, "permissionMode" | "home">;
+  workerOptions?: Pick<WorkerStartOptions, "permissionMode">;
+  /** Why a stored workdir may no longer be used (aep/workdir.ts); checked at every worker start. */
+  checkWorkdir(workdir: string): string | undefined;
+  /** The session's own HOME under the data dir (aep/workdir.ts homeFor). */
+  homeFor(sessionId: string): string;
   log: Logger;
   /** Resolves and checks a client-chosen working directory (init or cd); throws a message for the client. */
   resolveWorkdir(requested: string): Promise<string>;
+  /** Bounds of the durable event log (aep.eventLog); DEFAULT_EVENT_LOG otherwise. */
+  eventLog?: EventLogBounds;
+  /** A turn running longer than this ends TURN_TIMEOUT (aep.turnTimeoutMs; the machine's default otherwise). */
+  turnTimeoutMs?: number;
   /** The session deleted itself (control delete): drop it from the registry. */
   onForget(sessionId: string): void;
 }
@@ -29,15 +47,22 @@ export interface SessionDeps {
 export interface SessionLink extends Outlet {
   /** Called before anything is offered, so the connection numbers envelopes with this session's sequencer. */
   bind(session: AepSession): void;
+  /** A logged envelope (its seq already given) for a re-attaching client, ahead of live events. */
+  replay(text: string): void;
   close(code: number, reason: string): void;
+  /** Tells the client (error RECONNECT_REQUIRED, seq 0) to init again with its last seq, and closes. */
+  reconnectRequired(message: string): void;
 }
 
 export class AepSession {
   readonly sessionId: string;
   readonly sessionKey: string | undefined;
+  /** The digest of the token that owns it (registry.ts binds a session_key to it). */
+  owner: string | undefined;
   private readonly sequencer: Sequencer;
   private readonly actor: Actor<typeof aepSessionMachine>;
-  private readonly workers = new Map<number, Worker>();
+  private readonly workers: WorkerProcesses;
+  private readonly events: SessionEventLog;
   private link: SessionLink | undefined;
   /** Shut down with the gateway: nothing more is written (the store is about to close). */
   private closed = false;
@@ -51,6 +76,21 @@ export class AepSession {
   ) {
     this.sessionId = record.sessionId;
     this.sessionKey = record.sessionKey;
+    this.owner = record.owner;
+    this.events = new SessionEventLog({
+      sessionId: record.sessionId,
+      store: deps.store,
+      bounds: deps.eventLog ?? DEFAULT_EVENT_LOG,
+      log: deps.log,
+    });
+    this.workers = new WorkerProcesses({
+      sessionId: record.sessionId,
+      factory: deps.factory,
+      log: deps.log,
+      ...(deps.workerOptions ? { workerOptions: deps.workerOptions } : {}),
+      checkWorkdir: deps.checkWorkdir,
+      home: () => deps.homeFor(record.sessionId),
+    });
     const log = deps.log;
     this.sequencer = new Sequencer({
       sessionId: record.sessionId,
@@ -61,9 +101,12 @@ export class AepSession {
           kind: event.type,
           violation: message,
         }),
-      onOverflow: () => this.link?.close(4008, "client too slow: outbound queue full"),
+      onOverflow: () => this.link?.reconnectRequired("client too slow: outbound queue full; init again with last_seq"),
       onReserve: (mark) => {
         if (!this.closed) this.persist({ lastSeq: mark });
+      },
+      onLogged: (envelope) => {
+        if (!this.closed) this.events.append(envelope);
       },
     });
     this.actor = createActor(this.machine(), {
@@ -97,15 +140,36 @@ export class AepSession {
     return snapshot.matches("busy") ? "running" : "idle";
   }
 
-  /** Attaches a connection and tells it where the session stands (`created` only for a brand-new session). */
-  attach(link: SessionLink, created: boolean): void {
+  /**
+   * Attaches a connection and tells it where the session stands (`created` only for a brand-new session). With
+   * `lastSeq` (init data.last_seq) the client first gets every logged event after it, in order, with its own seq.
+   */
+  async attach(link: SessionLink, created: boolean, lastSeq?: number): Promise<void> {
     this.link = link;
     link.bind(this);
-    this.sequencer.attach(link);
+    if (lastSeq === undefined || created) this.sequencer.attach(link);
+    else if (!(await this.replay(link, lastSeq))) return;
     this.sequencer.announce(
       created ? "created" : this.state === "terminated" ? "terminated" : "idle",
       this.openRequests(),
     );
+  }
+
+  /** Sends what the client missed; false when the connection went away meanwhile or must re-attach for the rest. */
+  private async replay(link: SessionLink, lastSeq: number): Promise<boolean> {
+    this.sequencer.beginReplay();
+    const replay = await this.events.replayAfter(lastSeq).catch(() => undefined);
+    if (this.link !== link) {
+      this.sequencer.cancelReplay();
+      return false;
+    }
+    for (const text of replay?.texts ?? []) link.replay(text);
+    const upTo = replay?.lastSeq ?? lastSeq;
+    for (const envelope of this.sequencer.finishReplay(link))
+      if (envelope.seq > upTo) link.replay(redact(JSON.stringify(envelope)));
+    if (!replay?.truncated) return true;
+    link.reconnectRequired(`more than ${MAX_REPLAY} events were missed; init again with last_seq ${upTo}`);
+    return false;
   }
 
   /** Ids of the running turn's interactions still waiting for the client. */
@@ -114,10 +178,11 @@ export class AepSession {
     return turn ? Object.keys(turn.getSnapshot().context.interactions) : [];
   }
 
-  detach(link: SessionLink): void {
+  /** `unsent`: what the connection's queue never handed to the socket; its kept events go to the log. */
+  detach(link: SessionLink, unsent: readonly ServerEvent[] = []): void {
     if (this.link !== link) return;
     this.link = undefined;
-    this.sequencer.detach(link);
+    this.sequencer.detach(link, unsent);
   }
 
   /** Called by the attached connection's queue as it hands an event to the socket. */
@@ -125,42 +190,46 @@ export class AepSession {
     return this.sequencer.commit(event);
   }
 
-  /** A client error outside any turn (bad frame, unknown request id…). */
-  sendError(code: ErrorCode, message: string): void {
-    this.emit({ type: "error", data: { code, message } });
+  /** A client error outside any turn (bad frame, unknown request id…), tied to what caused it. */
+  sendError(code: ErrorCode, message: string, cause: ErrorCause = {}): void {
+    this.emit({ type: "error", data: { code, message, ...cause } });
   }
 
   handle(envelope: ClientEnvelope): void {
     const event = envelope.event;
+    const cause = { client_message_id: envelope.id };
     // A terminated session's machine is gone: say so instead of dropping the frame (input says it in its ack chain).
     if (this.state === "terminated" && event.type !== "input")
       return this.sendError(
         "SESSION_TERMINATED",
         "this session was terminated; init with its session_key to open it again",
+        cause,
       );
     switch (event.type) {
       case "input":
         return this.admit(envelope.id, event.data);
       case "permission_response":
-        return this.answer(event.data.id, {
+        return this.answer(envelope.id, event.data.id, {
           kind: "permission",
           allowed: event.data.allowed,
           ...(event.data.reason ? { reason: event.data.reason } : {}),
         });
       case "question_response":
-        return this.answer(event.data.id, { kind: "question", answers: event.data.answers });
+        return this.answer(envelope.id, event.data.id, { kind: "question", answers: event.data.answers });
       case "elicitation_response":
-        return this.answer(event.data.id, {
+        return this.answer(envelope.id, event.data.id, {
           kind: "elicitation",
           action: event.data.action,
           ...(event.data.content ? { content: event.data.content } : {}),
         });
+      case "worker_command":
+        return void this.workerCommand(envelope.id, event.data.command);
       case "control":
         // Behind the inputs before it: a stop sent right after its input must find that input's turn.
-        this.admissions = this.admissions.then(() => this.control(event.data));
+        this.admissions = this.admissions.then(() => this.control(envelope.id, event.data));
         return;
       default:
-        return this.sendError("PROTOCOL_VIOLATION", `${event.type} is not expected here`);
+        return this.sendError("PROTOCOL_VIOLATION", `${event.type} is not expected here`, cause);
     }
   }
 
@@ -169,10 +238,10 @@ export class AepSession {
     this.closed = true;
     const state = this.state === "terminated" ? "terminated" : "idle";
     this.actor.stop();
-    for (const worker of this.workers.values()) worker.kill();
-    this.workers.clear();
+    this.workers.killAll();
     await this.admissions;
     await this.writes;
+    await this.events.settled();
     await this.deps.store
       .updateSession(this.sessionId, { lastSeq: this.sequencer.lastSeq, state })
       .catch((err: unknown) =>
@@ -184,17 +253,38 @@ export class AepSession {
     this.sequencer.emit(event, executionId);
   }
 
-  private answer(id: string, answer: InteractionAnswer): void {
-    this.actor.send({ type: "ANSWER", id, answer });
+  /** A worker_command is answered by the running worker process; its report goes out as its AEP kind. */
+  private async workerCommand(clientMessageId: string, command: string): Promise<void> {
+    const cause = { client_message_id: clientMessageId };
+    const { generation, workerAlive } = this.actor.getSnapshot().context;
+    const worker = workerAlive ? this.workers.get(generation) : undefined;
+    if (!worker)
+      return this.sendError("INVALID_MESSAGE", "no worker process is running yet; send an input first", cause);
+    if (!worker.command) return this.sendError("NOT_SUPPORTED", "this worker answers no worker_command", cause);
+    const events = await worker.command(command).catch((err: unknown): WorkerEvent[] => {
+      this.sendError("INTERNAL_ERROR", (err as Error).message, cause);
+      return [];
+    });
+    if (!events) return this.sendError("NOT_SUPPORTED", `the worker does not answer ${command}`, cause);
+    for (const event of events.filter(isReport))
+      for (const out of mapContent(initialMapping, event).events) this.emit(out);
   }
 
-  private async control(data: Extract<ClientEnvelope["event"], { type: "control" }>["data"]): Promise<void> {
+  private answer(clientMessageId: string, id: string, answer: InteractionAnswer): void {
+    this.actor.send({ type: "ANSWER", id, answer, clientMessageId });
+  }
+
+  private async control(
+    clientMessageId: string,
+    data: Extract<ClientEnvelope["event"], { type: "control" }>["data"],
+  ): Promise<void> {
+    const cause = { client_message_id: clientMessageId };
     if (data.action === "stop") return this.actor.send({ type: "STOP" });
     if (data.action !== "cd") return this.actor.send({ type: "CONTROL", control: { action: data.action } });
-    if (!data.workdir) return this.sendError("INVALID_MESSAGE", "control cd needs data.workdir");
+    if (!data.workdir) return this.sendError("INVALID_MESSAGE", "control cd needs data.workdir", cause);
     await this.deps.resolveWorkdir(data.workdir).then(
       (workdir) => this.actor.send({ type: "CONTROL", control: { action: "cd", workdir } satisfies SessionControl }),
-      (err: unknown) => this.sendError("INVALID_MESSAGE", (err as Error).message),
+      (err: unknown) => this.sendError("INVALID_MESSAGE", (err as Error).message, cause),
     );
   }
 
@@ -203,7 +293,9 @@ export class AepSession {
       .then(() => this.admitInput(clientMessageId, data))
       .catch((err: unknown) => {
         this.deps.log.error("aep input admission failed", { session_id: this.sessionId, error: err });
-        this.sendError("INTERNAL_ERROR", "the input could not be recorded; retry with the same id");
+        this.sendError("INTERNAL_ERROR", "the input could not be recorded; retry with the same id", {
+          client_message_id: clientMessageId,
+        });
       });
   }
 
@@ -211,43 +303,18 @@ export class AepSession {
     clientMessageId: string,
     data: { content: string; metadata?: Record<string, unknown> },
   ): Promise<void> {
-    if (this.state === "terminated") return this.sendError("SESSION_TERMINATED", "this session was terminated");
-    const payloadHash = createHash("sha256").update(JSON.stringify(data)).digest("hex");
-    const executionId = `exec_${randomUUID()}`;
-    const { store } = this.deps;
-    const result = await store.recordInput({ sessionId: this.sessionId, clientMessageId, executionId, payloadHash });
-    if (!result.recorded) {
-      const existing = result.existing;
-      if (existing.payloadHash !== payloadHash)
-        return this.sendError(
-          "INVALID_MESSAGE",
-          `input id ${clientMessageId} was already used with a different payload`,
-        );
-      const errorCode = existing.errorCode as ErrorCode | undefined;
-      return this.emit({
-        type: "input.ack",
-        data: {
-          client_message_id: clientMessageId,
-          execution_id: existing.executionId,
-          status: existing.deliveryStatus,
-          duplicate: true,
-          ...(errorCode ? { error_code: errorCode } : {}),
-        },
-      });
-    }
-    this.emit({
-      type: "input.ack",
-      data: { client_message_id: clientMessageId, execution_id: executionId, status: "accepted" },
-    });
-    if (this.state !== "idle") {
-      const code: ErrorCode = this.state === "running" ? "SESSION_BUSY" : "SESSION_TERMINATED";
-      await store.setDelivery(executionId, "failed", code);
-      return this.emit({
-        type: "input.ack",
-        data: { client_message_id: clientMessageId, execution_id: executionId, status: "failed", error_code: code },
-      });
-    }
-    this.actor.send({ type: "INPUT", executionId, clientMessageId, content: data.content });
+    const executionId = await recordInput(
+      {
+        store: this.deps.store,
+        sessionId: this.sessionId,
+        state: () => this.state,
+        emit: (event) => this.emit(event),
+        sendError: (code, message, cause) => this.sendError(code, message, cause),
+      },
+      clientMessageId,
+      data,
+    );
+    if (executionId) this.actor.send({ type: "INPUT", executionId, clientMessageId, content: data.content });
   }
 
   private persist(update: Parameters<AepStore["updateSession"]>[1]): void {
@@ -274,18 +341,20 @@ export class AepSession {
   }
 
   private machine() {
-    const { store, factory, log } = this.deps;
-    const rejectAnswer = (_: unknown, { id }: { id: string }) =>
-      this.sendError("INVALID_MESSAGE", `no open request with id ${id}`);
+    const { store, log } = this.deps;
+    const rejectAnswer = (_: unknown, { id, clientMessageId }: { id: string; clientMessageId?: string | undefined }) =>
+      this.sendError(
+        "INVALID_MESSAGE",
+        `no open request with id ${id}`,
+        clientMessageId ? { client_message_id: clientMessageId } : {},
+      );
     const turn = aepTurnMachine.provide({
       actors: {
         deliver: fromPromise(
           async ({ input }: { input: { executionId: string; content: string; generation: number } }) => {
             // Either way the ledger holds the delivery fact before the turn announces it.
             try {
-              const worker = this.workers.get(input.generation);
-              if (!worker) throw new Error("the worker is gone");
-              await worker.send({ inputId: input.executionId, content: input.content });
+              await this.workers.send(input.generation, { inputId: input.executionId, content: input.content });
             } catch (err) {
               await store.setDelivery(input.executionId, "failed", "WORKER_START_FAILED");
               throw err;
@@ -327,41 +396,21 @@ export class AepSession {
         killWorker: (_, { generation }) => this.workers.get(generation)?.kill(),
         rejectAnswer,
       },
+      ...(this.deps.turnTimeoutMs ? { delays: { turnDeadline: this.deps.turnTimeoutMs } } : {}),
     });
     return aepSessionMachine.provide({
       actors: {
         turn,
-        workerProcess: fromCallback<{ type: "NONE" }, WorkerProcessInput>(({ input, sendBack }) => {
-          let exited = false;
-          const worker = factory.start(
-            {
-              workdir: input.workdir,
-              workerSessionId: input.workerSessionId,
-              resume: input.resume,
-              ...this.deps.workerOptions,
-            },
-            (event) => {
-              if (event.type === "worker.exited") exited = true;
-              sendBack({ type: "WORKER", generation: input.generation, event });
-            },
-          );
-          this.workers.set(input.generation, worker);
-          log.info("aep worker started", {
-            session_id: this.sessionId,
-            generation: input.generation,
-            resume: input.resume,
-          });
-          return () => {
-            this.workers.delete(input.generation);
-            if (!exited) worker.kill();
-          };
-        }),
+        workerProcess: this.workers.actor,
       },
       actions: {
         emit: (_, { event }) => this.emit(event),
         persist: (_, { workdir, workerSessionId, workerStarted, state }) =>
           this.persist({ workdir, workerSessionId, workerStarted, state }),
         forget: () => {
+          // Nothing is logged any more, and what waits to be is not: the row, and with it the log, goes.
+          this.closed = true;
+          this.events.discard();
           this.afterWrite(store.deleteSession(this.sessionId), () => {});
           this.deps.onForget(this.sessionId);
           this.link?.close(1000, "session deleted");
@@ -378,24 +427,9 @@ export class AepSession {
   }
 
   private settleRuntime(executionId: string, end: TurnEnd): void {
-    const failed = end.outcome === "failed";
-    const code = failed ? end.code : undefined;
-    this.deps.log.info("aep turn done", {
-      session_id: this.sessionId,
-      execution_id: executionId,
-      outcome: end.outcome,
-      cause: end.cause,
-    });
-    this.afterWrite(this.deps.store.setRuntime(executionId, failed ? "failed" : "completed", code), () =>
-      this.emit({
-        type: failed ? "runtime.execution.failed" : "runtime.execution.completed",
-        data: {
-          execution_id: executionId,
-          status: failed ? "failed" : "completed",
-          finished_at: Date.now(),
-          ...(code ? { error_code: code } : {}),
-        },
-      }),
-    );
+    const { store, log } = this.deps;
+    logTurnEnd(log, this.sessionId, executionId, end);
+    const fact = runtimeFact(executionId, end);
+    this.afterWrite(store.setRuntime(executionId, fact.data.status, fact.data.error_code), () => this.emit(fact));
   }
 }

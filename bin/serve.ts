@@ -37,6 +37,11 @@ export async function serve(o: ServeOptions): Promise<void> {
   // The AEP line comes first: whoever waits for the listening line may read the AEP one already.
   if (gateway.aepUrl) process.stdout.write(`byok-gateway AEP v1 listening on ${gateway.aepUrl}\n`);
   process.stdout.write(`byok-gateway listening on ${gateway.url}\n`);
+  // Where the generated gateway token is kept (never the token itself), the way Jupyter points at its own.
+  if (gateway.tokenFile)
+    process.stdout.write(
+      `byok-gateway token in ${gateway.tokenFile} (clients send it as "Authorization: Bearer <token>")\n`,
+    );
   process.stdout.write(
     startupBanner({ ...o, url: gateway.url, ...(gateway.aepUrl ? { aepUrl: gateway.aepUrl } : {}) }),
   );

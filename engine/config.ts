@@ -29,6 +29,12 @@ export interface AepConfig {
   host?: string;
   token?: string;
   workdir?: string;
+  /** A turn running longer than this ends TURN_TIMEOUT (default 30 minutes). */
+  turnTimeoutMs?: number;
+  /** WebSocket ping interval; a client that answers none within it is dropped (default 30 s). */
+  heartbeatMs?: number;
+  /** Per session, what the durable event log keeps for re-attaching clients (default 8 MiB, 1 day). */
+  eventLog?: { maxBytes?: number; maxAgeMs?: number };
 }
 
 /** Stream timers and the client's KV answer deadline (blob SET and GET), in ms (docs/protocol/cursor-transport.md §6;
@@ -158,6 +164,9 @@ const configSchema = z.strictObject({
       host: nonEmpty.optional(),
       token: nonEmpty.optional(),
       workdir: nonEmpty.refine(isAbsolute, "must be an absolute path").optional(),
+      turnTimeoutMs: positiveInt.optional(),
+      heartbeatMs: positiveInt.optional(),
+      eventLog: z.strictObject({ maxBytes: positiveInt.optional(), maxAgeMs: positiveInt.optional() }).optional(),
     })
     .optional(),
   timers: z
@@ -253,14 +262,6 @@ export function parseConfig(
   const workers = resolveWorkers(result.data.workers, source, env, problems);
   const security = resolveSecurity(result.data.security, source, env, problems);
   const anthropicEndpoint = resolveAnthropicEndpoint(result.data.anthropicEndpoint, models, source, env, problems);
-  if (
-    anthropicEndpoint &&
-    messagesEndpointToken({ anthropicEndpoint, ...(security ? { security } : {}) }) === undefined
-  )
-    problems.push(
-      `${source}: anthropicEndpoint: its clients need a token: set security.token (or security.tokenEnv), the ` +
-        "gateway's token, or anthropicEndpoint.token (or tokenEnv) for one of its own",
-    );
   const workerModel = workers?.["claude-code"]?.model;
   if (workerModel !== undefined && (!anthropicEndpoint || !models.some((m) => m.id === workerModel)))
     problems.push(

@@ -4,8 +4,8 @@
 // end live runs as canceled, close the store.
 import { readFileSync } from "node:fs";
 import type { AddressInfo, Server } from "node:net";
+import { DEFAULT_EVENT_LOG } from "../aep/event-log.js";
 import { startAepListener, type AepListener } from "../aep/listener.js";
-import { workdirResolver } from "../aep/workdir.js";
 import { loadPromptAssets } from "../prompt/assets.js";
 import { createProviderAdapter } from "../providers/index.js";
 import { DataDirError, openStore, type Store } from "../store/index.js";
@@ -28,6 +28,7 @@ import {
   type TlsConfig,
   type WorkersConfig,
 } from "./config.js";
+import { resolveTokens, withGatewayToken } from "./gateway-token.js";
 import { messagesEndpoint } from "./messages-endpoint.js";
 import type { Logger } from "../log/logger.js";
 import { registerSecrets } from "../log/logger.js";
@@ -51,6 +52,8 @@ export interface Gateway {
   url: string;
   /** The AEP v1 WebSocket endpoint, when it is on. */
   aepUrl?: string;
+  /** Where the generated gateway token is kept (none when security.token is configured). */
+  tokenFile?: string;
   close(): Promise<void>;
 }
 
@@ -80,6 +83,10 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   }).catch((err: unknown) => {
     throw err instanceof DataDirError ? new ConfigError(err.message) : err;
   });
+  // After the store: the data dir exists and is writable, so a generated token can be kept there.
+  const tokens = resolveTokens(o.config, o.dataDir);
+  registerSecrets([tokens.gateway, tokens.aep]);
+  const config = withGatewayToken(o.config, tokens);
   const history = new HistoryCache();
   const service = new AgentService({
     store,
@@ -92,10 +99,12 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     limits: o.config.limits ?? {},
   });
   const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear(), idle: () => !service.hasLiveRuns() });
-  const security = o.config.security ?? {};
-  const messages = await messagesEndpoint(o.config, o.dataDir, createProviderAdapter, o.log);
+  // Cursor on loopback cannot send the token header: the Connect gate asks for it only when it was configured.
+  const { token: _resolved, ...security } = config.security ?? {};
+  const messages = await messagesEndpoint(config, o.dataDir, createProviderAdapter, o.log);
   const access = {
     ...security,
+    ...(tokens.explicit ? { token: tokens.gateway } : {}),
     host: o.host,
     port: () => (server.address() as AddressInfo).port,
     ...(messages ? { selfAuthenticatedPaths: messages.paths } : {}),
@@ -124,7 +133,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       throw listenError(err, `the Connect port (--port) ${o.host}:${o.port}`);
     });
     const gatewayUrl = `${scheme}://${loopbackFor(urlHost)}:${(server.address() as AddressInfo).port}`;
-    aep = aepPort === undefined ? undefined : await startAep(o, aepPort, store, gatewayUrl);
+    aep = aepPort === undefined ? undefined : await startAep({ ...o, config }, aepPort, store, gatewayUrl, tokens.aep);
   } catch (err) {
     relay.close();
     const stopped = http.close();
@@ -136,8 +145,10 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   }
   const { port } = server.address() as AddressInfo;
   o.log.info("gateway started", { host: o.host, port, data_dir: o.dataDir, models: o.config.models.map((m) => m.id) });
+  if (tokens.file) o.log.info("gateway token kept in the data dir", { file: tokens.file });
   return {
     url: `${scheme}://${urlHost}:${port}`,
+    ...(tokens.file ? { tokenFile: tokens.file } : {}),
     ...(aep ? { aepUrl: aep.url } : {}),
     async close() {
       await aep?.close();
@@ -230,18 +241,28 @@ function listenError(err: unknown, listener: string): unknown {
   return reason ? new ConfigError(`${listener} ${reason} (${code})`) : err;
 }
 
-async function startAep(o: GatewayOptions, port: number, store: Store, gatewayUrl: string): Promise<AepListener> {
+async function startAep(
+  o: GatewayOptions,
+  port: number,
+  store: Store,
+  gatewayUrl: string,
+  token: string,
+): Promise<AepListener> {
   const aep = o.config.aep;
   const host = aep?.host ?? "127.0.0.1";
   await store.aep.settleAfterRestart();
   return startAepListener({
     port,
     host,
-    ...(aep?.token ? { token: aep.token } : {}),
+    token,
+    allowedOrigins: o.config.security?.allowedOrigins ?? [],
     store: store.aep,
     factory: workerFactoryFor(DEFAULT_WORKER, workerOptions(o.config, gatewayUrl)),
-    workdirFor: workdirResolver({ ...(aep?.workdir ? { base: aep.workdir } : {}), dataDir: o.dataDir }),
+    workdirs: { ...(aep?.workdir ? { base: aep.workdir } : {}), dataDir: o.dataDir },
     log: o.log,
+    ...(aep?.turnTimeoutMs ? { turnTimeoutMs: aep.turnTimeoutMs } : {}),
+    ...(aep?.heartbeatMs ? { heartbeatMs: aep.heartbeatMs } : {}),
+    eventLog: { ...DEFAULT_EVENT_LOG, ...aep?.eventLog },
   }).catch((err: unknown) => {
     throw listenError(err, `the AEP port (--aep-port or aep.port) ${host}:${port}`);
   });

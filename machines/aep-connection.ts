@@ -3,7 +3,7 @@
 // and replayed in order once attached. ping is answered in every state. After close nothing reaches the session: a
 // late attach result finds the machine gone, and the wiring detaches a connection that closed during its attach.
 import { assign, enqueueActions, fromPromise, setup } from "xstate";
-import type { ClientEnvelope, ErrorCode } from "../aep/wire/envelope.js";
+import type { ClientEnvelope, ErrorCause, ErrorCode } from "../aep/wire/envelope.js";
 
 /** Frames held during the attach; a client that sends more before its `state` arrives is refused. */
 export const MAX_HELD_FRAMES = 64;
@@ -13,7 +13,11 @@ export interface InitRequest {
   data: Extract<ClientEnvelope["event"], { type: "init" }>["data"];
 }
 
-export type AepConnectionEvent = { type: "FRAME"; envelope: ClientEnvelope } | { type: "SOCKET_CLOSED" };
+export type AepConnectionEvent =
+  | { type: "FRAME"; envelope: ClientEnvelope }
+  | { type: "SOCKET_CLOSED" }
+  /** The client answered no WebSocket ping within the heartbeat interval: a half-open socket (aep.md §9.2). */
+  | { type: "HEARTBEAT_MISSED" };
 
 /** Why an attach was refused; the wiring's attach rejects with it. */
 export class AttachRefused extends Error {
@@ -32,10 +36,13 @@ export type ConnectionEndCause =
   | "flooded_before_state"
   | "closed_before_init"
   | "closed_during_attach"
-  | "closed";
+  | "closed"
+  | "heartbeat_missed";
 
 interface AepConnectionContext {
   held: readonly ClientEnvelope[];
+  /** The init being attached: a refusal names it. */
+  initId: string | undefined;
   end: ConnectionEndCause | undefined;
 }
 
@@ -55,9 +62,11 @@ const connectionSetup = setup({
     /** pong with seq 0 (supplied by the wiring). */
     pong: () => {},
     /** An error envelope on this connection, outside any turn (supplied by the wiring). */
-    sendError: (_, _params: { code: ErrorCode; message: string }) => {},
+    sendError: (_, _params: { code: ErrorCode; message: string; cause?: ErrorCause }) => {},
     /** Closes the socket with a reason (supplied by the wiring). */
     close: (_, _params: { reason: string }) => {},
+    /** Drops a socket that stopped answering pings, without a close handshake nobody would answer (wiring). */
+    terminate: () => {},
     /** Hands a frame to the attached session (supplied by the wiring). */
     route: (_, _params: { envelope: ClientEnvelope }) => {},
     /** Releases the session this connection held, if any (supplied by the wiring). */
@@ -83,6 +92,14 @@ const replayHeld = connectionSetup.createAction(
 );
 
 const endBy = (cause: ConnectionEndCause) => ({ type: "recordEnd" as const, params: { cause } });
+const initTwice = {
+  type: "sendError",
+  params: ({ event }: { event: AepConnectionEvent }) => ({
+    code: "PROTOCOL_VIOLATION" as const,
+    message: "init sent twice",
+    ...(event.type === "FRAME" ? { cause: { client_message_id: event.envelope.id } } : {}),
+  }),
+} as const;
 
 export const aepConnectionMachine = connectionSetup.createMachine({
   description:
@@ -90,9 +107,10 @@ export const aepConnectionMachine = connectionSetup.createMachine({
     "while the session is being found or created are held (at most 64) and replayed in order. ping is " +
     "answered (seq 0) in every state. After the socket closes nothing reaches the session, and a connection " +
     "that closed during its attach is never attached. Each ending is its own edge: init timeout, attach " +
-    "refused, too many frames before state, socket closed before init, during the attach or once attached.",
+    "refused, too many frames before state, socket closed before init, during the attach or once attached, " +
+    "and a missed heartbeat (a half-open socket is dropped so the session can be re-attached).",
   id: "aepConnection",
-  context: { held: [], end: undefined },
+  context: { held: [], initId: undefined, end: undefined },
   initial: "awaitingInit",
   output: ({ context }) => ({ cause: context.end! }),
   states: {
@@ -100,7 +118,11 @@ export const aepConnectionMachine = connectionSetup.createMachine({
       on: {
         SOCKET_CLOSED: { target: "closed", actions: endBy("closed_before_init") },
         FRAME: [
-          { guard: "isInit", target: "attaching" },
+          {
+            guard: "isInit",
+            target: "attaching",
+            actions: assign({ initId: ({ event }) => (event.type === "FRAME" ? event.envelope.id : undefined) }),
+          },
           { guard: "isPing", actions: "pong" },
           {
             actions: {
@@ -108,6 +130,7 @@ export const aepConnectionMachine = connectionSetup.createMachine({
               params: ({ event }) => ({
                 code: "PROTOCOL_VIOLATION" as const,
                 message: `init must come first, got ${event.envelope.event.type}`,
+                cause: { client_message_id: event.envelope.id },
               }),
             },
           },
@@ -134,7 +157,7 @@ export const aepConnectionMachine = connectionSetup.createMachine({
         onDone: "attached",
         onError: {
           target: "closed",
-          actions: enqueueActions(({ event, enqueue }) => {
+          actions: enqueueActions(({ context, event, enqueue }) => {
             const refused =
               event.error instanceof AttachRefused
                 ? event.error
@@ -143,7 +166,14 @@ export const aepConnectionMachine = connectionSetup.createMachine({
                     `init failed: ${event.error instanceof Error ? event.error.message : String(event.error)}`,
                   );
             enqueue(endBy("attach_refused"));
-            enqueue({ type: "sendError", params: { code: refused.code, message: refused.message } });
+            enqueue({
+              type: "sendError",
+              params: {
+                code: refused.code,
+                message: refused.message,
+                ...(context.initId ? { cause: { client_message_id: context.initId } } : {}),
+              },
+            });
             enqueue({ type: "close", params: { reason: refused.code } });
           }),
         },
@@ -152,10 +182,7 @@ export const aepConnectionMachine = connectionSetup.createMachine({
         SOCKET_CLOSED: { target: "closed", actions: endBy("closed_during_attach") },
         FRAME: [
           { guard: "isPing", actions: "pong" },
-          {
-            guard: "isInit",
-            actions: { type: "sendError", params: { code: "PROTOCOL_VIOLATION", message: "init sent twice" } },
-          },
+          { guard: "isInit", actions: initTwice },
           {
             guard: "holdIsFull",
             target: "closed",
@@ -179,12 +206,11 @@ export const aepConnectionMachine = connectionSetup.createMachine({
       entry: replayHeld,
       on: {
         SOCKET_CLOSED: { target: "closed", actions: endBy("closed") },
+        // The session is freed for a re-attach at once; the socket is dropped, not closed politely.
+        HEARTBEAT_MISSED: { target: "closed", actions: [endBy("heartbeat_missed"), "terminate"] },
         FRAME: [
           { guard: "isPing", actions: "pong" },
-          {
-            guard: "isInit",
-            actions: { type: "sendError", params: { code: "PROTOCOL_VIOLATION", message: "init sent twice" } },
-          },
+          { guard: "isInit", actions: initTwice },
           { actions: { type: "route", params: ({ event }) => ({ envelope: event.envelope }) } },
         ],
       },

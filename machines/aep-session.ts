@@ -35,7 +35,8 @@ export interface WorkerProcessInput {
 export type AepSessionEvent =
   | { type: "INPUT"; executionId: string; clientMessageId: string; content: string }
   | { type: "STOP" }
-  | { type: "ANSWER"; id: string; answer: InteractionAnswer }
+  /** `clientMessageId`: the response's envelope id, named by the error a rejected answer gets. */
+  | { type: "ANSWER"; id: string; answer: InteractionAnswer; clientMessageId?: string }
   | { type: "CONTROL"; control: SessionControl }
   | { type: "WORKER"; generation: number; event: WorkerEvent };
 
@@ -74,7 +75,7 @@ const sessionSetup = setup({
     /** A worker asked something outside any turn: nobody can answer, so it is denied at once. */
     denyStray: (_, _params: { generation: number; id: string }) => {},
     /** A response for a request no turn holds open (supplied by the wiring: an INVALID_MESSAGE error). */
-    rejectAnswer: (_, _params: { id: string }) => {},
+    rejectAnswer: (_, _params: { id: string; clientMessageId?: string | undefined }) => {},
   },
   guards: {
     fromCurrentWorker: ({ context, event }) =>
@@ -86,6 +87,7 @@ const sessionSetup = setup({
       event.generation === context.generation &&
       event.event.type === "worker.exited",
     workerAlive: ({ context }) => context.workerAlive,
+    controlPending: ({ context }) => context.pendingControl !== undefined,
     gc: ({ event }) => isControl(event, "gc"),
     reset: ({ event }) => isControl(event, "reset"),
     cd: ({ event }) => isControl(event, "cd"),
@@ -224,7 +226,12 @@ export const aepSessionMachine = sessionSetup.createMachine({
             params: { event: { type: "state", data: { state: "idle", message: "no turn to stop" } } },
           },
         },
-        ANSWER: { actions: { type: "rejectAnswer", params: ({ event }) => ({ id: event.id }) } },
+        ANSWER: {
+          actions: {
+            type: "rejectAnswer",
+            params: ({ event }) => ({ id: event.id, clientMessageId: event.clientMessageId }),
+          },
+        },
         CONTROL: [
           { guard: "gc", target: "idle", reenter: true, actions: [releaseWorker, applyControl] },
           { guard: "reset", target: "idle", reenter: true, actions: [releaseWorker, applyControl] },
@@ -251,7 +258,14 @@ export const aepSessionMachine = sessionSetup.createMachine({
             generation: context.generation,
           };
         },
-        onDone: "idle",
+        onDone: [
+          // The control the turn ended for answers with its own state once idle.
+          { guard: "controlPending", target: "idle" },
+          {
+            target: "idle",
+            actions: { type: "emit", params: { event: { type: "state", data: { state: "idle" } } } },
+          },
+        ],
       },
       initial: "running",
       states: {

@@ -11,7 +11,17 @@ export type TurnEnd =
   | { outcome: "completed"; cause: "finished"; usage?: TurnUsage }
   | {
       outcome: "failed";
-      cause: "not_delivered" | "result_error" | "api_error" | "limit" | "worker_crash";
+      cause:
+        | "not_delivered"
+        | "result_error"
+        | "api_error"
+        | "limit"
+        | "worker_auth"
+        | "output_limit"
+        | "worker_crash"
+        | "sigkill"
+        | "turn_timeout"
+        | "worker_timeout";
       code: ErrorCode;
       message: string;
       usage?: TurnUsage;
@@ -42,7 +52,9 @@ export function endOf(
       };
     case "result_error":
     case "api_error":
-    case "limit": {
+    case "limit":
+    case "worker_auth":
+    case "output_limit": {
       // docs/protocol/aep.md has no code for an upstream error or a turn limit; the message says which it was.
       const f = w as Extract<WorkerEvent, { type: "turn.finished" }>;
       return {
@@ -58,6 +70,23 @@ export function endOf(
       const message = `worker exited during the turn (code ${exit.code}, signal ${exit.signal})`;
       return { outcome: "failed", cause, code: "WORKER_CRASH", message };
     }
+    case "sigkill":
+      // docs/protocol/aep.md §10: a SIGKILL nobody here sent (the OOM killer, an operator) has its own code.
+      return { outcome: "failed", cause, code: "PROCESS_SIGKILL", message: "the worker process was killed (SIGKILL)" };
+    case "turn_timeout":
+      return {
+        outcome: "failed",
+        cause,
+        code: "TURN_TIMEOUT",
+        message: "the turn ran past its deadline (aep.turnTimeoutMs)",
+      };
+    case "worker_timeout":
+      return {
+        outcome: "failed",
+        cause,
+        code: "WORKER_TIMEOUT",
+        message: "the worker did not begin the turn within 2 minutes of the delivery",
+      };
     case "interrupted":
       return { outcome: "stopped", cause, reason: "interrupted", ...usage };
     case "stop_honoured":

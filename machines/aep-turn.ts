@@ -46,7 +46,7 @@ export type AepTurnEvent =
   | { type: "STOP"; reason?: string }
   /** A session control (gc, reset, cd, terminate, delete) takes the worker away: the turn ends stopped at once. */
   | { type: "CONTROL"; reason: string }
-  | { type: "ANSWER"; id: string; answer: InteractionAnswer }
+  | { type: "ANSWER"; id: string; answer: InteractionAnswer; clientMessageId?: string }
   | AepInteractionReport;
 
 type Finished = Extract<WorkerEvent, { type: "turn.finished" }>;
@@ -55,6 +55,11 @@ const workerEvent = (event: AepTurnEvent): WorkerEvent | undefined =>
 const finishedWith = (event: AepTurnEvent, outcome: Finished["outcome"]) => {
   const w = workerEvent(event);
   return w?.type === "turn.finished" && w.outcome === outcome;
+};
+
+const failedWithCode = (event: AepTurnEvent, code: ErrorCode) => {
+  const w = workerEvent(event);
+  return w?.type === "turn.finished" && w.outcome === "failed" && w.errorCode === code;
 };
 
 const turnSetup = setup({
@@ -87,7 +92,7 @@ const turnSetup = setup({
     /** Kills the worker of `generation` (interrupt not acknowledged or not honoured). */
     killWorker: (_, _params: { generation: number }) => {},
     /** A response for a request this turn does not hold open (supplied by the wiring: an INVALID_MESSAGE error). */
-    rejectAnswer: (_, _params: { id: string }) => {},
+    rejectAnswer: (_, _params: { id: string; clientMessageId?: string | undefined }) => {},
     /** The end, with its cause, on the way into a final state (whose entry emits it). */
     recordEnd: assign(({ context, event }, params: { cause: TurnEndCause; detail?: string }) => ({
       end: endOf(params.cause, {
@@ -113,10 +118,24 @@ const turnSetup = setup({
       return w?.type === "turn.finished" && w.outcome !== "completed";
     },
     workerExited: ({ event }) => workerEvent(event)?.type === "worker.exited",
+    /** Killed by a SIGKILL this turn did not send (the OOM killer, an operator). */
+    workerSigkilled: ({ event }) => {
+      const w = workerEvent(event);
+      return w?.type === "worker.exited" && w.signal === "SIGKILL";
+    },
+    /** The driver ended the turn because the worker's credentials were refused (docs/protocol/claude-code.md). */
+    resultAuthFailed: ({ event }) => failedWithCode(event, "CONFIG_INVALID"),
+    /** The driver ended the turn because an output line exceeded the line limit (the result may be in it). */
+    resultOutputLimit: ({ event }) => failedWithCode(event, "WORKER_OUTPUT_LIMIT"),
+    notStarted: ({ context }) => !context.started,
   },
   delays: {
     /** After an acknowledged interrupt the worker must end the turn within this, or it is killed. */
     stopGrace: 15_000,
+    /** From the delivery: the turn fails TURN_TIMEOUT past it (aep.turnTimeoutMs; supplied by the wiring). */
+    turnDeadline: 30 * 60_000,
+    /** From the delivery: a worker that has not begun the turn by then fails it WORKER_TIMEOUT. */
+    workerStartDeadline: 120_000,
   },
 });
 
@@ -170,7 +189,10 @@ const relay = turnSetup.createAction(
         return;
       case "turn.error":
         enqueue.assign({ errorSent: true });
-        emit({ type: "error", data: { code: errorCodeOf(w.code), message: w.message } });
+        emit({
+          type: "error",
+          data: { code: errorCodeOf(w.code), message: w.message, execution_id: context.executionId },
+        });
         return;
       case "worker.ready":
         // Which worker and version serve this turn (a client may show it; the e2e tests pin the CLI version by it).
@@ -207,7 +229,7 @@ const routeAnswer = turnSetup.createAction(
   enqueueActions(({ context, event, enqueue }) => {
     if (event.type !== "ANSWER") return;
     if (!Object.hasOwn(context.interactions, event.id))
-      return enqueue({ type: "rejectAnswer", params: { id: event.id } });
+      return enqueue({ type: "rejectAnswer", params: { id: event.id, clientMessageId: event.clientMessageId } });
     enqueue.sendTo(context.interactions[event.id]!, { type: "ANSWER", answer: event.answer });
   }),
 );
@@ -234,7 +256,7 @@ const finish = turnSetup.createAction(
     const emit = (event: ServerEvent) => enqueue({ type: "emit", params: { event, executionId: context.executionId } });
     for (const e of closeOpenMessages(context.mapping)) emit(e);
     if (end.outcome === "failed" && !context.errorSent)
-      emit({ type: "error", data: { code: end.code, message: end.message } });
+      emit({ type: "error", data: { code: end.code, message: end.message, execution_id: context.executionId } });
     emit({
       type: "done",
       data: {
@@ -274,8 +296,9 @@ export const aepTurnMachine = turnSetup.createMachine({
     "ledger write; runtime.execution.started precedes all content; worker events, stops and controls that " +
     "arrive before the delivery is confirmed are held and replayed in order. Stop interrupts the worker and " +
     "kills it if the interrupt is not acknowledged or not honoured within the grace. Every cause of an end is " +
-    "its own edge — delivery failed, worker result success, error, API error or limit, interrupted by the " +
-    "worker, worker crash, stop honoured, exit while stopping, killed after a stop, session control — into " +
+    "its own edge — delivery failed, worker result success, error, API error or limit, credentials refused, " +
+    "output line over the limit, interrupted by the worker, worker crash, SIGKILL, turn deadline, worker not " +
+    "starting the turn, stop honoured, exit while stopping, killed after a stop, session control — into " +
     "exactly one of completed, failed, stopped, whose entry alone emits error (failed only), then done, then " +
     "settles the runtime fact after done.",
   id: "aepTurn",
@@ -341,14 +364,22 @@ export const aepTurnMachine = turnSetup.createMachine({
     running: {
       entry: replayHeld,
       initial: "streaming",
+      // The worker goes with a turn that overran: the next input resumes its session in a new process.
+      after: {
+        turnDeadline: { target: "failed", actions: [killWorker, endBy("turn_timeout")] },
+        workerStartDeadline: { guard: "notStarted", target: "failed", actions: [killWorker, endBy("worker_timeout")] },
+      },
       on: {
         ...live,
         WORKER: [
           { guard: "resultCompleted", target: "completed", actions: endBy("finished") },
+          { guard: "resultAuthFailed", target: "failed", actions: endBy("worker_auth") },
+          { guard: "resultOutputLimit", target: "failed", actions: endBy("output_limit") },
           { guard: "resultFailed", target: "failed", actions: endBy("result_error") },
           { guard: "resultApiError", target: "failed", actions: endBy("api_error") },
           { guard: "resultLimit", target: "failed", actions: endBy("limit") },
           { guard: "resultStopped", target: "stopped", actions: endBy("interrupted") },
+          { guard: "workerSigkilled", target: "failed", actions: endBy("sigkill") },
           { guard: "workerExited", target: "failed", actions: endBy("worker_crash") },
           { actions: relay },
         ],

@@ -11,10 +11,12 @@ export interface AepSessionRecord {
   workerStarted: boolean;
   state: AepSessionState;
   lastSeq: number;
+  /** The digest of the token that opened it; only that token attaches to it again. */
+  owner?: string;
 }
 
 export type AepSessionUpdate = Partial<
-  Pick<AepSessionRecord, "workdir" | "workerSessionId" | "workerStarted" | "state" | "lastSeq">
+  Pick<AepSessionRecord, "workdir" | "workerSessionId" | "workerStarted" | "state" | "lastSeq" | "owner">
 >;
 
 interface Row {
@@ -26,6 +28,7 @@ interface Row {
   worker_started: number | boolean;
   state: AepSessionState;
   last_seq: number;
+  owner: string | null;
 }
 
 const fromRow = (r: Row): AepSessionRecord => ({
@@ -37,6 +40,7 @@ const fromRow = (r: Row): AepSessionRecord => ({
   workerStarted: Boolean(r.worker_started),
   state: r.state,
   lastSeq: r.last_seq,
+  ...(r.owner === null ? {} : { owner: r.owner }),
 });
 
 export async function createAepSession(db: Knex, s: AepSessionRecord): Promise<void> {
@@ -50,6 +54,7 @@ export async function createAepSession(db: Knex, s: AepSessionRecord): Promise<v
     worker_started: s.workerStarted,
     state: s.state,
     last_seq: s.lastSeq,
+    owner: s.owner ?? null,
     created_at: now,
     updated_at: now,
   });
@@ -71,6 +76,7 @@ const COLUMNS = {
   workerStarted: "worker_started",
   state: "state",
   lastSeq: "last_seq",
+  owner: "owner",
 } as const;
 
 export async function updateAepSession(db: Knex, sessionId: string, update: AepSessionUpdate): Promise<void> {

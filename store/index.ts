@@ -2,6 +2,8 @@ import { dirname, join } from "node:path";
 import * as aepLedger from "./aep-ledger.js";
 import { anchorInput } from "./anchors.js";
 import type { AepInputRecord, DeliveryStatus, RecordInputResult, RuntimeStatus } from "./aep-ledger.js";
+import * as aepEvents from "./aep-events.js";
+import type { EventLogBounds, LoggedEvent } from "./aep-events.js";
 import * as aepSessions from "./aep-sessions.js";
 import type { AepSessionRecord, AepSessionUpdate } from "./aep-sessions.js";
 import * as blobs from "./blobs.js";
@@ -22,6 +24,7 @@ export { BlobIntegrityError } from "./blobs.js";
 export { DataDirError } from "./data-dir.js";
 export type { AepInputRecord, DeliveryStatus, RecordInputResult, RuntimeStatus } from "./aep-ledger.js";
 export type { AepSessionRecord, AepSessionState, AepSessionUpdate } from "./aep-sessions.js";
+export type { EventLogBounds, LoggedEvent } from "./aep-events.js";
 export type { CheckpointCommit, ConversationHead } from "./conversations.js";
 export type { ConversationRoute } from "./routes.js";
 export type { GcResult } from "./gc.js";
@@ -90,6 +93,10 @@ export interface AepStore {
   setRuntime(executionId: string, status: RuntimeStatus, errorCode?: string): Promise<void>;
   /** At start-up: nothing runs any more, so in-flight facts become idle / unknown. */
   settleAfterRestart(): Promise<void>;
+  /** The durable event log (store/aep-events.ts): appended in seq order, read after a seq, pruned to its bounds. */
+  appendEvents(sessionId: string, events: readonly LoggedEvent[]): Promise<void>;
+  eventsAfter(sessionId: string, afterSeq: number, limit: number): Promise<LoggedEvent[]>;
+  pruneEvents(sessionId: string, bounds: EventLogBounds): Promise<void>;
 }
 
 export type StoreLocation = { dataDir: string } | { filename: string };
@@ -137,6 +144,9 @@ export async function openStore(opts: StoreLocation & StoreOptions): Promise<Sto
       getInput: (s, c) => aepLedger.getInput(db, s, c),
       setDelivery: (e, st, c) => aepLedger.setDelivery(db, e, st, c),
       setRuntime: (e, st, c) => aepLedger.setRuntime(db, e, st, c),
+      appendEvents: (id, events) => aepEvents.appendAepEvents(db, id, events),
+      eventsAfter: (id, seq, limit) => aepEvents.aepEventsAfter(db, id, seq, limit),
+      pruneEvents: (id, bounds) => aepEvents.pruneAepEvents(db, id, bounds),
       settleAfterRestart: async () => {
         await aepSessions.settleAepSessionsAfterRestart(db);
         await aepLedger.settleInputsAfterRestart(db);

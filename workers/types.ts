@@ -95,6 +95,11 @@ export interface Worker {
   close(): Promise<void>;
   /** Kills the process group at once. */
   kill(): void;
+  /**
+   * Answers a worker_command (docs/protocol/aep.md §3) with neutral events; undefined for a command the worker does
+   * not answer, a rejection when it failed to. Optional: a worker kind without it answers none.
+   */
+  command?(command: string): Promise<WorkerEvent[] | undefined>;
 }
 
 export type WorkerListener = (event: WorkerEvent, generation: number) => void;

@@ -34,8 +34,11 @@ export type Offer = "queued" | "dropped" | "overflow";
  * Events wait here unsequenced; `commit` (the session's sequencer) gives each its seq as it is handed to the socket,
  * so the wire order and the seq order are the same by construction, and a dropped delta never holds a seq.
  */
+/** An event to be sequenced as it goes, or an envelope replayed from the log as the text it was logged as. */
+type Waiting = { event: ServerEvent } | { replayed: string };
+
 export class OutboundQueue {
-  private readonly waiting: ServerEvent[] = [];
+  private readonly waiting: Waiting[] = [];
   private controlCount = 0;
   private closed = false;
   private pumping = false;
@@ -56,16 +59,29 @@ export class OutboundQueue {
     if (admission === "droppable" && this.waiting.length >= this.limits.capacity) return "dropped";
     if (admission !== "control" && this.waiting.length >= this.limits.hardLimit) return "overflow";
     if (admission === "control")
-      this.waiting.splice(this.controlCount++, 0, event); // behind earlier control only
-    else this.waiting.push(event);
+      this.waiting.splice(this.controlCount++, 0, { event }); // behind earlier control only
+    else this.waiting.push({ event });
     this.pump();
     return "queued";
   }
 
-  close(): void {
+  /** A logged envelope for a re-attaching client: kept, in order, its seq already given. */
+  replay(text: string): Offer {
+    if (this.closed) return "dropped";
+    if (this.waiting.length >= this.limits.hardLimit) return "overflow";
+    // Ahead of waiting data and behind earlier control, like control: a live ack must not overtake older seqs.
+    this.waiting.splice(this.controlCount++, 0, { replayed: text });
+    this.pump();
+    return "queued";
+  }
+
+  /** Returns the events that were never handed to the socket (the session logs the kept ones). */
+  close(): ServerEvent[] {
     this.closed = true;
+    const unsent = this.waiting.flatMap((w) => ("event" in w ? [w.event] : []));
     this.waiting.length = 0;
     this.controlCount = 0;
+    return unsent;
   }
 
   private pump(): void {
@@ -73,9 +89,13 @@ export class OutboundQueue {
     this.pumping = true;
     try {
       while (!this.closed && this.waiting.length > 0 && this.socket.bufferedAmount < this.limits.socketHighWater) {
-        const event = this.waiting.shift()!;
+        const item = this.waiting.shift()!;
         if (this.controlCount > 0) this.controlCount--;
-        const envelope = this.commit(event);
+        if ("replayed" in item) {
+          this.socket.send(item.replayed, () => this.pump());
+          continue;
+        }
+        const envelope = this.commit(item.event);
         if (envelope) this.socket.send(redact(JSON.stringify(envelope)), () => this.pump());
       }
     } finally {

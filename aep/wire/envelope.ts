@@ -55,6 +55,8 @@ const clientEvents = {
       workdir: text.min(1).optional(),
       session_key: text.min(1).max(256).optional(),
       token: text.optional(),
+      /** The last seq this client received of the session: what came after is replayed (docs/protocol/aep.md §9.3). */
+      last_seq: z.number().int().nonnegative().optional(),
     })
     .loose(),
   // Blank content would only come back as an API error from the worker's model call.
@@ -67,6 +69,8 @@ const clientEvents = {
     content: record.optional(),
   }),
   ping: z.object({}).loose(),
+  /** Asks the session's worker for a report (context usage, MCP status…): docs/protocol/aep.md §3. */
+  worker_command: z.object({ command: text.min(1).max(64), args: text.optional(), extra: record.optional() }),
   control: z.object({
     action: z.enum(["terminate", "delete", "gc", "reset", "cd", "stop"]),
     reason: text.optional(),
@@ -99,7 +103,7 @@ const envelopeShape = z.object({
 
 export type DecodeResult =
   | { ok: true; envelope: ClientEnvelope }
-  | { ok: false; code: "INVALID_MESSAGE" | "VERSION_MISMATCH"; message: string; id?: string };
+  | { ok: false; code: "INVALID_MESSAGE" | "VERSION_MISMATCH" | "NOT_SUPPORTED"; message: string; id?: string };
 
 /** Parses one client frame; every failure is a value (unknown kinds included), never an exception. */
 export function decodeClientFrame(raw: string): DecodeResult {
@@ -121,7 +125,7 @@ export function decodeClientFrame(raw: string): DecodeResult {
     };
   // Own keys only: `toString`, `constructor`, `__proto__`… are unknown kinds, not Object.prototype members.
   if (!isClientKind(event.type))
-    return { ok: false, code: "INVALID_MESSAGE", message: `unknown event type ${JSON.stringify(event.type)}`, id };
+    return { ok: false, code: "NOT_SUPPORTED", message: `unknown event type ${JSON.stringify(event.type)}`, id };
   const kind = event.type;
   const data = clientEvents[kind].safeParse(event.data ?? {});
   if (!data.success)
@@ -221,10 +225,17 @@ export type ServerEvent =
   | { type: "context_usage"; data: Record<string, unknown> }
   | { type: "mcp_status"; data: { servers: Array<{ name: string; status: string }> } }
   | { type: "done"; data: { success: boolean; stats?: Record<string, unknown>; dropped?: boolean; reason?: string } }
-  | { type: "error"; data: { code: ErrorCode; message: string } }
+  /** `client_message_id`: the client frame that caused it; `execution_id`: the turn that failed. */
+  | { type: "error"; data: { code: ErrorCode; message: string } & ErrorCause }
   | { type: "pong"; data: Record<string, unknown> };
 
 export type ServerKind = ServerEvent["type"];
+
+/** What an error is tied to (docs/protocol/aep.md §10): the client frame, or the execution, that caused it. */
+export interface ErrorCause {
+  client_message_id?: string;
+  execution_id?: string;
+}
 
 export interface ServerEnvelope {
   version: typeof AEP_VERSION;

@@ -14,7 +14,7 @@ export interface MappingState {
 
 export const initialMapping: MappingState = { openText: [], streamedReasoning: [] };
 
-type ContentEvent = Extract<
+export type ContentEvent = Extract<
   WorkerEvent,
   {
     type:
@@ -30,6 +30,13 @@ type ContentEvent = Extract<
       | "mcp.status";
   }
 >;
+
+/** The reports a worker_command answers with: they may go out outside any turn. */
+export function isReport(
+  event: WorkerEvent,
+): event is Extract<ContentEvent, { type: "context.usage" | "mcp.status" | "raw" }> {
+  return event.type === "context.usage" || event.type === "mcp.status" || event.type === "raw";
+}
 
 export function mapContent(state: MappingState, event: ContentEvent): { state: MappingState; events: ServerEvent[] } {
   switch (event.type) {

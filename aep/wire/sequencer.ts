@@ -4,7 +4,7 @@
 // hands the event to the socket, after the drop decision. Ping/pong and pre-session errors use seq 0 and never come
 // here.
 import { serverEnvelope, type ServerEnvelope, type ServerEvent, type ServerKind } from "./envelope.js";
-import type { Offer } from "./backpressure.js";
+import { admissionOf, type Offer } from "./backpressure.js";
 
 /** Kinds that exist only inside a turn (between its state(running) and its done). */
 const TURN_KINDS: ReadonlySet<ServerKind> = new Set<ServerKind>([
@@ -37,6 +37,8 @@ export interface SequencerOptions {
   onOverflow(): void;
   /** Persist this mark as the session's last seq: no seq above it is sent until the next reservation. */
   onReserve(mark: number): void;
+  /** An event other than `raw` got its seq: the session's durable log takes it (docs/protocol/aep.md §9.3). */
+  onLogged(envelope: ServerEnvelope): void;
 }
 
 /**
@@ -53,8 +55,16 @@ export class Sequencer {
   /** The open turn; `requests` holds its permission/question/elicitation requests by id, for a client that re-attaches.
    * */
   private turn:
-    | { executionId: string; dropped: boolean; openMessages: Set<string>; requests: Map<string, ServerEvent> }
+    | {
+        executionId: string;
+        dropped: boolean;
+        /** Open messages by id, with their message.start (sent again to a client that re-attaches mid-message). */
+        openMessages: Map<string, ServerEvent>;
+        requests: Map<string, ServerEvent>;
+      }
     | undefined;
+  /** While a re-attaching client is being replayed the log: what gets a seq meanwhile, to send after the replay. */
+  private replayBuffer: ServerEnvelope[] | undefined;
   /** Executions whose done was emitted and whose runtime.execution.completed|failed is still due. */
   private readonly awaitingRuntimeEnd = new Set<string>();
   /** Client message ids with input.ack(accepted) emitted and their second ack still due. */
@@ -73,6 +83,24 @@ export class Sequencer {
     this.outlet = outlet;
   }
 
+  /** A client re-attaches from a seq: events stay logged-only until finishReplay, and are kept for it. */
+  beginReplay(): void {
+    this.replayBuffer = [];
+  }
+
+  /** The re-attaching connection went away during its replay: what was buffered is in the log anyway. */
+  cancelReplay(): void {
+    this.replayBuffer = undefined;
+  }
+
+  /** Attaches `outlet` and returns what got a seq during the replay (after the log's part, before live events). */
+  finishReplay(outlet: Outlet): ServerEnvelope[] {
+    const buffered = this.replayBuffer ?? [];
+    this.replayBuffer = undefined;
+    this.outlet = outlet;
+    return buffered;
+  }
+
   /**
    * Tells a newly attached client where the session stands. Inside an open turn that is state(running): the client
    * joins the turn (it does not open a second one), the requests still waiting for an answer (`openRequests`, by
@@ -81,14 +109,25 @@ export class Sequencer {
   announce(state: "created" | "idle" | "terminated", openRequests: readonly string[] = []): void {
     if (!this.turn) return this.emit({ type: "state", data: { state } });
     this.outlet?.offer({ type: "state", data: { state: "running", message: "turn in progress" } });
+    // A client that joins mid-message gets its start before any of its deltas; the ones it missed make done.dropped.
+    for (const start of this.turn.openMessages.values()) {
+      this.turn.dropped = true;
+      this.outlet?.offer(start);
+    }
     for (const id of openRequests) {
       const request = this.turn.requests.get(id);
       if (request) this.outlet?.offer(request);
     }
   }
 
-  detach(outlet: Outlet): void {
-    if (this.outlet === outlet) this.outlet = undefined;
+  /**
+   * `unsent`: what the connection's queue still held. Those events already passed the checks, so they get their seq
+   * now and go to the log (a delta is dropped, as it would have been for a slow client).
+   */
+  detach(outlet: Outlet, unsent: readonly ServerEvent[] = []): void {
+    if (this.outlet !== outlet) return;
+    this.outlet = undefined;
+    for (const event of unsent) this.keepUnsent(event);
   }
 
   /** `executionId` names the turn an event belongs to; required for state(running) and the runtime facts. */
@@ -98,10 +137,21 @@ export class Sequencer {
     let out = event;
     if (event.type === "done" && this.turn!.dropped) out = { type: "done", data: { ...event.data, dropped: true } };
     this.advance(event, executionId);
-    const offer = this.outlet?.offer(out);
+    if (!this.outlet) return this.keepUnsent(out);
+    const offer = this.outlet.offer(out);
     // done.dropped tells the client its text is incomplete (docs/protocol/aep.md): only a lost delta means that.
     if (offer === "dropped" && this.turn && event.type === "message.delta") this.turn.dropped = true;
     if (offer === "overflow") this.o.onOverflow();
+  }
+
+  /** Nobody to send it to: a kept event gets its seq and goes to the log; a droppable one is lost. */
+  private keepUnsent(event: ServerEvent): void {
+    if (admissionOf(event) !== "droppable") {
+      const envelope = this.commit(event);
+      this.replayBuffer?.push(envelope);
+      return;
+    }
+    if (this.turn && event.type === "message.delta") this.turn.dropped = true;
   }
 
   /** Called by the connection's queue as it hands an event to the socket. */
@@ -111,7 +161,10 @@ export class Sequencer {
       this.reserved = this.seq + SEQ_RESERVATION;
       this.o.onReserve(this.reserved);
     }
-    return serverEnvelope(this.o.sessionId, this.seq, event);
+    const envelope = serverEnvelope(this.o.sessionId, this.seq, event);
+    // A delta is logged only as the fact that it had this seq: a replay cannot send it, but knows it was missed.
+    if (event.type !== "raw") this.o.onLogged(envelope);
+    return envelope;
   }
 
   private check(event: ServerEvent, executionId: string | undefined): string | undefined {
@@ -156,7 +209,7 @@ export class Sequencer {
     switch (event.type) {
       case "state":
         if (event.data.state === "running")
-          this.turn = { executionId: executionId!, dropped: false, openMessages: new Set(), requests: new Map() };
+          this.turn = { executionId: executionId!, dropped: false, openMessages: new Map(), requests: new Map() };
         return;
       case "permission_request":
       case "question_request":
@@ -164,7 +217,7 @@ export class Sequencer {
         this.turn!.requests.set(event.data.id, event);
         return;
       case "message.start":
-        this.turn!.openMessages.add(event.data.id);
+        this.turn!.openMessages.set(event.data.id, event);
         return;
       case "message.end":
         this.turn!.openMessages.delete(event.data.message_id);

@@ -1,6 +1,8 @@
 import type { Knex } from "knex";
 import * as initial from "./0001_initial.js";
 import * as aep from "./0002_aep.js";
+import * as aepOwner from "./0003_aep_owner.js";
+import * as aepEvents from "./0004_aep_events.js";
 import * as inputAnchors from "./20261203133100_input_anchors.js";
 import * as conversationRoutes from "./20261203134500_conversation_routes.js";
 
@@ -9,6 +11,8 @@ import * as conversationRoutes from "./20261203134500_conversation_routes.js";
 const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Knex.Migration]> = [
   ["0001_initial", initial],
   ["0002_aep", aep],
+  ["0003_aep_owner", aepOwner],
+  ["0004_aep_events", aepEvents],
   ["20261203133100_input_anchors", inputAnchors],
   ["20261203134500_conversation_routes", conversationRoutes],
 ];

@@ -33,11 +33,16 @@ describe("AEP control actions (scripted worker)", () => {
       { type: "worker.ready", workerSessionId: first.options.workerSessionId },
       { type: "turn.finished", outcome: "completed" },
     );
-    await client.next("done", from);
+    await client.next("runtime.execution.completed", from);
+    const beforeReset = client.mark();
     client.send("control", { action: "reset" });
     expect(
-      (await client.next((e) => e.event.type === "state" && (e.event.data as { state: string }).state === "idle", from))
-        .event.data,
+      (
+        await client.next(
+          (e) => e.event.type === "state" && (e.event.data as { state: string }).state === "idle",
+          beforeReset,
+        )
+      ).event.data,
     ).to.deep.include({ message: "context reset" });
     const next = await runPlainTurn(client, "m2", "fresh");
     expect(rig.factory.last.options.workerSessionId).to.not.equal(first.options.workerSessionId);

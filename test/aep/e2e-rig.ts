@@ -1,6 +1,7 @@
 // The rig for AEP end-to-end tests: the real gateway process (`byok serve` with aep.port 0), the REAL Claude Code CLI
-// as its worker (node_modules, pinned), our fake Anthropic API behind it, a fresh workdir — which is also the CLI's
-// HOME — per test, and AEP clients over real WebSockets. Nothing of the gateway is replaced.
+// as its worker (node_modules, pinned), our fake Anthropic API behind it, a fresh workdir per test inside aep.workdir
+// (each session's HOME is its own, under the data dir), the generated gateway token, and AEP clients over real
+// WebSockets. Nothing of the gateway is replaced.
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -19,7 +20,9 @@ export interface AepRig {
   fake: FakeAnthropic;
   url: string;
   root: string;
-  /** A fresh working directory (and CLI HOME) for one test. */
+  /** The gateway token every client presents. */
+  token: string;
+  /** A fresh working directory for one test, inside aep.workdir (the session's HOME is its own, in the data dir). */
   workdir(): Promise<string>;
   open(data: Record<string, unknown>, checker?: OrderingChecker): ReturnType<typeof openSession>;
   /** Pids of the gateway's worker processes (each leads its own process group). */
@@ -29,13 +32,16 @@ export interface AepRig {
   dispose(): Promise<void>;
 }
 
-export async function startAepRig(): Promise<AepRig> {
+/** `aep`: more of the AEP config (a turn deadline…); `workerEnv`: more of the worker's environment. */
+export async function startAepRig(
+  o: { aep?: Record<string, unknown>; workerEnv?: Record<string, string> } = {},
+): Promise<AepRig> {
   const fake = await startFakeAnthropic();
   const root = await mkdtemp(join(tmpdir(), "byok-aep-e2e-"));
   const gateway = await startGatewayProcess({
     dataDir: join(root, "data"),
     config: {
-      aep: { port: 0 },
+      aep: { port: 0, workdir: root, ...o.aep },
       workers: {
         "claude-code": {
           env: {
@@ -43,6 +49,7 @@ export async function startAepRig(): Promise<AepRig> {
             ANTHROPIC_API_KEY: WORKER_API_KEY,
             CLAUDE_CODE_MAX_RETRIES: "1",
             TMPDIR: root,
+            ...o.workerEnv,
           },
           permissionMode: "default",
         },
@@ -52,6 +59,8 @@ export async function startAepRig(): Promise<AepRig> {
   const line = gateway.stdoutLines().find((l) => l.startsWith("byok-gateway AEP v1 listening on "));
   if (!line) throw new Error(`no AEP listening line in ${JSON.stringify(gateway.stdoutLines())}`);
   const url = line.slice("byok-gateway AEP v1 listening on ".length).trim();
+  // No token configured: the gateway generated one in its data dir at first start.
+  const token = readFileSync(join(root, "data", "gateway-token"), "utf8").trim();
   const doneLines = () => gateway.stderrLines().filter((l) => l.includes('"msg":"aep turn done"')).length;
   return {
     gateway,
@@ -59,7 +68,8 @@ export async function startAepRig(): Promise<AepRig> {
     url,
     root,
     workdir: () => mkdtemp(join(root, "work-")),
-    open: (data, checker) => openSession(url, { worker: "claude-code", ...data }, checker),
+    token,
+    open: (data, checker) => openSession(url, { worker: "claude-code", token, ...data }, checker),
     workerPids: () => childrenOf(gateway.pid),
     turnsDone: (count) =>
       waitUntil(

@@ -80,6 +80,7 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
       "message.end",
       "message",
       "done",
+      "state(idle)",
       "runtime.execution.completed",
     ]);
     expect(
@@ -186,7 +187,9 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     await client.next((e) => e.event.type === "message.delta" && client.of("message.delta", from).length >= 2, from);
     const pids = rig.workerPids();
     client.send("control", { action: "stop" });
-    await client.next("runtime.execution.completed", from);
+    await client.next("runtime.execution.failed", from);
+    expect(client.of("runtime.execution.completed", from), "completed means success").to.deep.equal([]);
+    expect(client.of("runtime.execution.failed", from)[0]).to.not.have.property("error_code");
     expect(client.of("done", from)).to.have.length(1);
     expect(client.of("done", from)[0]).to.deep.include({ success: false, reason: "stopped_by_user" });
     expect(client.of("error", from)).to.deep.equal([]);
@@ -204,7 +207,9 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     client.send("input", { content: "try the tool" });
     const ask = await client.next("permission_request", from);
     client.send("control", { action: "stop" });
-    await client.next("runtime.execution.completed", from);
+    await client.next("runtime.execution.failed", from);
+    expect(client.of("runtime.execution.completed", from), "completed means success").to.deep.equal([]);
+    expect(client.of("runtime.execution.failed", from)[0]).to.not.have.property("error_code");
     expect(client.of("done", from)).to.have.length(1);
     expect(client.of("done", from)[0]).to.deep.include({ success: false, reason: "stopped_by_user" });
     const late = client.mark();
@@ -291,7 +296,7 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     expect(rig.gateway.stderrLines().filter((l) => l.includes(WORKER_API_KEY))).to.deep.equal([]);
   });
 
-  it("a worker killed mid-turn is error(WORKER_CRASH) + done; the next input resumes its session with the history", async () => {
+  it("a worker killed mid-turn is error(PROCESS_SIGKILL) + done; the next input resumes its session with the history", async () => {
     rig.fake.enqueue(
       { blocks: [{ type: "text", text: "Noted." }] },
       { blocks: [{ type: "text", text: "an essay that never ends" }], chunkSize: 4, holdAfterDeltas: 1 },
@@ -306,8 +311,10 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     await client.next("message.delta", from);
     process.kill(-pid!, "SIGKILL");
     await client.next("runtime.execution.failed", from);
-    expect(client.kinds(from).slice(-3)).to.deep.equal(["error", "done", "runtime.execution.failed"]);
-    expect(client.of("error", from)[0]).to.deep.include({ code: "WORKER_CRASH" });
+    expect(client.kinds(from).slice(-4)).to.deep.equal(["error", "done", "state(idle)", "runtime.execution.failed"]);
+    expect(client.of("error", from)[0]).to.deep.include({ code: "PROCESS_SIGKILL" });
+    expect(client.of("runtime.execution.failed", from)[0]).to.deep.include({ error_code: "PROCESS_SIGKILL" });
+    expect(client.of("runtime.execution.completed", from)).to.deep.equal([]);
     expect(client.of("done", from)[0]).to.deep.include({ success: false });
 
     const next = await turn(client, "What was the word?");
@@ -315,6 +322,72 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     expect(rig.workerPids()).to.not.include(pid);
     const history = JSON.stringify(rig.fake.messageRequests().at(-1)!.body.messages);
     expect(history).to.contain("Remember the word pineapple").and.to.contain("What was the word?");
+  });
+
+  it("worker_command returns context usage and MCP status from the CLI; an unknown command is NOT_SUPPORTED", async () => {
+    rig.fake.enqueue({ blocks: [{ type: "text", text: "Ready." }] });
+    const { client } = await session();
+    await turn(client, "hello");
+    let from = client.mark();
+    const asked = client.send("worker_command", { command: "context_usage" });
+    const usage = (await client.next("context_usage", from)).event.data as Record<string, unknown>;
+    expect(usage.total_tokens).to.be.a("number").greaterThan(0);
+    expect(usage.max_tokens)
+      .to.be.a("number")
+      .greaterThan(usage.total_tokens as number);
+    expect(usage.percentage).to.be.a("number");
+    expect(usage.categories).to.be.an("array").that.is.not.empty;
+    from = client.mark();
+    client.send("worker_command", { command: "mcp_status" });
+    expect((await client.next("mcp_status", from)).event.data).to.deep.equal({ servers: [] });
+    from = client.mark();
+    const unknown = client.send("worker_command", { command: "teleport" });
+    expect((await client.next("error", from)).event.data).to.deep.include({
+      code: "NOT_SUPPORTED",
+      client_message_id: unknown,
+    });
+    expect(asked).to.not.equal(unknown);
+  });
+
+  it("a client that re-attaches after its turn ended, with last_seq, gets the missed done and runtime fact with their seqs", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    rig.fake.enqueue({
+      blocks: [{ type: "text", text: "an answer finished while nobody listened" }],
+      chunkSize: 8,
+      holdAfterDeltas: 1,
+      release: released,
+    });
+    const key = `key-${Date.now()}-after`;
+    const { client, workdir } = await session({ session_key: key });
+    const doneBefore = rig.gateway.stderrLines().filter((l) => l.includes('"msg":"aep turn done"')).length;
+    const from = client.mark();
+    client.send("input", { content: "answer while I am away" });
+    await client.next("message.delta", from);
+    const lastSeq = client.received.at(-1)!.seq;
+    await client.drop();
+    release();
+    await rig.turnsDone(doneBefore + 1);
+
+    const again = await rig.open({ session_key: key, workdir, last_seq: lastSeq });
+    clients.push(again.client);
+    await again.client.next((e) => e.event.type === "state" && e.seq > lastSeq && client.sessionId === e.session_id);
+    await again.client.next("runtime.execution.completed");
+    const seqs = again.client.received.map((e) => e.seq);
+    expect(seqs[0]).to.be.greaterThan(lastSeq);
+    expect(seqs, "replayed in order, before the state answer").to.deep.equal([...seqs].sort((a, b) => a - b));
+    const kinds = again.client.kinds();
+    expect(kinds.filter((k) => k !== "raw")).to.deep.equal([
+      "message.end",
+      "message",
+      "done",
+      "state(idle)",
+      "runtime.execution.completed",
+      "state(idle)",
+    ]);
+    expect(again.client.of("message")[0]).to.deep.include({ content: "an answer finished while nobody listened" });
+    expect(again.client.of("done")[0]).to.deep.include({ success: true, dropped: true });
+    expect(again.client.of("runtime.execution.completed")).to.have.length(1);
   });
 
   it("a client that reconnects mid-turn gets state(running) and the rest of the turn, seq still rising", async () => {
@@ -341,8 +414,12 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     expect(again.state.seq).to.be.greaterThan(lastSeq);
     release();
     await again.client.next("runtime.execution.completed");
+    // Joined mid-message without a last seq: its start first, and done says deltas were missed.
+    expect(again.client.kinds().slice(0, 2)).to.deep.equal(["state(running)", "message.start"]);
     expect(again.client.of("message")[0]).to.deep.include({ content: "first half, second half" });
-    expect(again.client.of("done")).to.deep.equal([{ success: true, stats: again.client.of("done")[0]!.stats }]);
+    expect(again.client.of("done")).to.deep.equal([
+      { success: true, stats: again.client.of("done")[0]!.stats, dropped: true },
+    ]);
     expect(checker.turnsClosed).to.equal(1);
 
     rig.fake.enqueue({ blocks: [{ type: "text", text: "Still here." }] });

@@ -42,8 +42,8 @@ describe("AEP envelope codec", () => {
 
   const invalid: Array<[string, string, string]> = [
     ["not JSON", "{oops", "INVALID_MESSAGE"],
-    ["an unknown kind", frame("teleport", {}), "INVALID_MESSAGE"],
-    ["a server kind sent by a client", frame("done", { success: true }), "INVALID_MESSAGE"],
+    ["an unknown kind", frame("teleport", {}), "NOT_SUPPORTED"],
+    ["a server kind sent by a client", frame("done", { success: true }), "NOT_SUPPORTED"],
     ["input without content", frame("input", { text: "hi" }), "INVALID_MESSAGE"],
     [
       "input with blank content (the API refuses an empty text block)",
@@ -66,10 +66,10 @@ describe("AEP envelope codec", () => {
 
   // Names every plain object answers to: a kind looked up with `in` or `[]` would find a function there.
   const prototypeNames = [...Object.getOwnPropertyNames(Object.prototype), "__proto__"];
-  it("refuses every Object.prototype name as a kind with INVALID_MESSAGE, never an exception", () => {
+  it("refuses every Object.prototype name as a kind with NOT_SUPPORTED, never an exception", () => {
     for (const name of prototypeNames) {
-      expect(decodeClientFrame(frame(name, {})), name).to.deep.include({ ok: false, code: "INVALID_MESSAGE" });
-      expect(decodeClientFrame(frame(name, undefined)), name).to.deep.include({ ok: false, code: "INVALID_MESSAGE" });
+      expect(decodeClientFrame(frame(name, {})), name).to.deep.include({ ok: false, code: "NOT_SUPPORTED" });
+      expect(decodeClientFrame(frame(name, undefined)), name).to.deep.include({ ok: false, code: "NOT_SUPPORTED" });
     }
   });
 

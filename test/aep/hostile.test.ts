@@ -3,21 +3,24 @@
 import { expect } from "chai";
 import type { AepStore } from "../../store/index.js";
 import { AepClient } from "./aep-client.js";
-import { runPlainTurn, useScriptedRig } from "./scripted-rig.js";
+import { runPlainTurn, useScriptedRig, RIG_TOKEN } from "./scripted-rig.js";
 
 const prototypeNames = [...Object.getOwnPropertyNames(Object.prototype), "__proto__"];
 
 describe("AEP hostile frames (scripted worker)", () => {
   const rig = useScriptedRig();
 
-  it("an Object.prototype name as kind, before init, gets INVALID_MESSAGE and init still works", async () => {
+  it("an Object.prototype name as kind, before init, gets NOT_SUPPORTED and init still works", async () => {
     const client = await AepClient.connect(rig.listener.url);
     for (const name of prototypeNames) {
       const from = client.mark();
       client.ws.send(JSON.stringify({ version: "aep/v1", id: "x", event: { type: name } }));
-      expect((await client.next("error", from)).event.data, name).to.deep.include({ code: "INVALID_MESSAGE" });
+      expect((await client.next("error", from)).event.data, name).to.deep.include({
+        code: "NOT_SUPPORTED",
+        client_message_id: "x",
+      });
     }
-    client.send("init", { workdir: rig.workdir });
+    client.send("init", { token: RIG_TOKEN, workdir: rig.workdir });
     expect((await client.next("state")).event.data).to.deep.equal({ state: "created" });
     await client.close();
   });

@@ -29,7 +29,12 @@ const worker = (event: WorkerEvent): SuppliedEvent => ({ type: "WORKER", event }
 const results = (["completed", "failed", "api_error", "limit", "stopped"] as const).map((outcome) =>
   worker({ type: "turn.finished", outcome, ...(outcome === "completed" ? {} : { message: `turn ${outcome}` }) }),
 );
-const crash = worker({ type: "worker.exited", code: null, signal: "SIGKILL", crashed: true });
+/** What the driver reports when the CLI's credentials are refused, or a line is over the limit. */
+const driverFailures = (["CONFIG_INVALID", "WORKER_OUTPUT_LIMIT"] as const).map((errorCode) =>
+  worker({ type: "turn.finished", outcome: "failed", errorCode, message: `driver ${errorCode}` }),
+);
+const crash = worker({ type: "worker.exited", code: 1, signal: null, crashed: true });
+const sigkill = worker({ type: "worker.exited", code: null, signal: "SIGKILL", crashed: true });
 const turnTaken = new Set<string>();
 
 const turnHarness: Harness<TurnLog[]> = {
@@ -71,7 +76,9 @@ const turnHarness: Harness<TurnLog[]> = {
           worker({ type: "interaction.withdrawn", id: "p" }),
           worker({ type: "turn.error", code: "api_error", message: "boom" }),
           ...results,
+          ...driverFailures,
           crash,
+          sigkill,
         ];
       case "STOP":
         return [{ type }];
@@ -137,9 +144,26 @@ const turnEndingChecks: Record<TurnEndCause, (end: TurnEnd, log: TurnLog[]) => v
   result_error: (end) => expect(end).to.include({ code: "INTERNAL_ERROR", message: "turn failed" }),
   api_error: (end) => expect(end).to.include({ message: "turn api_error" }),
   limit: (end) => expect(end).to.include({ message: "turn limit" }),
+  worker_auth: (end) => expect(end).to.include({ code: "CONFIG_INVALID", message: "driver CONFIG_INVALID" }),
+  output_limit: (end) => expect(end).to.include({ code: "WORKER_OUTPUT_LIMIT" }),
   worker_crash: (end, log) => {
     expect(end).to.include({ code: "WORKER_CRASH" });
     expect(lastError(log)).to.satisfy((e: { code: string }) => ["WORKER_CRASH", "INTERNAL_ERROR"].includes(e.code));
+  },
+  sigkill: (end, log) => {
+    expect(end).to.include({ code: "PROCESS_SIGKILL" });
+    expect(lastError(log)).to.satisfy((e: { code: string }) => ["PROCESS_SIGKILL", "INTERNAL_ERROR"].includes(e.code));
+  },
+  turn_timeout: (end, log) => {
+    expect(end).to.include({ code: "TURN_TIMEOUT" });
+    expect(
+      log.some((r) => r.kind === "kill"),
+      "the overrunning worker is killed",
+    ).to.equal(true);
+  },
+  worker_timeout: (end, log) => {
+    expect(end).to.include({ code: "WORKER_TIMEOUT" });
+    expect(log.some((r) => r.kind === "emit" && r.event.type === "runtime.execution.started")).to.equal(false);
   },
   interrupted: (end) => expect(end).to.include({ reason: "interrupted" }),
   stop_honoured: (end) => expect(end).to.include({ reason: "stopped_by_user" }),
@@ -175,6 +199,7 @@ const connectionHarness: Harness<string[]> = {
         sendError: (_, { code }) => void log.push(`error ${code}`),
         close: (_, { reason }) => void log.push(`close ${reason}`),
         route: (_, { envelope }) => void log.push(`route ${envelope.event.type}`),
+        terminate: () => void log.push("terminate"),
         detach: () => void log.push("detach"),
       },
       // Two held frames stand for the 64 the real bound allows.
@@ -207,6 +232,7 @@ const connectionEndingChecks: Record<ConnectionEndCause, (log: string[]) => void
   closed_before_init: (log) => expect(log.some((r) => r.startsWith("close"))).to.equal(false),
   closed_during_attach: (log) => expect(log.some((r) => r.startsWith("route"))).to.equal(false),
   closed: () => {},
+  heartbeat_missed: (log) => expect(log.at(-2), "the half-open socket is dropped").to.equal("terminate"),
 };
 
 // ---- AepInteraction -----------------------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ describe("AEP machines (simulated clock)", () => {
     const r = turnRig();
     r.delivered();
     await settle();
+    r.worker({ type: "turn.started" });
     r.worker(ask("p1"));
     expect(r.actor.getSnapshot().value).to.deep.equal({ running: "awaitingInteraction" });
     r.clock.increment(FIVE_MINUTES - 1);
@@ -68,6 +69,7 @@ describe("AEP machines (simulated clock)", () => {
     const r = turnRig();
     r.delivered();
     await settle();
+    r.worker({ type: "turn.started" });
     r.worker(ask("q1", "question"));
     r.worker(ask("e1", "elicitation"));
     r.clock.increment(FIVE_MINUTES);
@@ -82,6 +84,7 @@ describe("AEP machines (simulated clock)", () => {
     const r = turnRig();
     r.delivered();
     await settle();
+    r.worker({ type: "turn.started" });
     r.worker(ask("p1"));
     r.clock.increment(FIVE_MINUTES / 2);
     r.actor.send({ type: "ANSWER", id: "p1", answer: { kind: "permission", allowed: true } });
@@ -101,6 +104,7 @@ describe("AEP machines (simulated clock)", () => {
     const r = turnRig();
     r.delivered();
     await settle();
+    r.worker({ type: "turn.started" });
     r.actor.send({ type: "STOP" });
     await settle();
     expect(r.kills).to.deep.equal([]);
@@ -118,7 +122,32 @@ describe("AEP machines (simulated clock)", () => {
     expect(r.kinds()).to.deep.equal(["state"]);
     r.delivered();
     await settle();
+    r.worker({ type: "turn.started" });
     expect(r.kinds()).to.deep.equal(["state", "runtime.execution.started", "message.start", "message.delta"]);
+  });
+
+  it("a turn past its deadline kills the worker and ends failed TURN_TIMEOUT: error, done, runtime failed", async () => {
+    const r = turnRig();
+    r.delivered();
+    await settle();
+    r.worker({ type: "turn.started" });
+    r.clock.increment(30 * 60_000 - 1);
+    expect(r.kills).to.deep.equal([]);
+    r.clock.increment(1);
+    expect(r.kills).to.deep.equal([3]);
+    expect(r.kinds()).to.deep.equal(["state", "runtime.execution.started", "error", "done"]);
+    expect(r.emitted[2]!.data).to.deep.include({ code: "TURN_TIMEOUT", execution_id: "x1" });
+    expect(r.actor.getSnapshot().output).to.deep.include({ end: r.actor.getSnapshot().context.end });
+    expect(r.actor.getSnapshot().context.end).to.include({ outcome: "failed", cause: "turn_timeout" });
+  });
+
+  it("a worker that never begins the delivered turn is killed after 2 minutes: WORKER_TIMEOUT", async () => {
+    const r = turnRig();
+    r.delivered();
+    await settle();
+    r.clock.increment(120_000);
+    expect(r.kills).to.deep.equal([3]);
+    expect(r.emitted.find((e) => e.type === "error")!.data).to.deep.include({ code: "WORKER_TIMEOUT" });
   });
 
   it("a connection without init within 30 s gets an error and is closed", () => {

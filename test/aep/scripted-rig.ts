@@ -1,21 +1,25 @@
 // The session-core rig: a real AEP listener on a temp store, sessions run on the scripted worker. Registers its
 // hooks in the calling describe; tests may replace `listener` (a restart) and the rig closes whichever is current.
 import { expect } from "chai";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startAepListener, type AepListener, type AepListenerOptions } from "../../aep/listener.js";
-import { workdirResolver } from "../../aep/workdir.js";
 import type { Logger } from "../../log/logger.js";
 import { tempStore, type TempStore } from "../store/temp-store.js";
 import { openSession, type AepClient } from "./aep-client.js";
 import type { OrderingChecker } from "./invariants.js";
 import { ScriptedFactory } from "./scripted-worker.js";
 
+/** The listener's token: every client of the rig presents it. */
+export const RIG_TOKEN = "scripted-rig-token";
+
 export interface ScriptedRig {
   temp: TempStore;
   factory: ScriptedFactory;
   listener: AepListener;
+  /** aep.workdir: the root the rig's workdirs lie in. */
+  root: string;
   workdir: string;
   /** Failures and invariant violations the listener logged; the rig asserts none after each test. */
   errors: string[];
@@ -42,23 +46,25 @@ export function useScriptedRig(): ScriptedRig {
         store: rig.temp.store.aep,
         factory: rig.factory,
         log: rig.log,
-        workdirFor: workdirResolver({ dataDir: rig.temp.dataDir }),
+        token: RIG_TOKEN,
+        workdirs: { base: rig.root, dataDir: rig.temp.dataDir },
         ...options,
       }),
     open: (data: Record<string, unknown> = {}, checker?: OrderingChecker) =>
-      openSession(rig.listener.url, { workdir: rig.workdir, ...data }, checker),
+      openSession(rig.listener.url, { token: RIG_TOKEN, workdir: rig.workdir, ...data }, checker),
   } as unknown as ScriptedRig; // the per-test fields are set by beforeEach
   beforeEach(async () => {
     errors.length = 0;
     rig.temp = await tempStore();
     rig.factory = new ScriptedFactory();
-    rig.workdir = await mkdtemp(join(tmpdir(), "aep-work-"));
+    rig.root = await mkdtemp(join(tmpdir(), "aep-work-"));
+    rig.workdir = await realpath(await mkdtemp(join(rig.root, "w-")));
     rig.listener = await rig.listen();
   });
   afterEach(async () => {
     await rig.listener.close();
     await rig.temp.cleanup();
-    await rm(rig.workdir, { recursive: true, force: true });
+    await rm(rig.root, { recursive: true, force: true });
     expect(errors, "no invariant violations or failures logged").to.deep.equal([]);
   });
   return rig;

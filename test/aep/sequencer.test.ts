@@ -36,6 +36,7 @@ function rig(limits = { capacity: 4, hardLimit: 8, socketHighWater: 1 }, lastSeq
     onViolation: (m) => violations.push(m),
     onOverflow: () => overflowed++,
     onReserve: (m) => marks.push(m),
+    onLogged: () => {},
   });
   const socket = new FakeSocket();
   const queue = new OutboundQueue(socket, (e) => sequencer.commit(e), limits);

@@ -2,10 +2,11 @@
 // SIGTERM closes it with the gateway. Also the AEP part of the config file.
 import { expect } from "chai";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseConfig } from "../../engine/config.js";
+import { waitUntil } from "../support/util.js";
 import { AepClient } from "./aep-client.js";
 
 const root = new URL("../../", import.meta.url).pathname;
@@ -48,7 +49,20 @@ describe("byok serve with AEP", () => {
       void exited.then((code) => reject(new Error(`serve exited with ${code} before listening`)));
     });
     expect(url).to.not.contain(":1/");
-    const client = await AepClient.connect(url);
+    // No token configured: one was generated at first start, kept in the data dir for the gateway's user only.
+    const tokenFile = join(dir, "gateway-token");
+    await waitUntil(
+      () => stdout.includes(`byok-gateway token in ${tokenFile} `),
+      5000,
+      () => stdout,
+    );
+    expect(statSync(tokenFile).mode & 0o777).to.equal(0o600);
+    const token = readFileSync(tokenFile, "utf8").trim();
+    expect(stdout, "the token itself is never printed").to.not.contain(token);
+    const refused = await AepClient.connect(url);
+    refused.send("init", { worker: "claude-code" });
+    expect((await refused.next("error")).event.data).to.deep.include({ code: "AUTH_REQUIRED" });
+    const client = await AepClient.connect(url, { headers: { Authorization: `Bearer ${token}` } });
     client.send("init", { worker: "claude-code" });
     expect((await client.next("state")).event.data).to.deep.equal({ state: "created" });
     client.send("ping", {});

@@ -7,7 +7,7 @@ import type { ServerEnvelope } from "../../aep/wire/envelope.js";
 import { AepClient, openSession } from "./aep-client.js";
 import { OrderingChecker } from "./invariants.js";
 import { ScriptedFactory } from "./scripted-worker.js";
-import { runPlainTurn, useScriptedRig } from "./scripted-rig.js";
+import { runPlainTurn, useScriptedRig, RIG_TOKEN } from "./scripted-rig.js";
 
 describe("AEP session core (scripted worker)", () => {
   const rig = useScriptedRig();
@@ -42,6 +42,7 @@ describe("AEP session core (scripted worker)", () => {
       "message.end",
       "message",
       "done",
+      "state(idle)",
       "runtime.execution.completed",
     ]);
     expect(client.of("input.ack", from).map((a) => a.status)).to.deep.equal(["accepted", "delivered"]);
@@ -57,19 +58,19 @@ describe("AEP session core (scripted worker)", () => {
     expect(client.checker.violations).to.deep.equal([]);
   });
 
-  it("ping gets pong with seq 0; unknown kinds and bad frames get INVALID_MESSAGE and the session goes on", async () => {
+  it("ping gets pong with seq 0; unknown kinds get NOT_SUPPORTED, bad frames INVALID_MESSAGE, and the session goes on", async () => {
     const { client } = await open();
     client.send("ping", {});
     const pong = await client.next("pong");
     expect(pong.seq).to.equal(0);
-    client.send("teleport", { to: "mars" });
+    const teleport = client.send("teleport", { to: "mars" });
     const err = await client.next("error");
-    expect(err.event.data).to.deep.include({ code: "INVALID_MESSAGE" });
+    expect(err.event.data).to.deep.include({ code: "NOT_SUPPORTED", client_message_id: teleport });
     client.ws.send("{not json");
     client.send("input", { text: "no content field" });
     await client.next((e) => e.event.type === "error" && client.of("error").length === 3);
     expect(client.of("error").map((e) => e.code)).to.deep.equal([
-      "INVALID_MESSAGE",
+      "NOT_SUPPORTED",
       "INVALID_MESSAGE",
       "INVALID_MESSAGE",
     ]);
@@ -277,13 +278,14 @@ describe("AEP session core (scripted worker)", () => {
       { type: "worker.ready", workerSessionId: first.options.workerSessionId },
       { type: "text.delta", blockId: "b", text: "par" },
     );
-    first.emit({ type: "worker.exited", code: null, signal: "SIGKILL", crashed: true });
+    first.emit({ type: "worker.exited", code: 1, signal: null, crashed: true });
     await client.next("runtime.execution.failed", from);
-    expect(client.kinds(from).slice(-5)).to.deep.equal([
+    expect(client.kinds(from).slice(-6)).to.deep.equal([
       "message.delta",
       "message.end",
       "error",
       "done",
+      "state(idle)",
       "runtime.execution.failed",
     ]);
     expect(client.of("error", from)[0]).to.deep.include({ code: "WORKER_CRASH" });
@@ -309,11 +311,14 @@ describe("AEP session core (scripted worker)", () => {
       { type: "turn.finished", outcome: "api_error", message: "API Error: 500" },
     );
     await client.next("runtime.execution.failed", from);
-    expect(client.kinds(from).slice(-3)).to.deep.equal(["error", "done", "runtime.execution.failed"]);
-    expect(client.of("error", from)).to.deep.equal([{ code: "INTERNAL_ERROR", message: "API Error: 500" }]);
+    expect(client.kinds(from).slice(-4)).to.deep.equal(["error", "done", "state(idle)", "runtime.execution.failed"]);
+    const executionId = client.of("input.ack", from)[0]!.execution_id;
+    expect(client.of("error", from)).to.deep.equal([
+      { code: "INTERNAL_ERROR", message: "API Error: 500", execution_id: executionId },
+    ]);
   });
 
-  it("a client that reconnects with its session_key gets state and its seq goes on; mid-turn it sees the rest of the turn", async () => {
+  it("a client that reconnects with its session_key gets state and its seq goes on; mid-message it gets message.start first", async () => {
     const checker = new OrderingChecker();
     const { client, state } = await open({ session_key: "k1" }, checker);
     const from = await runPlainTurn(client, "m1", "go");
@@ -332,12 +337,15 @@ describe("AEP session core (scripted worker)", () => {
       { type: "turn.finished", outcome: "completed" },
     );
     await again.client.next("runtime.execution.completed");
+    // Joined mid-message without a last seq: the message's start comes again before its deltas.
     expect(again.client.kinds()).to.deep.equal([
       "state(running)",
+      "message.start",
       "message.delta",
       "message.end",
       "message",
       "done",
+      "state(idle)",
       "runtime.execution.completed",
     ]);
     await again.client.close();
@@ -402,7 +410,7 @@ describe("AEP session core (scripted worker)", () => {
     // A second gateway on the same store, the first one never closed: what a restart after SIGKILL finds.
     const restarted = await rig.listen({ factory: new ScriptedFactory() });
     try {
-      const again = await openSession(restarted.url, { session_key: "k-crash" });
+      const again = await openSession(restarted.url, { token: RIG_TOKEN, session_key: "k-crash" });
       expect(again.state.session_id).to.equal(state.session_id);
       expect(again.state.seq).to.be.greaterThan(seen);
       await again.client.close();
@@ -414,7 +422,7 @@ describe("AEP session core (scripted worker)", () => {
   it("a second connection to an attached session is refused with SESSION_ALREADY_CONNECTED", async () => {
     await open({ session_key: "solo" });
     const other = await AepClient.connect(rig.listener.url);
-    other.send("init", { session_key: "solo" });
+    other.send("init", { token: RIG_TOKEN, session_key: "solo" });
     const err = await other.next("error");
     expect(err.event.data).to.deep.include({ code: "SESSION_ALREADY_CONNECTED" });
     await other.closed;
@@ -432,6 +440,7 @@ describe("AEP session core (scripted worker)", () => {
       "input.ack",
       "error",
       "done",
+      "state(idle)",
       "runtime.execution.failed",
     ]);
     expect(client.of("input.ack", from)[1]).to.deep.include({ status: "failed", error_code: "WORKER_START_FAILED" });
@@ -484,7 +493,7 @@ describe("AEP session core (scripted worker)", () => {
     await open({ session_key: "b" });
     await open({ session_key: "c" }); // puts "a" away
     const refused = await AepClient.connect(rig.listener.url);
-    refused.send("init", { session_key: "a", workdir: rig.workdir });
+    refused.send("init", { token: RIG_TOKEN, session_key: "a", workdir: rig.workdir });
     expect((await refused.next("error")).event.data).to.deep.include({ code: "GATEWAY_OVERLOAD" });
     await refused.closed;
     expect(await rig.temp.store.aep.findSessionByKey("a")).to.deep.include({

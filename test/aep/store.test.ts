@@ -92,4 +92,22 @@ describe("AEP store (sessions and input ledger)", () => {
     expect(await aep.getSession("sess_1")).to.equal(undefined);
     expect(await aep.getInput("sess_1", "m1")).to.equal(undefined);
   });
+
+  it("the event log reads back after a seq in order, and is pruned to its byte budget and age", async () => {
+    const aep = temp.store.aep;
+    const events = [1, 2, 3, 4, 5].map((seq) => ({ seq, envelope: `{"seq":${seq},"pad":"${"x".repeat(90)}"}` }));
+    await aep.appendEvents("sess_1", events);
+    await aep.appendEvents("sess_1", [events[4]!]); // a repeat is ignored, not an error
+    expect((await aep.eventsAfter("sess_1", 2, 10)).map((e) => e.seq)).to.deep.equal([3, 4, 5]);
+    expect((await aep.eventsAfter("sess_1", 0, 2)).map((e) => e.seq)).to.deep.equal([1, 2]);
+    // Each row is 100 bytes: a 250-byte budget keeps the newest two.
+    await aep.pruneEvents("sess_1", { maxBytes: 250, maxAgeMs: 60_000 });
+    expect((await aep.eventsAfter("sess_1", 0, 10)).map((e) => e.seq)).to.deep.equal([4, 5]);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await aep.pruneEvents("sess_1", { maxBytes: 1_000_000, maxAgeMs: 1 });
+    expect(await aep.eventsAfter("sess_1", 0, 10)).to.deep.equal([]);
+    await aep.appendEvents("sess_1", events);
+    await aep.deleteSession("sess_1");
+    expect(await aep.eventsAfter("sess_1", 0, 10), "the log goes with its session").to.deep.equal([]);
+  });
 });

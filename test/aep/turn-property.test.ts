@@ -48,6 +48,7 @@ describe("AepTurn under arbitrary interleavings", () => {
             lastSeq: 0,
             onViolation: (m) => violations.push(m),
             onOverflow: () => violations.push("overflow"),
+            onLogged: () => {},
             onReserve: () => {},
           });
           sequencer.attach({ offer: (e) => (wire.push(e), "queued") });

@@ -158,6 +158,7 @@ describe("byok CLI", () => {
     expect(await exited).to.equal(0);
     expect(stdout.split("\n")).to.deep.equal([
       `byok-gateway listening on ${url}`,
+      `byok-gateway token in ${join(dataDir, "gateway-token")} (clients send it as "Authorization: Bearer <token>")`,
       `  Cursor:             cursor --test-backend-url=${url}`,
       "  Anthropic endpoint: off (no anthropicEndpoint)",
       "  AEP v1:             off (no --aep-port or aep.port)",

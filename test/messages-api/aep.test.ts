@@ -45,7 +45,7 @@ describe("messages-api: AEP sessions on BYOK models (workers.claude-code.model)"
         // The worker's key is the gateway's own token.
         security: { token: TOKEN },
         anthropicEndpoint: {},
-        aep: { port: 0 },
+        aep: { port: 0, workdir: root },
         workers: { "claude-code": { model: model.id, env: { TMPDIR: root, CLAUDE_CODE_MAX_RETRIES: "0" } } },
       },
     });
@@ -56,7 +56,7 @@ describe("messages-api: AEP sessions on BYOK models (workers.claude-code.model)"
   /** Bash asks permission, runs, and `answer` (the model's final text) ends the turn. */
   async function bashTurn(url: string, file: string, answer: string): Promise<void> {
     const workdir = await mkdtemp(join(root, "work-"));
-    const { client } = await openSession(url, { worker: "claude-code", workdir });
+    const { client } = await openSession(url, { worker: "claude-code", workdir, token: TOKEN });
     clients.push(client);
     const from = client.mark();
     client.send("input", { content: `create ${file}` });

@@ -24,11 +24,8 @@ describe("config: anthropicEndpoint", () => {
     expect(messagesEndpointToken(fromEnv)).to.equal(OVERRIDE);
   });
 
-  it("says what to set when there is no token at all", () => {
-    expect(() => parse({ anthropicEndpoint: {} })).to.throw(
-      ConfigError,
-      /anthropicEndpoint: its clients need a token: set security\.token .* or anthropicEndpoint\.token/,
-    );
+  it("needs no token of its own: the gateway's token (configured or generated at start-up) serves", () => {
+    expect(messagesEndpointToken(parse({ anthropicEndpoint: {} }))).to.equal(undefined);
   });
 
   it("refuses a short or doubled override and aliases naming no configured model", () => {

@@ -212,7 +212,7 @@ describe("claude-code launch plan", () => {
     expect(plan().args.slice(-4)).to.deep.equal(["--resume", uuid, "--model", "m"]);
   });
 
-  it("builds the environment from an allow-list plus the given variables, with HOME and quiet-traffic flags set", () => {
+  it("builds the environment from an allow-list plus the given variables, with HOME, quiet-traffic and subprocess-scrub flags set", () => {
     process.env.BYOK_TEST_SECRET = "must-not-leak";
     try {
       const { env } = plan({ ANTHROPIC_BASE_URL: "http://127.0.0.1:1", HOME: "/elsewhere" });
@@ -221,6 +221,7 @@ describe("claude-code launch plan", () => {
         ANTHROPIC_BASE_URL: "http://127.0.0.1:1",
         HOME: home,
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+        CLAUDE_CODE_SUBPROCESS_ENV_SCRUB: "1",
       });
       expect(env.PATH).to.equal(process.env.PATH);
     } finally {

@@ -14,6 +14,7 @@ function mapperRig() {
     event: (e) => void events.push(e),
     reply: (f) => void replies.push(f),
     controlResponse: (f) => void responses.push(f),
+    abandon: () => void events.push({ type: "step", name: "abandoned" }),
   });
   const feed = (...frames: StdoutFrame[]) => {
     for (const f of frames) mapper.handle(f);
@@ -228,6 +229,29 @@ describe("claude-code mapper", () => {
       { type: "text.completed", blockId: "m1:0", text: "ab", abandoned: true },
       { type: "text.completed", blockId: "m2:0", text: "fallback" },
     ]);
+  });
+
+  it("a refused key (api_retry 401) or 'Not logged in' ends the turn at once with CONFIG_INVALID naming the variable", () => {
+    const retry = mapperRig();
+    retry.feed({ type: "system", subtype: "api_retry", attempt: 1, error_status: 401, error: "authentication_failed" });
+    const finished = retry.events.find((e) => e.type === "turn.finished");
+    expect(finished).to.deep.include({ outcome: "failed", errorCode: "CONFIG_INVALID" });
+    expect((finished as { message: string }).message).to.match(/HTTP 401.*ANTHROPIC_API_KEY.*apiKeyEnv/);
+    expect(retry.events.at(-1), "the process is given up").to.deep.equal({ type: "step", name: "abandoned" });
+
+    const none = mapperRig();
+    none.feed({
+      type: "assistant",
+      message: { content: [{ type: "text", text: "Not logged in · Please run /login" }] },
+      is_api_error_message: true,
+      error: "authentication_failed",
+    });
+    expect(none.events.find((e) => e.type === "turn.finished")).to.deep.include({ errorCode: "CONFIG_INVALID" });
+    expect(none.events.some((e) => e.type === "text.delta" || e.type === "turn.error")).to.equal(false);
+
+    const other = mapperRig();
+    other.feed({ type: "system", subtype: "api_retry", attempt: 1, error_status: 529, error: "overloaded" });
+    expect(other.events.map((e) => e.type)).to.deep.equal(["step"]);
   });
 
   it("maps result outcomes by is_error and terminal_reason, never by subtype alone", () => {

@@ -3,11 +3,12 @@
 // CLI here (it logs what it reads on stdin); everything else is the real driver.
 import { expect } from "chai";
 import { randomUUID } from "node:crypto";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClaudeCodeWorkerFactory } from "../../workers/claude-code/factory.js";
 import type { Worker } from "../../workers/types.js";
+import { waitUntil } from "../support/util.js";
 import { EventLog } from "./cli-rig.js";
 
 const standIn = `#!/usr/bin/env node
@@ -15,6 +16,7 @@ const fs = require("fs");
 process.stdout.write("this is not json\\n");
 process.stderr.write("stand-in warming up\\n");
 process.stdout.write(JSON.stringify({ type: "system", subtype: "api_retry", attempt: 1 }) + "\\n");
+if (process.env.STANDIN_HUGE_LINE) process.stdout.write(JSON.stringify({ type: "result", result: "x".repeat(5000) }) + "\\n");
 let buf = "";
 process.stdin.on("data", (d) => {
   buf += d;
@@ -44,10 +46,11 @@ describe("claude-code worker process handling", function () {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function start(env: Record<string, string> = {}, command = join(dir, "claude")) {
+  function start(env: Record<string, string> = {}, command = join(dir, "claude"), maxLineChars?: number) {
     const log = new EventLog();
     const factory = createClaudeCodeWorkerFactory({
       command,
+      ...(maxLineChars ? { maxLineChars } : {}),
       env: { STANDIN_LOG: join(dir, "stdin.log"), ...env },
       interruptAckMs: 200,
       closeGraceMs: 200,
@@ -94,18 +97,34 @@ describe("claude-code worker process handling", function () {
     expect(steps[1].detail).to.deep.equal({ line: "stand-in warming up" });
   });
 
+  it("a line over the limit (the result may be in it) ends the turn WORKER_OUTPUT_LIMIT and gives the process up", async () => {
+    const { log } = start({ STANDIN_HUGE_LINE: "1" }, join(dir, "claude"), 1000);
+    const finished = await log.next("turn.finished");
+    expect(finished).to.deep.include({ outcome: "failed", errorCode: "WORKER_OUTPUT_LIMIT" });
+    expect(await log.next("worker.exited")).to.deep.include({ signal: "SIGKILL" });
+  });
+
   it("an unacknowledged interrupt resolves false after its bound; the caller's kill is a crash", async () => {
     const { worker, log } = start();
     await worker.send({ inputId: "in-1", content: "hello" });
     expect(await worker.interrupt()).to.equal(false);
+    // The stand-in logs what it reads once it runs, which on a loaded machine may be after the interrupt's bound.
+    const logged = () => (existsSync(join(dir, "stdin.log")) ? readFileSync(join(dir, "stdin.log"), "utf8") : "");
+    await waitUntil(() => logged().trim().split("\n").length >= 3, 10_000, logged);
     const lines = readFileSync(join(dir, "stdin.log"), "utf8")
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l));
-    expect(lines.map((l) => l.type)).to.deep.equal(["user", "control_request"]);
-    expect(lines[1]).to.deep.equal({
+    // The initialize request goes first, as an SDK host's does (docs/protocol/claude-code.md §6).
+    expect(lines.map((l) => l.type)).to.deep.equal(["control_request", "user", "control_request"]);
+    expect(lines[0]).to.deep.equal({
       type: "control_request",
-      request_id: "interrupt_1",
+      request_id: "initialize_1",
+      request: { subtype: "initialize" },
+    });
+    expect(lines[2]).to.deep.equal({
+      type: "control_request",
+      request_id: "interrupt_2",
       request: { subtype: "interrupt" },
     });
     worker.kill();

@@ -49,6 +49,7 @@ export function replayRecording(scenario: string): Replay {
     },
     reply: (frame) => void replay.replies.push(frame),
     controlResponse: () => {},
+    abandon: () => {},
   });
   // The same splitter the driver uses, fed the recorded stdout as the bytes the CLI printed.
   const stdout = new NdjsonSplitter(1024 * 1024, (item) => {

@@ -20,7 +20,8 @@ export interface ClaudeCodeFactoryOptions extends Partial<WorkerLimits> {
 const defaultLimits: WorkerLimits = {
   interruptAckMs: 5_000,
   closeGraceMs: 30_000,
-  maxLineChars: 32 * 1024 * 1024,
+  // docs/protocol/aep.md §10: WORKER_OUTPUT_LIMIT is one line over 10 MB.
+  maxLineChars: 10 * 1024 * 1024,
   maxUnmatchedResponses: 64,
   maxStderrLines: 50,
 };
@@ -41,7 +42,8 @@ export function createClaudeCodeWorkerFactory(options: ClaudeCodeFactoryOptions 
       const plan = planLaunch({
         command: start.command ?? options.command ?? defaultClaudeCommand(),
         workdir: start.workdir,
-        home: start.home ?? env.HOME ?? start.workdir,
+        // A HOME configured for the CLI (workers.claude-code.env.HOME) is explicit and wins; else the session's own.
+        home: env.HOME ?? start.home ?? start.workdir,
         workerSessionId: start.workerSessionId,
         permissionMode: start.permissionMode ?? options.permissionMode ?? "default",
         extraArgs: [...(options.args ?? []), ...(start.args ?? [])],

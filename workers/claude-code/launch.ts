@@ -47,7 +47,9 @@ export function planLaunch(request: LaunchRequest): LaunchPlan {
     const value = process.env[name];
     if (value !== undefined) env[name] = value;
   }
-  Object.assign(env, request.env, {
+  // The CLI strips its credentials from Bash, hook and MCP subprocesses only when asked to (it then needs bubblewrap
+  // and socat on Linux); only an explicit "0" in workers.claude-code.env turns that off.
+  Object.assign(env, { CLAUDE_CODE_SUBPROCESS_ENV_SCRUB: "1" }, request.env, {
     HOME: request.home,
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     DISABLE_AUTOUPDATER: "1",

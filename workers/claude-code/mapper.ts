@@ -24,7 +24,14 @@ export interface MapperSinks {
   /** A stdin frame the CLI is waiting for (the answer to a request this host cannot serve). */
   reply(frame: StdinFrame): void;
   controlResponse(frame: ControlResponseFrame): void;
+  /** The process cannot go on usefully (its credentials were refused, a frame was lost): end it. */
+  abandon(): void;
 }
+
+/** What a user sets when the CLI's credentials are refused (issue: its own retry loop takes minutes to say so). */
+const CREDENTIALS_HINT =
+  "set ANTHROPIC_API_KEY for the worker (workers.claude-code.apiKeyEnv names the variable holding the key, or " +
+  "workers.claude-code.env.ANTHROPIC_API_KEY), or run it on a configured model with workers.claude-code.model";
 
 interface OpenBlock {
   readonly kind: "text" | "reasoning" | "other";
@@ -92,11 +99,15 @@ export class ClaudeCodeMapper {
     }
     if (frame.subtype === "api_retry") {
       const { attempt, max_retries, retry_delay_ms, error_status, error } = frame;
-      return this.emit({
+      this.emit({
         type: "step",
         name: "api_retry",
         detail: { attempt, max_retries, retry_delay_ms, error_status, error },
       });
+      // A refused key is retried ten times over minutes by the CLI; nothing will change, so the turn ends now.
+      if (error_status === 401 || error === "authentication_failed")
+        this.failTurn("CONFIG_INVALID", `the worker's Anthropic API key was refused (HTTP 401): ${CREDENTIALS_HINT}`);
+      return;
     }
     this.raw(frame);
   }
@@ -203,6 +214,12 @@ export class ClaudeCodeMapper {
         : frame.message.content;
     if (frame.is_api_error_message === true) {
       const message = content.map((b) => b.text ?? "").join("") || "API error";
+      // "Not logged in · Please run /login": no AEP user can run /login.
+      if (frame.error === "authentication_failed")
+        return this.failTurn(
+          "CONFIG_INVALID",
+          `the worker has no usable Anthropic credentials (${message}): ${CREDENTIALS_HINT}`,
+        );
       return this.emit({ type: "turn.error", code: "api_error", message });
     }
     const messageId = frame.message.id ?? "";
@@ -255,6 +272,19 @@ export class ClaudeCodeMapper {
     this.assistantBlocks.clear();
     this.turnOpen = false;
     this.emit(turnFinishedOf(frame));
+  }
+
+  /**
+   * Ends the turn on the driver's own finding (`code` is an AEP error code the session maps through) and gives the
+   * process up; the next input starts a new one that resumes the session.
+   */
+  failTurn(code: "CONFIG_INVALID" | "WORKER_OUTPUT_LIMIT", message: string): void {
+    for (const blockId of [...this.openBlocks.keys()]) this.completeBlock(blockId, true);
+    for (const id of this.interactions.withdrawAll()) this.emit({ type: "interaction.withdrawn", id });
+    this.assistantBlocks.clear();
+    this.turnOpen = false;
+    this.emit({ type: "turn.finished", outcome: "failed", errorCode: code, message });
+    this.sinks.abandon();
   }
 
   private onControlRequest(frame: StdoutFrame): void {

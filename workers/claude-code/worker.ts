@@ -10,6 +10,7 @@ import {
   workerProcessMachine,
 } from "../../machines/worker-process.js";
 import type { InteractionAnswer, Worker, WorkerEvent, WorkerListener } from "../types.js";
+import { commandEvents, WORKER_COMMANDS } from "./commands.js";
 import { ControlChannel } from "./control-channel.js";
 import { asStdoutFrame, stdinFrames } from "./frames.js";
 import type { LaunchPlan } from "./launch.js";
@@ -55,6 +56,7 @@ export class ClaudeCodeWorker implements Worker {
       event: (event) => this.onWorkerEvent(event),
       reply: (frame) => void this.writer?.write(frame).catch(() => {}),
       controlResponse: (frame) => this.control.deliver(frame),
+      abandon: () => this.actor.send({ type: "KILL" }),
     });
     this.actor = createActor(
       workerProcessMachine.provide({
@@ -99,6 +101,18 @@ export class ClaudeCodeWorker implements Worker {
     return result.ok;
   }
 
+  async command(command: string): Promise<WorkerEvent[] | undefined> {
+    const subtype = WORKER_COMMANDS.get(command);
+    if (subtype === undefined) return undefined;
+    const writer = this.liveWriter();
+    const requestId = this.control.newRequestId("command");
+    const result = await this.control.request(requestId, this.limits.interruptAckMs * 2, () =>
+      writer.write(stdinFrames.controlRequest(requestId, subtype)),
+    );
+    if (!result.ok) throw new Error(`the worker did not answer ${command}: ${result.error}`);
+    return commandEvents(command, result.response);
+  }
+
   close(): Promise<void> {
     this.actor.send({ type: "CLOSE" });
     return this.exitedAt;
@@ -131,12 +145,20 @@ export class ClaudeCodeWorker implements Worker {
     this.child = child;
     this.writer = new StdinWriter(child.stdin);
     const stdout = new NdjsonSplitter(this.limits.maxLineChars, (item) => {
-      if (item.kind === "bad")
-        return this.emit({
+      if (item.kind === "bad") {
+        this.emit({
           type: "step",
           name: "bad_stdout_line",
           detail: { reason: item.reason, length: item.length, preview: item.preview },
         });
+        // The lost line may be the turn's result: waiting for it would hang the turn.
+        if (item.reason === "too_long")
+          this.mapper.failTurn(
+            "WORKER_OUTPUT_LIMIT",
+            `a worker output line of ${item.length} characters is over the ${this.limits.maxLineChars} limit`,
+          );
+        return;
+      }
       const frame = asStdoutFrame(item.value);
       if (frame) this.mapper.handle(frame);
       else this.emit({ type: "raw", frame: item.value });
@@ -147,6 +169,12 @@ export class ClaudeCodeWorker implements Worker {
     child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
     child.stderr.on("end", () => stderr.end());
     child.on("spawn", () => this.actor.send({ type: "SPAWNED" }));
+    // The SDK host's first word (docs/protocol/claude-code.md §6): the CLI then knows a host drives it. Its answer
+    // (commands, models, account) is not needed here; a CLI that refuses it still takes inputs.
+    const initialize = this.control.newRequestId("initialize");
+    void this.control.request(initialize, this.limits.closeGraceMs, () =>
+      this.writer!.write(stdinFrames.controlRequest(initialize, "initialize")),
+    );
     child.on("error", (err) => {
       if (child.pid === undefined) this.spawnError = err;
       this.emit({ type: "step", name: "spawn_error", detail: { message: err.message } });
