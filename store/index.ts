@@ -4,6 +4,7 @@ import type { AepInputRecord, DeliveryStatus, RecordInputResult, RuntimeStatus }
 import * as aepSessions from "./aep-sessions.js";
 import type { AepSessionRecord, AepSessionUpdate } from "./aep-sessions.js";
 import * as blobs from "./blobs.js";
+import { type ConversationSummary, listConversations } from "./conversation-list.js";
 import type { BlobPut } from "../cursor/blob-graph.js";
 import * as conversations from "./conversations.js";
 import type { CheckpointCommit, ConversationHead } from "./conversations.js";
@@ -14,6 +15,7 @@ import * as messages from "./messages.js";
 import type { NewMessage, StoredMessage } from "./messages.js";
 import * as runs from "./runs.js";
 import type { NewRun, RunOutcome, RunRecord } from "./runs.js";
+import { recordUsage, type UsageRecord, type UsageTotals, usageSince } from "./usage.js";
 
 export { BlobIntegrityError } from "./blobs.js";
 export { DataDirError } from "./data-dir.js";
@@ -24,6 +26,8 @@ export type { GcResult } from "./gc.js";
 export { StaleCheckpointError } from "./conversations.js";
 export type { MessageOrigin, NewMessage, StoredMessage } from "./messages.js";
 export type { NewRun, RunOutcome, RunRecord, RunStatus, RunUsage, TerminalRunStatus } from "./runs.js";
+export type { ConversationSummary } from "./conversation-list.js";
+export { type UsageRecord, type UsageTotals, usageDay } from "./usage.js";
 
 /** The database file inside a data dir. */
 export const DB_FILENAME = "byok.sqlite3";
@@ -62,6 +66,12 @@ export interface Store {
   /** Deletes blobs created before the time (Unix ms) that no head or message reaches (docs/protocol/cursor-run.md
    * §6.6). */
   collectBlobs(createdBefore: number): Promise<GcResult>;
+  /** Newest activity first; `total` counts every conversation (docs/status-api.md §3). */
+  listConversations(page: { limit: number; offset: number }): Promise<{ total: number; items: ConversationSummary[] }>;
+  /** Adds one model call's usage to its (front door, model, UTC day) row. */
+  recordUsage(r: UsageRecord): Promise<void>;
+  /** Usage rows from `sinceDay` (YYYY-MM-DD) on, newest day first, at most `limit`. */
+  usageSince(sinceDay: string, limit: number): Promise<UsageTotals[]>;
   aep: AepStore;
 }
 
@@ -115,6 +125,9 @@ export async function openStore(opts: StoreLocation & StoreOptions): Promise<Sto
     finishRun: (r, o) => runs.finishRun(db, r, o),
     getRun: (r) => runs.getRun(db, r),
     collectBlobs: (before) => collectBlobs(db, before),
+    listConversations: (page) => listConversations(db, page),
+    recordUsage: (r) => recordUsage(db, r),
+    usageSince: (day, limit) => usageSince(db, day, limit),
     aep: {
       createSession: (r) => aepSessions.createAepSession(db, r),
       getSession: (id) => aepSessions.getAepSession(db, id),

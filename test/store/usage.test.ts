@@ -1,0 +1,95 @@
+// Usage per front door, model and UTC day, and the conversation list the status page reads (docs/status-api.md §3,
+// §4).
+import { expect } from "chai";
+import { usageDay } from "../../store/index.js";
+import { type TempStore, tempStore } from "./temp-store.js";
+
+const call = (over: Partial<Parameters<TempStore["store"]["recordUsage"]>[0]> = {}) => ({
+  frontDoor: "cursor",
+  model: "gpt-x",
+  day: "2026-12-03",
+  input: 100,
+  output: 10,
+  cacheRead: 60,
+  cacheWrite: 0,
+  ...over,
+});
+
+describe("store: usage and conversation list", () => {
+  let t: TempStore;
+  beforeEach(async () => {
+    t = await tempStore();
+  });
+  afterEach(() => t.cleanup());
+
+  it("adds calls of the same front door, model and day into one row; others get their own", async () => {
+    await Promise.all([
+      t.store.recordUsage(call()),
+      t.store.recordUsage(call({ input: 50, output: 5, cacheRead: 0, cacheWrite: 20 })),
+      t.store.recordUsage(call({ model: "claude-y" })),
+      t.store.recordUsage(call({ frontDoor: "messages" })),
+      t.store.recordUsage(call({ day: "2026-12-01" })),
+    ]);
+    const rows = await t.store.usageSince("2026-12-02", 100);
+    expect(rows).to.deep.equal([
+      {
+        frontDoor: "cursor",
+        model: "claude-y",
+        day: "2026-12-03",
+        calls: 1,
+        input: 100,
+        output: 10,
+        cacheRead: 60,
+        cacheWrite: 0,
+      },
+      {
+        frontDoor: "cursor",
+        model: "gpt-x",
+        day: "2026-12-03",
+        calls: 2,
+        input: 150,
+        output: 15,
+        cacheRead: 60,
+        cacheWrite: 20,
+      },
+      {
+        frontDoor: "messages",
+        model: "gpt-x",
+        day: "2026-12-03",
+        calls: 1,
+        input: 100,
+        output: 10,
+        cacheRead: 60,
+        cacheWrite: 0,
+      },
+    ]);
+    expect(await t.store.usageSince("2026-01-01", 2)).to.have.length(2);
+  });
+
+  it("keys a moment by its UTC day", () => {
+    expect(usageDay(new Date("2026-12-03T23:59:59.999Z"))).to.equal("2026-12-03");
+    expect(usageDay(new Date("2026-12-04T00:00:00.000+01:00"))).to.equal("2026-12-03");
+  });
+
+  it("lists conversations newest first with runs, user turns and the latest model, paged", async () => {
+    await t.store.createRun({ runId: "r1", conversationId: "c1", model: "old-model" });
+    await t.store.appendMessages("c1", "r1", [
+      { role: "user", origin: "runtime", body: "{}" },
+      { role: "user", origin: "user", body: "{}" },
+      { role: "assistant", origin: "assistant", body: "{}" },
+    ]);
+    await new Promise((r) => setTimeout(r, 5));
+    await t.store.createRun({ runId: "r2", conversationId: "c2", model: "m2" });
+    await new Promise((r) => setTimeout(r, 5));
+    await t.store.createRun({ runId: "r3", conversationId: "c1", model: "new-model" });
+    await t.store.appendMessages("c1", "r3", [{ role: "user", origin: "user", body: "{}" }]);
+    const first = await t.store.listConversations({ limit: 1, offset: 0 });
+    expect(first.total).to.equal(2);
+    expect(first.items).to.have.length(1);
+    expect(first.items[0]).to.include({ conversationId: "c1", runs: 2, turns: 2, lastModel: "new-model" });
+    const second = await t.store.listConversations({ limit: 10, offset: 1 });
+    expect(second.items.map((c) => [c.conversationId, c.runs, c.turns, c.lastModel])).to.deep.equal([
+      ["c2", 1, 0, "m2"],
+    ]);
+  });
+});
