@@ -19,14 +19,14 @@ export async function listConversations(
   page: { limit: number; offset: number },
 ): Promise<{ total: number; items: ConversationSummary[] }> {
   const [{ total }] = (await db("runs").countDistinct({ total: "conversation_id" })) as Array<{ total: number }>;
-  const rows: Array<{ conversation_id: string; runs: number; last_at: number }> = await db("runs")
+  const rows = (await db("runs")
     .select("conversation_id")
     .count({ runs: "*" })
     .max({ last_at: "started_at" })
     .groupBy("conversation_id")
     .orderBy([{ column: "last_at", order: "desc" }, "conversation_id"])
     .limit(page.limit)
-    .offset(page.offset);
+    .offset(page.offset)) as Array<{ conversation_id: string; runs: number; last_at: number }>;
   const ids = rows.map((r) => r.conversation_id);
   const turns = new Map<string, number>();
   const turnRows: Array<{ conversation_id: string; turns: number }> = await db("messages")
