@@ -11,7 +11,7 @@ import type { Logger } from "../log/logger.js";
 import { AttachRefused, aepConnectionMachine, type InitRequest } from "../machines/aep-connection.js";
 import { DEFAULT_LIMITS, OutboundQueue, type QueueLimits } from "./wire/backpressure.js";
 import { decodeClientFrame, serverEnvelope, type ErrorCode, type ServerEvent } from "./wire/envelope.js";
-import { AepRegistry } from "./registry.js";
+import { AepRegistry, type AepSessionSummary } from "./registry.js";
 import type { AepSession, SessionDeps } from "./session.js";
 import { isLoopbackHost } from "../transport/gate.js";
 
@@ -31,6 +31,8 @@ export interface AepListenerOptions extends Omit<SessionDeps, "onForget" | "reso
 
 export interface AepListener {
   url: string;
+  /** The live sessions (status page). */
+  sessions(): AepSessionSummary[];
   close(): Promise<void>;
 }
 
@@ -71,6 +73,7 @@ export async function startAepListener(o: AepListenerOptions): Promise<AepListen
   o.log.info("aep listener started", { host: o.host, port });
   return {
     url: `ws://${host}:${port}/ws`,
+    sessions: () => registry.list(),
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const ws of wss.clients) ws.close(1001, "gateway shutting down");

@@ -35,6 +35,7 @@ export interface SessionLink extends Outlet {
 export class AepSession {
   readonly sessionId: string;
   readonly sessionKey: string | undefined;
+  readonly worker: string;
   private readonly sequencer: Sequencer;
   private readonly actor: Actor<typeof aepSessionMachine>;
   private readonly workers = new Map<number, Worker>();
@@ -51,6 +52,7 @@ export class AepSession {
   ) {
     this.sessionId = record.sessionId;
     this.sessionKey = record.sessionKey;
+    this.worker = record.worker;
     const log = deps.log;
     this.sequencer = new Sequencer({
       sessionId: record.sessionId,

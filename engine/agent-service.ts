@@ -23,6 +23,7 @@ import { routeRun, UpstreamRequests } from "./run-route.js";
 import type { Logger } from "../log/logger.js";
 import { redact } from "../log/logger.js";
 import type { LimitsConfig, TimerConfig } from "./config.js";
+import type { RunObserver } from "./live-runs.js";
 
 /** RunSSE streams waiting for their run_request at once (docs/protocol/cursor-transport.md §6.9). */
 export const DEFAULT_MAX_WAITING_STREAMS = 1_000;
@@ -49,6 +50,8 @@ export type ServiceDeps = Omit<RunDeps, "isCurrent"> & {
   log: Logger;
   timers: TimerConfig;
   limits: Pick<LimitsConfig, "maxWaitingStreams">;
+  /** The status page's live-run registry. */
+  runs?: RunObserver;
 };
 
 export class AgentService implements AgentBackend {
@@ -286,6 +289,7 @@ export class AgentService implements AgentBackend {
     });
     handle.actor = createActor(machine, { input: { requestId, conversationId: session.conversationId } });
     handle.actor.subscribe({ error: (err) => handle.crash(err) });
+    this.deps.runs?.track(requestId, session.conversationId, request.requestedModel, handle.actor);
     entry.run = handle;
     this.deps.log.info("run started", { request_id: requestId, conversation_id: session.conversationId });
     handle.actor.start();
@@ -298,6 +302,7 @@ export class AgentService implements AgentBackend {
       this.deps.log.error("run failed", { ...fields, code: end.code, cause: end.cause, error: end.message });
     else this.deps.log.info(`run ${end.kind}`, end.kind === "canceled" ? { ...fields, cause: end.cause } : fields);
     if (this.liveRuns.get(session.conversationId) === handle) this.liveRuns.delete(session.conversationId);
+    this.deps.runs?.ended(session.requestId, end, session.usage);
     // The terminal commit is issued before the EndStream (docs/protocol/cursor-transport.md §7.5); the single store
     // connection keeps the order.
     const committed = this.deps.store

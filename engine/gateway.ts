@@ -8,7 +8,7 @@ import { startAepListener, type AepListener } from "../aep/listener.js";
 import { workdirResolver } from "../aep/workdir.js";
 import { loadPromptAssets } from "../prompt/assets.js";
 import { createProviderAdapter } from "../providers/index.js";
-import { DataDirError, openStore, type Store } from "../store/index.js";
+import { DataDirError, openStore, type Store, type UsageRecord } from "../store/index.js";
 import { createApp } from "../transport/app.js";
 import { DECODE_WEIGHT } from "../transport/body.js";
 import { createDiagnostics, DIAGNOSTICS_ENV } from "../transport/diagnostics.js";
@@ -21,6 +21,10 @@ import { scheduleBlobGc } from "./blob-gc.js";
 import { HistoryCache } from "./history-cache.js";
 import { ConfigError, type GatewayConfig, type WorkersConfig } from "./config.js";
 import { messagesEndpoint } from "./messages-endpoint.js";
+import { LiveRunRegistry } from "./live-runs.js";
+import { statusSource } from "./status-source.js";
+import { meteredAdapters } from "./usage-meter.js";
+import { statusRoutes } from "../status/routes.js";
 import type { Logger } from "../log/logger.js";
 import { registerSecrets } from "../log/logger.js";
 
@@ -64,20 +68,45 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     throw err instanceof DataDirError ? new ConfigError(err.message) : err;
   });
   const history = new HistoryCache();
+  const runs = new LiveRunRegistry(o.config.models);
+  const recordUsage = (r: UsageRecord) => store.recordUsage(r);
   const service = new AgentService({
     store,
     assets,
     models: o.config.models,
     log: o.log,
     history,
-    adapterFor: createProviderAdapter,
+    adapterFor: meteredAdapters(createProviderAdapter, "cursor", recordUsage, o.log),
     timers: o.config.timers ?? {},
     limits: o.config.limits ?? {},
+    runs,
   });
   const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear(), idle: () => !service.hasLiveRuns() });
   const security = o.config.security ?? {};
   const access = { ...security, host: o.host, port: () => (server.address() as AddressInfo).port };
-  const frontDoors = await messagesEndpoint(o.config, o.dataDir, createProviderAdapter, o.log);
+  const frontDoors = await messagesEndpoint(
+    o.config,
+    o.dataDir,
+    meteredAdapters(createProviderAdapter, "messages", recordUsage, o.log),
+    o.log,
+  );
+  let aep: AepListener | undefined;
+  const statusPage = statusRoutes({
+    source: statusSource({
+      runs,
+      store,
+      aepSessions: () => aep?.sessions(),
+      config: o.config,
+      settings: {
+        host: o.host,
+        dataDir: o.dataDir,
+        upstream: o.upstream,
+        ...(o.configFile ? { configFile: o.configFile } : {}),
+      },
+      version: VERSION,
+    }),
+    tokenRequired: security.token !== undefined,
+  });
   const http = createDualServer(
     createApp({
       service,
@@ -88,11 +117,11 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       bodies,
       ...(diagnostics ? { diagnostics } : {}),
       ...(frontDoors ? { frontDoors } : {}),
+      statusPage,
     }).callback(),
   );
   const { server } = http;
   const urlHost = o.host.includes(":") ? `[${o.host}]` : o.host;
-  let aep: AepListener | undefined;
   try {
     await listen(server, o.port, o.host).catch((err: unknown) => {
       throw listenError(err, `the Connect port (--port) ${o.host}:${o.port}`);
