@@ -65,7 +65,17 @@ export class LiveRunRegistry implements RunObserver {
     if (!entry) return;
     entry.stop();
     this.live.delete(requestId);
-    const run: RecentRun = { ...entry.run, endedAt: Date.now(), ending: endingOf(end), usage: countsOf(usage) };
+    // The Run machine's final states are named after RunEnd's kinds and finish runs on entry to them, before their
+    // snapshot is published: the ending names the state the run ended in.
+    const endedAt = Date.now();
+    const run: RecentRun = {
+      ...entry.run,
+      state: [end.kind],
+      stateSince: endedAt,
+      endedAt,
+      ending: endingOf(end),
+      usage: countsOf(usage),
+    };
     this.recent.push(run);
     if (this.recent.length > RECENT_RUNS) this.recent.shift();
     this.emit({ type: "run.ended", run });

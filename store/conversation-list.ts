@@ -6,7 +6,7 @@ export interface ConversationSummary {
   conversationId: string;
   /** Runs (executions) of the conversation this store recorded. */
   runs: number;
-  /** User turns: messages the user wrote (runtime tags and tool results are not turns). */
+  /** Completed turns: final answers, i.e. assistant messages that asked for no tool round. */
   turns: number;
   /** The provider model of its latest run. */
   lastModel: string;
@@ -33,7 +33,8 @@ export async function listConversations(
     .select("conversation_id")
     .count({ turns: "*" })
     .whereIn("conversation_id", ids)
-    .andWhere("origin", "user")
+    .andWhere("origin", "assistant")
+    .whereNull("tool_round_id")
     .groupBy("conversation_id");
   for (const r of turnRows) turns.set(r.conversation_id, Number(r.turns));
   const latest = new Map<string, string>();

@@ -71,18 +71,18 @@ describe("store: usage and conversation list", () => {
     expect(usageDay(new Date("2026-12-04T00:00:00.000+01:00"))).to.equal("2026-12-03");
   });
 
-  it("lists conversations newest first with runs, user turns and the latest model, paged", async () => {
+  it("lists conversations newest first with runs, completed turns (final answers) and the latest model, paged", async () => {
     await t.store.createRun({ runId: "r1", conversationId: "c1", model: "old-model" });
     await t.store.appendMessages("c1", "r1", [
-      { role: "user", origin: "runtime", body: "{}" },
-      { role: "user", origin: "user", body: "{}" },
+      { role: "assistant", origin: "assistant", body: "{}", toolRoundId: "r1:round-0" },
+      { role: "tool", origin: "tool", body: "{}", toolRoundId: "r1:round-0" },
       { role: "assistant", origin: "assistant", body: "{}" },
     ]);
     await new Promise((r) => setTimeout(r, 5));
     await t.store.createRun({ runId: "r2", conversationId: "c2", model: "m2" });
     await new Promise((r) => setTimeout(r, 5));
     await t.store.createRun({ runId: "r3", conversationId: "c1", model: "new-model" });
-    await t.store.appendMessages("c1", "r3", [{ role: "user", origin: "user", body: "{}" }]);
+    await t.store.appendMessages("c1", "r3", [{ role: "assistant", origin: "assistant", body: "{}" }]);
     const first = await t.store.listConversations({ limit: 1, offset: 0 });
     expect(first.total).to.equal(2);
     expect(first.items).to.have.length(1);
