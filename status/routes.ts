@@ -119,6 +119,7 @@ const PAGE_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>byok-gateway status</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${STATUS_PREFIX}/assets/app.css">
 <script defer src="${STATUS_PREFIX}/assets/app.js"></script>
 </head>
