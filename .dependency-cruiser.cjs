@@ -1,5 +1,5 @@
 // Which folder may import which (docs: README "Layout"). Run by `npm test` through test/architecture/.
-const SOURCE = "^(bin|engine|machines|cursor|transport|aep|workers|store|providers|prompt|log|messages-api)/";
+const SOURCE = "^(bin|engine|machines|cursor|transport|aep|workers|store|providers|prompt|log|messages-api|status)/";
 const forbid = (name, comment, from, to) => ({
   name,
   comment,
@@ -21,7 +21,7 @@ module.exports = {
       "transport-framing-only",
       "transport frames and routes; the engine implements AgentBackend",
       "^transport/",
-      "^(machines|engine|store|aep|workers|bin)/",
+      "^(machines|engine|store|aep|workers|bin|status)/",
     ),
     forbid(
       "cursor-pure",
@@ -59,11 +59,17 @@ module.exports = {
       "^messages-api/",
       "^(transport|engine|machines|aep|workers|store|cursor|prompt|bin)/",
     ),
+    forbid(
+      "status-serves-only",
+      "the status page serves what the engine hands it (a StatusSource); it reads no store, machine or session itself",
+      "^status/",
+      "^(engine|machines|store|aep|workers|providers|cursor|prompt|messages-api|bin)/|^transport/(?!gate\\.ts$)",
+    ),
     forbid("log-bottom", "the logger imports nothing of ours", "^log/", SOURCE),
     forbid(
       "nothing-imports-bin",
       "bin is the entry",
-      "^(engine|machines|cursor|transport|aep|workers|store|providers|prompt|log|messages-api)/",
+      "^(engine|machines|cursor|transport|aep|workers|store|providers|prompt|log|messages-api|status)/",
       "^bin/",
     ),
     forbid("no-tests-in-source", "source never imports tests", SOURCE, "^test/"),

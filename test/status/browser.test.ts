@@ -25,8 +25,11 @@ describe("status page in Chromium", function () {
   let scratch: string;
 
   before(async function () {
-    // .ci/run installs Debian's chromium; a developer machine without it skips rather than fails.
-    if (!existsSync(CHROMIUM)) return this.skip();
+    // .ci/run installs Debian's chromium, so CI fails without it; a developer machine without it skips.
+    if (!existsSync(CHROMIUM)) {
+      if (process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run should have installed Debian's chromium`);
+      return this.skip();
+    }
     scratch = await mkdtemp(join(tmpdir(), "byok-status-browser-"));
     openai = await startFakeOpenAI();
     gw = await startGatewayProcess({
