@@ -8,7 +8,7 @@ import { startAepListener, type AepListener } from "../aep/listener.js";
 import { workdirResolver } from "../aep/workdir.js";
 import { loadPromptAssets } from "../prompt/assets.js";
 import { createProviderAdapter } from "../providers/index.js";
-import { DataDirError, openStore, type Store, type UsageRecord } from "../store/index.js";
+import { DataDirError, openStore, type Store } from "../store/index.js";
 import { createApp } from "../transport/app.js";
 import { DECODE_WEIGHT } from "../transport/body.js";
 import { createDiagnostics, DIAGNOSTICS_ENV } from "../transport/diagnostics.js";
@@ -23,7 +23,7 @@ import { ConfigError, type GatewayConfig, type WorkersConfig } from "./config.js
 import { messagesEndpoint } from "./messages-endpoint.js";
 import { LiveRunRegistry } from "./live-runs.js";
 import { statusSource } from "./status-source.js";
-import { meteredAdapters } from "./usage-meter.js";
+import { meteredAdapters, UsageLedger } from "./usage-meter.js";
 import { statusRoutes } from "../status/routes.js";
 import type { Logger } from "../log/logger.js";
 import { registerSecrets } from "../log/logger.js";
@@ -69,14 +69,14 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   });
   const history = new HistoryCache();
   const runs = new LiveRunRegistry(o.config.models);
-  const recordUsage = (r: UsageRecord) => store.recordUsage(r);
+  const usage = new UsageLedger(store, o.log, () => !service.hasLiveRuns());
   const service = new AgentService({
-    store,
+    store: usage.ridingOnCheckpoints(store),
     assets,
     models: o.config.models,
     log: o.log,
     history,
-    adapterFor: meteredAdapters(createProviderAdapter, "cursor", recordUsage, o.log),
+    adapterFor: meteredAdapters(createProviderAdapter, "cursor", usage),
     timers: o.config.timers ?? {},
     limits: o.config.limits ?? {},
     runs,
@@ -87,7 +87,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const frontDoors = await messagesEndpoint(
     o.config,
     o.dataDir,
-    meteredAdapters(createProviderAdapter, "messages", recordUsage, o.log),
+    meteredAdapters(createProviderAdapter, "messages", usage),
     o.log,
   );
   let aep: AepListener | undefined;
@@ -95,6 +95,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     source: statusSource({
       runs,
       store,
+      usage,
       aepSessions: () => aep?.sessions(),
       config: o.config,
       settings: {
@@ -133,6 +134,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     http.closeAllConnections();
     await stopped;
     await gc.stop();
+    await usage.close();
     await store.close();
     throw err;
   }
@@ -148,6 +150,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       http.closeAllConnections();
       await stopped;
       await gc.stop();
+      await usage.close();
       await store.close();
       o.log.info("gateway stopped");
     },

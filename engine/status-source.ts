@@ -4,10 +4,12 @@ import type { Store } from "../store/index.js";
 import type { AepSessionRow, StatusSource } from "../status/types.js";
 import type { GatewayConfig } from "./config.js";
 import type { LiveRunRegistry } from "./live-runs.js";
+import type { UsageLedger } from "./usage-meter.js";
 
 export interface StatusFacts {
   runs: LiveRunRegistry;
   store: Store;
+  usage: UsageLedger;
   /** The AEP listener's sessions, once it is on. */
   aepSessions: () => AepSessionRow[] | undefined;
   config: GatewayConfig;
@@ -22,7 +24,10 @@ export function statusSource(f: StatusFacts): StatusSource {
     recentRuns: () => f.runs.recentRuns(),
     subscribe: (listener) => f.runs.subscribe(listener),
     conversations: (page) => f.store.listConversations(page),
-    usage: (sinceDay, limit) => f.store.usageSince(sinceDay, limit),
+    usage: async (sinceDay, limit) => {
+      await f.usage.flush(); // what the ledger still holds counts too
+      return f.store.usageSince(sinceDay, limit);
+    },
     aepSessions: f.aepSessions,
     config: () => ({ gateway: f.settings, ...f.config }),
     version: f.version,

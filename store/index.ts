@@ -15,7 +15,7 @@ import * as messages from "./messages.js";
 import type { NewMessage, StoredMessage } from "./messages.js";
 import * as runs from "./runs.js";
 import type { NewRun, RunOutcome, RunRecord } from "./runs.js";
-import { recordUsage, type UsageRecord, type UsageTotals, usageSince } from "./usage.js";
+import { addUsage, type UsageTotals, usageSince } from "./usage.js";
 
 export { BlobIntegrityError } from "./blobs.js";
 export { DataDirError } from "./data-dir.js";
@@ -68,8 +68,8 @@ export interface Store {
   collectBlobs(createdBefore: number): Promise<GcResult>;
   /** Newest activity first; `total` counts every conversation (docs/status-api.md §3). */
   listConversations(page: { limit: number; offset: number }): Promise<{ total: number; items: ConversationSummary[] }>;
-  /** Adds one model call's usage to its (front door, model, UTC day) row. */
-  recordUsage(r: UsageRecord): Promise<void>;
+  /** Adds usage totals to their (front door, model, UTC day) rows, in one commit. */
+  addUsage(rows: readonly UsageTotals[]): Promise<void>;
   /** Usage rows from `sinceDay` (YYYY-MM-DD) on, newest day first, at most `limit`. */
   usageSince(sinceDay: string, limit: number): Promise<UsageTotals[]>;
   aep: AepStore;
@@ -126,7 +126,7 @@ export async function openStore(opts: StoreLocation & StoreOptions): Promise<Sto
     getRun: (r) => runs.getRun(db, r),
     collectBlobs: (before) => collectBlobs(db, before),
     listConversations: (page) => listConversations(db, page),
-    recordUsage: (r) => recordUsage(db, r),
+    addUsage: (rows) => db.transaction((trx) => addUsage(trx, rows)),
     usageSince: (day, limit) => usageSince(db, day, limit),
     aep: {
       createSession: (r) => aepSessions.createAepSession(db, r),

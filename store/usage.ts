@@ -1,7 +1,7 @@
 import type { Knex } from "knex";
 
 // Token usage per front door, model and UTC day (docs/status-api.md §4). Any front door records into the same
-// table: the Cursor agent loop and the Anthropic Messages endpoint both meter each model call as it reports usage.
+// table: the engine's usage ledger (engine/usage-meter.ts) adds up each model call's report and writes the totals.
 
 /** One model call's provider-reported counts. `input` includes the prompt-cache reads, as every adapter reports it. */
 export interface UsageRecord {
@@ -44,14 +44,19 @@ export function usageDay(at: Date): string {
   return at.toISOString().slice(0, 10);
 }
 
-/** Adds one call to its (front door, model, day) row: a single upsert, so concurrent calls never lose a count. */
-export async function recordUsage(db: Knex, r: UsageRecord): Promise<void> {
-  const counters = Object.entries(COUNTERS).map(([field, column]) => [column, r[field as keyof typeof COUNTERS]]);
-  const increments = Object.values(COUNTERS).map((column) => [column, db.raw(`${column} + excluded.${column}`)]);
-  await db("usage_daily")
-    .insert({ front_door: r.frontDoor, model: r.model, day: r.day, calls: 1, ...Object.fromEntries(counters) })
-    .onConflict(["front_door", "model", "day"])
-    .merge({ calls: db.raw("calls + 1"), ...Object.fromEntries(increments) });
+/**
+ * Adds totals to their (front door, model, day) rows, one upsert each, inside the caller's transaction: usage rides
+ * in a commit the gateway makes anyway (a run's checkpoint) instead of costing an fsync of its own.
+ */
+export async function addUsage(trx: Knex, rows: readonly UsageTotals[]): Promise<void> {
+  const increments = ["calls", ...Object.values(COUNTERS)].map((c) => [c, trx.raw(`${c} + excluded.${c}`)]);
+  for (const r of rows) {
+    const counters = Object.entries(COUNTERS).map(([field, column]) => [column, r[field as keyof typeof COUNTERS]]);
+    await trx("usage_daily")
+      .insert({ front_door: r.frontDoor, model: r.model, day: r.day, calls: r.calls, ...Object.fromEntries(counters) })
+      .onConflict(["front_door", "model", "day"])
+      .merge(Object.fromEntries(increments));
+  }
 }
 
 /** Rows of the days from `sinceDay` on, newest day first; at most `limit` rows. */

@@ -1,10 +1,11 @@
 // Usage per front door, model and UTC day, and the conversation list the status page reads (docs/status-api.md §3,
 // §4).
 import { expect } from "chai";
-import { usageDay } from "../../store/index.js";
-import { type TempStore, tempStore } from "./temp-store.js";
+import { BlobKinds } from "../../cursor/blob-graph.js";
+import { StaleCheckpointError, type UsageTotals, usageDay } from "../../store/index.js";
+import { type TempStore, blobOf, tempStore } from "./temp-store.js";
 
-const call = (over: Partial<Parameters<TempStore["store"]["recordUsage"]>[0]> = {}) => ({
+const call = (over: Partial<UsageTotals> = {}): UsageTotals => ({
   frontDoor: "cursor",
   model: "gpt-x",
   day: "2026-12-03",
@@ -12,6 +13,7 @@ const call = (over: Partial<Parameters<TempStore["store"]["recordUsage"]>[0]> = 
   output: 10,
   cacheRead: 60,
   cacheWrite: 0,
+  calls: 1,
   ...over,
 });
 
@@ -22,48 +24,40 @@ describe("store: usage and conversation list", () => {
   });
   afterEach(() => t.cleanup());
 
-  it("adds calls of the same front door, model and day into one row; others get their own", async () => {
-    await Promise.all([
-      t.store.recordUsage(call()),
-      t.store.recordUsage(call({ input: 50, output: 5, cacheRead: 0, cacheWrite: 20 })),
-      t.store.recordUsage(call({ model: "claude-y" })),
-      t.store.recordUsage(call({ frontDoor: "messages" })),
-      t.store.recordUsage(call({ day: "2026-12-01" })),
-    ]);
+  it("adds totals of the same front door, model and day into one row; others get their own", async () => {
+    await t.store.addUsage([call(), call({ model: "claude-y" }), call({ frontDoor: "messages" })]);
+    await t.store.addUsage([call({ input: 50, output: 5, cacheRead: 0, cacheWrite: 20, calls: 2 })]);
+    await t.store.addUsage([call({ day: "2026-12-01" })]);
     const rows = await t.store.usageSince("2026-12-02", 100);
+    const row = (frontDoor: string, model: string, fields: object) => ({
+      frontDoor,
+      model,
+      day: "2026-12-03",
+      ...fields,
+    });
     expect(rows).to.deep.equal([
-      {
-        frontDoor: "cursor",
-        model: "claude-y",
-        day: "2026-12-03",
-        calls: 1,
-        input: 100,
-        output: 10,
-        cacheRead: 60,
-        cacheWrite: 0,
-      },
-      {
-        frontDoor: "cursor",
-        model: "gpt-x",
-        day: "2026-12-03",
-        calls: 2,
-        input: 150,
-        output: 15,
-        cacheRead: 60,
-        cacheWrite: 20,
-      },
-      {
-        frontDoor: "messages",
-        model: "gpt-x",
-        day: "2026-12-03",
-        calls: 1,
-        input: 100,
-        output: 10,
-        cacheRead: 60,
-        cacheWrite: 0,
-      },
+      row("cursor", "claude-y", { calls: 1, input: 100, output: 10, cacheRead: 60, cacheWrite: 0 }),
+      row("cursor", "gpt-x", { calls: 3, input: 150, output: 15, cacheRead: 60, cacheWrite: 20 }),
+      row("messages", "gpt-x", { calls: 1, input: 100, output: 10, cacheRead: 60, cacheWrite: 0 }),
     ]);
     expect(await t.store.usageSince("2026-01-01", 2)).to.have.length(2);
+  });
+
+  it("adds usage in a checkpoint's transaction, without a commit of its own", async () => {
+    const statements: Array<{ sql: string; inTx: boolean }> = [];
+    const store = await t.reopen({ onQuery: (sql, inTx) => statements.push({ sql, inTx }) });
+    const checkpoint = blobOf("checkpoint", BlobKinds.Checkpoint);
+    const commit = { conversationId: "c1", checkpointId: checkpoint.id, blobs: [checkpoint], edges: [] };
+    statements.length = 0; // opening ran the migration check
+    await store.commitCheckpoint({ ...commit, usage: [call()] });
+    expect(statements.filter((s) => /^commit/i.test(s.sql))).to.have.length(1);
+    expect(statements.filter((s) => !s.inTx && /^(insert|update)/i.test(s.sql))).to.deep.equal([]);
+    expect((await store.usageSince("2026-12-03", 10))[0]).to.include({ calls: 1, input: 100 });
+    const stale = await store
+      .commitCheckpoint({ ...commit, stillCurrent: () => false, usage: [call()] })
+      .catch((e: unknown) => e);
+    expect(stale).to.be.instanceOf(StaleCheckpointError);
+    expect((await store.usageSince("2026-12-03", 10))[0], "rolled back with the checkpoint").to.include({ calls: 1 });
   });
 
   it("keys a moment by its UTC day", () => {
