@@ -11,7 +11,7 @@ import { CursorClient } from "../support/cursor-client.js";
 import { type FakeOpenAI, startFakeOpenAI } from "../support/fake-openai.js";
 import { type FakeUpstream, startFakeUpstream } from "../support/fake-upstream.js";
 import { type GatewayProcess, killAllGateways, startGatewayProcess } from "../support/gateway-process.js";
-import { waitUntil } from "../support/util.js";
+import { sleep, waitUntil } from "../support/util.js";
 import { httpCall } from "../e2e/raw-http.js";
 import { API_KEY, MODEL_ID, PROVIDER_MODEL, gate, readSse } from "./status-kit.js";
 
@@ -138,6 +138,22 @@ describe("status API: /__byok/api/ on the real gateway", function () {
     expect(latest.ending).to.include({ kind: "failed", cause: "provider", code: "unavailable" });
     expect(latest.ending.message).to.include("500");
     expect(JSON.stringify(latest)).not.to.include(API_KEY);
+  });
+
+  it("keeps at most 32 event streams open: the next one gets 503 until one closes", async () => {
+    const url = new URL("/__byok/api/events", gw.url).href;
+    const open = await Promise.all(Array.from({ length: 32 }, () => readSse(url)));
+    try {
+      const refused = await get("/__byok/api/events");
+      expect(refused.status).to.equal(503);
+      expect(JSON.parse(refused.body.toString()).code).to.equal("unavailable");
+      open.pop()!.close();
+      await sleep(200); // the server sees the close
+      const again = await readSse(url);
+      again.close();
+    } finally {
+      for (const stream of open) stream.close();
+    }
   });
 
   it("answers bad paging and period arguments with 400 invalid_argument", async () => {
