@@ -91,7 +91,12 @@ function drawRuns(): void {
   diagram.show(selected?.state ?? []);
   slots.diagramCaption.replaceChildren(
     ...(selected
-      ? ["Request ", h("code", {}, selected.requestId), " is in ", stateChip(selected.state)]
+      ? [
+          "Request ",
+          h("code", {}, selected.requestId),
+          "ending" in selected ? " ended in " : " is in ",
+          stateChip(selected.state),
+        ]
       : ["No run to show yet: the diagram highlights the state of the newest live run."]),
   );
 }
@@ -137,6 +142,17 @@ function drawPager(): void {
   slots.pager.replaceChildren(previous, h("span", {}, `${total ? offset + 1 : 0}–${last} of ${total}`), next);
 }
 
+let refreshing: ReturnType<typeof setTimeout> | undefined;
+
+/** Many runs ending at once cost one refresh. */
+function refreshSoon(): void {
+  if (refreshing) return;
+  refreshing = setTimeout(() => {
+    refreshing = undefined;
+    void refresh().catch(() => undefined);
+  }, 250);
+}
+
 function follow(): void {
   const events = new EventSource(`${API}/events`);
   events.onopen = () => {
@@ -169,7 +185,7 @@ function apply(event: StatusEvent): void {
   if (event.type === "run.ended") {
     state.live.delete(event.run.requestId);
     state.recent = [event.run, ...state.recent.filter((r) => r.requestId !== event.run.requestId)].slice(0, 100);
-    void refresh();
+    refreshSoon();
   }
   drawRuns();
 }
