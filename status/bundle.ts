@@ -2,7 +2,6 @@
 // build step before `npm start` or `npm test`, nothing generated in the repository to drift, and no request leaves
 // the machine (the lifecycle diagram is bundled in as text).
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 
 export interface PageBundle {
   js: string;
@@ -22,6 +21,8 @@ export function pageBundle(): Promise<PageBundle> {
 }
 
 async function buildPage(): Promise<PageBundle> {
+  // Loaded on the first page request only: a gateway nobody looks at never starts esbuild.
+  const { build } = await import("esbuild");
   const result = await build({
     entryPoints: [ENTRY],
     bundle: true,

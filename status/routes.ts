@@ -4,13 +4,11 @@
 // is cleaned by a redirect.
 import type { Context, Middleware } from "koa";
 import { z } from "zod";
-import { TOKEN_COOKIE } from "../transport/gate.js";
+import { STATUS_PREFIX, TOKEN_COOKIE } from "../transport/gate.js";
 import { pageBundle } from "./bundle.js";
 import { serveEvents } from "./events.js";
 import { maskSecrets } from "./mask.js";
 import type { StatusSource, UsageRow } from "./types.js";
-
-export const STATUS_PREFIX = "/__byok";
 
 const PAGE_SECURITY = {
   "content-security-policy":

@@ -12,7 +12,8 @@ export const TOKEN_HEADER = "x-byok-token";
 /** A browser cannot add headers: on the status pages the token may come as this cookie (set by the page itself,
  * HttpOnly and SameSite=Strict), or once as `?token=` on the page's own address (docs/status-api.md §1). */
 export const TOKEN_COOKIE = "byok_token";
-const STATUS_PREFIX = "/__byok";
+/** The gateway's own routes (health, diagnostics, the status page) live under this path. */
+export const STATUS_PREFIX = "/__byok";
 /** Cursor's workbench window: a web page cannot carry this origin. */
 const CURSOR_ORIGIN = "vscode-file://vscode-app";
 const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"];
