@@ -1,5 +1,6 @@
 // Which folder may import which (docs: README "Layout"). Run by `npm test` through test/architecture/.
-const SOURCE = "^(bin|engine|machines|cursor|transport|aep|workers|store|providers|prompt|log|messages-api|doctor)/";
+const SOURCE =
+  "^(bin|engine|machines|cursor|transport|aep|workers|store|providers|prompt|log|messages-api|doctor|status)/";
 const forbid = (name, comment, from, to) => ({
   name,
   comment,
@@ -21,7 +22,7 @@ module.exports = {
       "transport-framing-only",
       "transport frames and routes; the engine implements AgentBackend",
       "^transport/",
-      "^(machines|engine|store|aep|workers|bin)/",
+      "^(machines|engine|store|aep|workers|bin|status)/",
     ),
     forbid(
       "cursor-pure",
@@ -60,15 +61,16 @@ module.exports = {
       "^(transport|engine|machines|aep|workers|store|cursor|prompt|bin)/",
     ),
     forbid(
-      "log-bottom",
-      "the logger imports nothing of ours outside log/",
-      "^log/",
-      "^(bin|engine|machines|cursor|transport|aep|workers|store|providers|prompt|messages-api|doctor)/",
+      "status-serves-only",
+      "the status page serves what the engine hands it (a StatusSource); it reads no store, machine or session itself",
+      "^status/",
+      "^(engine|machines|store|aep|workers|providers|cursor|prompt|messages-api|bin)/|^transport/(?!gate\\.ts$)",
     ),
+    forbid("log-bottom", "the logger imports nothing of ours", "^log/", SOURCE),
     forbid(
       "nothing-imports-bin",
       "bin is the entry",
-      "^(engine|machines|cursor|transport|aep|workers|store|providers|prompt|log|messages-api)/",
+      "^(engine|machines|cursor|transport|aep|workers|store|providers|prompt|log|messages-api|status)/",
       "^bin/",
     ),
     forbid(

@@ -17,7 +17,7 @@ import {
   type ErrorCode,
   type ServerEvent,
 } from "./wire/envelope.js";
-import { AepRegistry } from "./registry.js";
+import { AepRegistry, type AepSessionSummary } from "./registry.js";
 import { homeFor, workdirChecker, workdirResolver, type WorkdirPolicy } from "./workdir.js";
 import type { AepSession, SessionDeps } from "./session.js";
 import { bearerOf, FailedAttempts, originAllowed, ownerOf, sameSecret } from "./admission.js";
@@ -47,6 +47,8 @@ export interface AepListenerOptions
 
 export interface AepListener {
   url: string;
+  /** The live sessions (status page). */
+  sessions(): AepSessionSummary[];
   close(): Promise<void>;
 }
 
@@ -96,6 +98,7 @@ export async function startAepListener(o: AepListenerOptions): Promise<AepListen
   o.log.info("aep listener started", { host: o.host, port });
   return {
     url: `ws://${host}:${port}/ws`,
+    sessions: () => registry.list(),
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       for (const ws of wss.clients) ws.close(1001, "gateway shutting down");

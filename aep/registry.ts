@@ -20,6 +20,15 @@ export interface OpenRequest {
   workdir: () => Promise<string>;
 }
 
+/** A live session as the status page lists it. */
+export interface AepSessionSummary {
+  sessionId: string;
+  sessionKey?: string;
+  worker: string;
+  state: string;
+  attached: boolean;
+}
+
 export class AepRegistry {
   private readonly sessions = new Map<string, AepSession>();
   private opening: Promise<unknown> = Promise.resolve();
@@ -35,6 +44,17 @@ export class AepRegistry {
     const next = this.opening.then(() => this.openNow(request, link, isOpen));
     this.opening = next.catch(() => undefined);
     return next;
+  }
+
+  /** The sessions in memory, for the status page. */
+  list(): AepSessionSummary[] {
+    return [...this.sessions.values()].map((s) => ({
+      sessionId: s.sessionId,
+      ...(s.sessionKey === undefined ? {} : { sessionKey: s.sessionKey }),
+      worker: s.worker,
+      state: s.state,
+      attached: s.attached,
+    }));
   }
 
   async close(): Promise<void> {

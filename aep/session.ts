@@ -59,6 +59,7 @@ export class AepSession {
   readonly sessionKey: string | undefined;
   /** The digest of the token that owns it (registry.ts binds a session_key to it). */
   owner: string | undefined;
+  readonly worker: string;
   private readonly sequencer: Sequencer;
   private readonly actor: Actor<typeof aepSessionMachine>;
   private readonly workers: WorkerProcesses;
@@ -91,6 +92,7 @@ export class AepSession {
       checkWorkdir: deps.checkWorkdir,
       home: () => deps.homeFor(record.sessionId),
     });
+    this.worker = record.worker;
     const log = deps.log;
     this.sequencer = new Sequencer({
       sessionId: record.sessionId,

@@ -26,6 +26,7 @@ import { type RoutedRun, namesNoModel, RunRouter, UpstreamRequests, routeRun } f
 import type { Logger } from "../log/logger.js";
 import { redact, withFields } from "../log/logger.js";
 import type { LimitsConfig, TimerConfig } from "./config.js";
+import type { RunObserver } from "./live-runs.js";
 
 /** RunSSE streams waiting for their run_request at once (docs/protocol/cursor-transport.md §6.9). */
 export const DEFAULT_MAX_WAITING_STREAMS = 1_000;
@@ -59,6 +60,8 @@ export type ServiceDeps = Omit<RunDeps, "isCurrent"> & {
   log: Logger;
   timers: TimerConfig;
   limits: Pick<LimitsConfig, "maxWaitingStreams">;
+  /** The status page's live-run registry. */
+  runs?: RunObserver;
 };
 
 export class AgentService implements AgentBackend {
@@ -337,6 +340,7 @@ export class AgentService implements AgentBackend {
     });
     handle.actor = createActor(machine, { input: { requestId, conversationId: session.conversationId } });
     handle.actor.subscribe({ error: (err) => handle.crash(err) });
+    this.deps.runs?.track(requestId, session.conversationId, request.requestedModel, handle.actor);
     entry.run = handle;
     log.info("run started", { route: routeRun(this.deps.models, request.requestedModel).reason });
     handle.actor.start();
@@ -347,6 +351,7 @@ export class AgentService implements AgentBackend {
     if (end.kind === "failed") log.error("run failed", { code: end.code, cause: end.cause, error: end.message });
     else log.info(`run ${end.kind}`, end.kind === "canceled" ? { cause: end.cause } : {});
     if (this.liveRuns.get(session.conversationId) === handle) this.liveRuns.delete(session.conversationId);
+    this.deps.runs?.ended(session.requestId, end, session.usage);
     // The terminal commit is issued before the EndStream (docs/protocol/cursor-transport.md §7.5); the single store
     // connection keeps the order.
     const committed = this.deps.store

@@ -30,6 +30,10 @@ import {
 } from "./config.js";
 import { resolveTokens, withGatewayToken } from "./gateway-token.js";
 import { messagesEndpoint } from "./messages-endpoint.js";
+import { LiveRunRegistry } from "./live-runs.js";
+import { statusSource } from "./status-source.js";
+import { meteredAdapters, UsageLedger } from "./usage-meter.js";
+import { statusRoutes } from "../status/routes.js";
 import type { Logger } from "../log/logger.js";
 import { registerSecrets } from "../log/logger.js";
 
@@ -88,20 +92,28 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   registerSecrets([tokens.gateway, tokens.aep]);
   const config = withGatewayToken(o.config, tokens);
   const history = new HistoryCache();
+  const runs = new LiveRunRegistry(o.config.models);
+  const usage = new UsageLedger(store, o.log, () => !service.hasLiveRuns());
   const service = new AgentService({
-    store,
+    store: usage.ridingOnCheckpoints(store),
     assets,
     models: o.config.models,
     log: o.log,
     history,
-    adapterFor: createProviderAdapter,
+    adapterFor: meteredAdapters(createProviderAdapter, "cursor", usage),
     timers: o.config.timers ?? {},
     limits: o.config.limits ?? {},
+    runs,
   });
   const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear(), idle: () => !service.hasLiveRuns() });
   // Cursor on loopback cannot send the token header: the Connect gate asks for it only when it was configured.
   const { token: _resolved, ...security } = config.security ?? {};
-  const messages = await messagesEndpoint(config, o.dataDir, createProviderAdapter, o.log);
+  const messages = await messagesEndpoint(
+    config,
+    o.dataDir,
+    meteredAdapters(createProviderAdapter, "messages", usage),
+    o.log,
+  );
   const access = {
     ...security,
     ...(tokens.explicit ? { token: tokens.gateway } : {}),
@@ -110,6 +122,24 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     ...(messages ? { selfAuthenticatedPaths: messages.paths } : {}),
   };
   const relay = createRelay({ upstream: o.upstream, log: o.log });
+  let aep: AepListener | undefined;
+  const statusPage = statusRoutes({
+    source: statusSource({
+      runs,
+      store,
+      usage,
+      aepSessions: () => aep?.sessions(),
+      config,
+      settings: {
+        host: o.host,
+        dataDir: o.dataDir,
+        upstream: o.upstream,
+        ...(o.configFile ? { configFile: o.configFile } : {}),
+      },
+      version: VERSION,
+    }),
+    tokenRequired: tokens.explicit,
+  });
   const http = createDualServer(
     createApp({
       service,
@@ -121,13 +151,13 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       bodies,
       ...(diagnostics ? { diagnostics } : {}),
       ...(messages ? { frontDoors: messages.middleware } : {}),
+      statusPage,
     }).callback(),
     tls,
   );
   const { server } = http;
   const urlHost = o.host.includes(":") ? `[${o.host}]` : o.host;
   const scheme = tls ? "https" : "http";
-  let aep: AepListener | undefined;
   try {
     await listen(server, o.port, o.host).catch((err: unknown) => {
       throw listenError(err, `the Connect port (--port) ${o.host}:${o.port}`);
@@ -140,6 +170,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     http.closeAllConnections();
     await stopped;
     await gc.stop();
+    await usage.close();
     await store.close();
     throw err;
   }
@@ -158,6 +189,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       http.closeAllConnections();
       await stopped;
       await gc.stop();
+      await usage.close();
       await store.close();
       o.log.info("gateway stopped");
     },

@@ -4,6 +4,7 @@ import { insertBlobs, insertEdges, verifyBlobs } from "./blobs.js";
 import { toBuffer, toBytes } from "./db.js";
 import { insertMessages, type NewMessage } from "./messages.js";
 import { setProviderCallIndex } from "./runs.js";
+import { addUsage, type UsageTotals } from "./usage.js";
 
 export interface CheckpointCommit {
   conversationId: string;
@@ -21,6 +22,8 @@ export interface CheckpointCommit {
   /** The provider call the checkpoint lets the run start next (docs/protocol/cursor-run.md §6.5: persisted before its
    * HTTP request). */
   providerCallIndex?: { runId: string; index: number };
+  /** Usage totals to add in the same transaction (docs/status-api.md §4): metering costs no commit of its own. */
+  usage?: readonly UsageTotals[];
 }
 
 export class StaleCheckpointError extends Error {
@@ -60,6 +63,7 @@ export async function commitCheckpoint(db: Knex, c: CheckpointCommit): Promise<{
       })
       .returning("revision");
     if (c.providerCallIndex) await setProviderCallIndex(trx, c.providerCallIndex.runId, c.providerCallIndex.index);
+    if (c.usage?.length) await addUsage(trx, c.usage);
     return { revision: head.revision };
   });
 }

@@ -7,6 +7,7 @@ import type { EventLogBounds, LoggedEvent } from "./aep-events.js";
 import * as aepSessions from "./aep-sessions.js";
 import type { AepSessionRecord, AepSessionUpdate } from "./aep-sessions.js";
 import * as blobs from "./blobs.js";
+import { type ConversationSummary, listConversations } from "./conversation-list.js";
 import type { BlobPut } from "../cursor/blob-graph.js";
 import * as conversations from "./conversations.js";
 import * as routes from "./routes.js";
@@ -19,6 +20,7 @@ import * as messages from "./messages.js";
 import type { NewMessage, StoredMessage } from "./messages.js";
 import * as runs from "./runs.js";
 import type { NewRun, RunOutcome, RunRecord } from "./runs.js";
+import { addUsage, type UsageTotals, usageSince } from "./usage.js";
 
 export { BlobIntegrityError } from "./blobs.js";
 export { DataDirError } from "./data-dir.js";
@@ -31,6 +33,8 @@ export type { GcResult } from "./gc.js";
 export { StaleCheckpointError } from "./conversations.js";
 export type { MessageOrigin, NewMessage, StoredMessage } from "./messages.js";
 export type { NewRun, RunOutcome, RunRecord, RunStatus, RunUsage, TerminalRunStatus } from "./runs.js";
+export type { ConversationSummary } from "./conversation-list.js";
+export { type UsageRecord, type UsageTotals, usageDay } from "./usage.js";
 
 /** The database file inside a data dir. */
 export const DB_FILENAME = "byok.sqlite3";
@@ -74,6 +78,12 @@ export interface Store {
   /** Where the conversation's last run was served; a run_request naming no model goes there too. */
   getConversationRoute(conversationId: string): Promise<ConversationRoute | undefined>;
   setConversationRoute(conversationId: string, route: ConversationRoute): Promise<void>;
+  /** Newest activity first; `total` counts every conversation (docs/status-api.md §3). */
+  listConversations(page: { limit: number; offset: number }): Promise<{ total: number; items: ConversationSummary[] }>;
+  /** Adds usage totals to their (front door, model, UTC day) rows, in one commit. */
+  addUsage(rows: readonly UsageTotals[]): Promise<void>;
+  /** Usage rows from `sinceDay` (YYYY-MM-DD) on, newest day first, at most `limit`. */
+  usageSince(sinceDay: string, limit: number): Promise<UsageTotals[]>;
   aep: AepStore;
 }
 
@@ -134,6 +144,9 @@ export async function openStore(opts: StoreLocation & StoreOptions): Promise<Sto
     collectBlobs: (before) => collectBlobs(db, before),
     getConversationRoute: (c) => routes.getConversationRoute(db, c),
     setConversationRoute: (c, r) => routes.setConversationRoute(db, c, r),
+    listConversations: (page) => listConversations(db, page),
+    addUsage: (rows) => db.transaction((trx) => addUsage(trx, rows)),
+    usageSince: (day, limit) => usageSince(db, day, limit),
     aep: {
       createSession: (r) => aepSessions.createAepSession(db, r),
       getSession: (id) => aepSessions.getAepSession(db, id),

@@ -30,6 +30,8 @@ export function createApp(opts: {
   runRequestWaitMs: number;
   /** Further front doors served ahead of the relay (the engine's Anthropic Messages endpoint). */
   frontDoors?: Koa.Middleware;
+  /** The status page and its API under /__byok/ (docs/status-api.md), behind the same gate. */
+  statusPage?: Koa.Middleware;
 }): Koa {
   const app = new Koa();
   // Outermost: an exception no handler caught is logged and answered as a Connect error (Koa's own answer is text).
@@ -78,6 +80,7 @@ export function createApp(opts: {
   router.post(RUN_SSE_PATH, runSseHandler(opts.service, relay, budget));
   router.post(BIDI_APPEND_PATH, bidiAppendHandler(opts.service, relay, { ...opts.bodies, budget }));
   router.all("/{*rest}", (ctx) => relay.pass(ctx));
+  if (opts.statusPage) app.use(opts.statusPage);
   if (opts.frontDoors) app.use(opts.frontDoors);
   app.use(router.routes());
   app.on("error", (err: Error) => opts.log.error("http error", { error: err.message }));

@@ -9,6 +9,11 @@ import { unaryErrorBody } from "./connect/unary.js";
 
 /** The header a token-guarded gateway expects; Cursor's own Authorization header belongs to the upstream. */
 export const TOKEN_HEADER = "x-byok-token";
+/** A browser cannot add headers: on the status pages the token may come as this cookie (set by the page itself,
+ * HttpOnly and SameSite=Strict), or once as `?token=` on the page's own address (docs/status-api.md §1). */
+export const TOKEN_COOKIE = "byok_token";
+/** The gateway's own routes (health, diagnostics, the status page) live under this path. */
+export const STATUS_PREFIX = "/__byok";
 /** Cursor's workbench window: a web page cannot carry this origin. */
 const CURSOR_ORIGIN = "vscode-file://vscode-app";
 const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "[::1]"];
@@ -51,7 +56,7 @@ export function gate(opts: GateOptions): Middleware {
       return { error: new RpcError(`Origin ${JSON.stringify(origin)} is not allowed`, "permission_denied") };
     }
     const ownToken = ctx.method === "POST" && (opts.selfAuthenticatedPaths?.has(ctx.path) ?? false);
-    if (tokenDigest && !ownToken && !tokenMatches(ctx.get(TOKEN_HEADER), tokenDigest)) {
+    if (tokenDigest && !ownToken && !tokenMatches(presentedToken(ctx), tokenDigest)) {
       return { error: new RpcError(`missing or wrong ${TOKEN_HEADER}`, "unauthenticated") };
     }
     const accepted = opts.contentTypes.get(ctx.path);
@@ -61,6 +66,15 @@ export function gate(opts: GateOptions): Middleware {
     }
     return undefined;
   }
+}
+
+/** The header anywhere; the cookie only under /__byok/, the query only on the page's own address. */
+function presentedToken(ctx: Context): string {
+  const header = ctx.get(TOKEN_HEADER);
+  if (header !== "" || (ctx.path !== STATUS_PREFIX && !ctx.path.startsWith(`${STATUS_PREFIX}/`))) return header;
+  const query = ctx.query.token;
+  const onPage = (ctx.path === STATUS_PREFIX || ctx.path === `${STATUS_PREFIX}/`) && typeof query === "string";
+  return onPage ? query : (ctx.cookies.get(TOKEN_COOKIE) ?? "");
 }
 
 interface Refusal {

@@ -5,6 +5,7 @@ import * as aepOwner from "./0003_aep_owner.js";
 import * as aepEvents from "./0004_aep_events.js";
 import * as inputAnchors from "./20261203133100_input_anchors.js";
 import * as conversationRoutes from "./20261203134500_conversation_routes.js";
+import * as usage from "./20261203143000_usage.js";
 
 // Migrations are imported statically so that running them depends on neither the cwd nor file extensions.
 // Append new ones at the end; a name, once shipped, never changes (it is recorded in knex_migrations).
@@ -15,6 +16,7 @@ const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Knex.Migratio
   ["0004_aep_events", aepEvents],
   ["20261203133100_input_anchors", inputAnchors],
   ["20261203134500_conversation_routes", conversationRoutes],
+  ["20261203143000_usage", usage],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

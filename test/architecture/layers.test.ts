@@ -21,6 +21,7 @@ const SOURCE_FOLDERS = [
   "prompt",
   "log",
   "messages-api",
+  "status",
 ];
 
 interface Cruise {

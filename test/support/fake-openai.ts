@@ -29,6 +29,8 @@ export interface StreamedTurn {
   usage?: ChatUsage;
   /** Characters per content/reasoning/argument delta; whole strings when unset. */
   chunkSize?: number;
+  /** The role chunk goes out at once, the rest only when this settles: the call stays in flight until then. */
+  holdUntil?: Promise<unknown>;
 }
 
 export type ScriptedTurn =
@@ -115,6 +117,10 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       return;
     }
     const includeUsage = recorded.body?.stream_options?.include_usage === true;
+    if (turn.holdUntil) {
+      chunks.delta({ role: "assistant", content: "" });
+      await turn.holdUntil;
+    }
     streamTurn(chunks, turn, includeUsage);
     res.end();
   }
