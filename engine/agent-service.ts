@@ -3,7 +3,7 @@
 // order and are routed to the run as machine events; a newer run of a conversation cancels the older one, whose late
 // events then reach a stopped actor.
 import { create, toBinary } from "@bufbuild/protobuf";
-import { createActor, type Actor } from "xstate";
+import { createActor } from "xstate";
 import {
   AgentClientMessageSchema,
   AgentServerMessageSchema,
@@ -13,7 +13,7 @@ import {
   RequestedModelSchema,
 } from "../proto/gen/agent/v1/agent_pb.js";
 import { MAX_BACKLOG_FRAMES, MAX_HELD_APPENDS, requestStreamMachine } from "../machines/request-stream.js";
-import type { runMachine, RunEnd } from "../machines/run.js";
+import type { RunEnd } from "../machines/run.js";
 import type { AgentBackend, RunRoute, StreamSink } from "../transport/agent-backend.js";
 import type { EndStream } from "../cursor/errors.js";
 import { RpcError } from "../cursor/errors.js";
@@ -26,35 +26,16 @@ import { type RoutedRun, namesNoModel, RunRouter, UpstreamRequests, routeRun } f
 import type { Logger } from "../log/logger.js";
 import { redact, withFields } from "../log/logger.js";
 import type { LimitsConfig, TimerConfig } from "./config.js";
+import {
+  DEFAULT_MAX_WAITING_STREAMS,
+  INTERNAL_MESSAGE,
+  MAX_EARLY_BYTES,
+  type RunHandle,
+  runFields,
+  type StreamEntry,
+  streamDelays,
+} from "./stream-entry.js";
 import type { RunObserver } from "./live-runs.js";
-
-/** RunSSE streams waiting for their run_request at once (docs/protocol/cursor-transport.md §6.9). */
-export const DEFAULT_MAX_WAITING_STREAMS = 1_000;
-
-interface RunHandle {
-  session: RunSession;
-  /** Every line about this run carries its request id, conversation id and requested model. */
-  log: Logger;
-  actor: Actor<typeof runMachine>;
-  finished: boolean;
-  ended: Promise<void>;
-  /** Ends the run `internal` after an unexpected exception (its actor is stopped or failed). */
-  crash(err: unknown): void;
-}
-
-interface StreamEntry {
-  actor: Actor<typeof requestStreamMachine>;
-  run: RunHandle | undefined;
-  handOvers: Set<() => void>;
-  /** Encoded bytes of the messages admitted before the run_request (bounded by MAX_EARLY_BYTES). */
-  earlyBytes: number;
-}
-
-/** What a request may send before its run_request (prewarms, early appends): a prewarm names ids, not content. */
-export const MAX_EARLY_BYTES = 16 * 1024 * 1024;
-
-/** What the client is told when the gateway itself failed; the details are in the log, under the request's ids. */
-const INTERNAL_MESSAGE = "byok-gateway internal error; its log has the details for this request_id";
 
 export type ServiceDeps = Omit<RunDeps, "isCurrent"> & {
   log: Logger;
@@ -393,23 +374,4 @@ export class AgentService implements AgentBackend {
       run.actor.send({ type: "CANCEL", cause: "subscriber_gone", reason: "RunSSE subscriber gone" });
     else this.endWithoutRun(requestId, { ok: false, error: new RpcError("RunSSE subscriber gone", "canceled") });
   }
-}
-
-/** The ids every log line of a run carries, and the model the client asked for. */
-function runFields(requestId: string, request: AgentRunRequest): object {
-  return {
-    request_id: requestId,
-    conversation_id: request.conversationId,
-    model: request.requestedModel?.modelId ?? "",
-  };
-}
-
-/** Configured stream timers override the machine's captured defaults one by one. */
-function streamDelays(t: TimerConfig) {
-  return {
-    ...(t.heartbeatMs ? { heartbeatAfter: t.heartbeatMs } : {}),
-    ...(t.reconnectGraceMs ? { reconnectGrace: t.reconnectGraceMs } : {}),
-    ...(t.terminalRetentionMs ? { retention: t.terminalRetentionMs } : {}),
-    ...(t.runRequestWaitMs ? { runRequestWait: t.runRequestWaitMs } : {}),
-  };
 }

@@ -1,0 +1,56 @@
+// One request's entry in the registry: its RequestStream actor, the run it carries once the run_request arrived, and
+// the bounds and helpers the registry applies to it (docs/protocol/cursor-transport.md §6).
+import type { Actor } from "xstate";
+import type { AgentRunRequest } from "../proto/gen/agent/v1/agent_pb.js";
+import type { requestStreamMachine } from "../machines/request-stream.js";
+import type { runMachine } from "../machines/run.js";
+import type { Logger } from "../log/logger.js";
+import type { TimerConfig } from "./config.js";
+import type { RunSession } from "./run-session.js";
+
+/** RunSSE streams waiting for their run_request at once (docs/protocol/cursor-transport.md §6.9). */
+export const DEFAULT_MAX_WAITING_STREAMS = 1_000;
+
+export interface RunHandle {
+  session: RunSession;
+  /** Every line about this run carries its request id, conversation id and requested model. */
+  log: Logger;
+  actor: Actor<typeof runMachine>;
+  finished: boolean;
+  ended: Promise<void>;
+  /** Ends the run `internal` after an unexpected exception (its actor is stopped or failed). */
+  crash(err: unknown): void;
+}
+
+export interface StreamEntry {
+  actor: Actor<typeof requestStreamMachine>;
+  run: RunHandle | undefined;
+  handOvers: Set<() => void>;
+  /** Encoded bytes of the messages admitted before the run_request (bounded by MAX_EARLY_BYTES). */
+  earlyBytes: number;
+}
+
+/** What a request may send before its run_request (prewarms, early appends): a prewarm names ids, not content. */
+export const MAX_EARLY_BYTES = 16 * 1024 * 1024;
+
+/** What the client is told when the gateway itself failed; the details are in the log, under the request's ids. */
+export const INTERNAL_MESSAGE = "byok-gateway internal error; its log has the details for this request_id";
+
+/** The ids every log line of a run carries, and the model the client asked for. */
+export function runFields(requestId: string, request: AgentRunRequest): object {
+  return {
+    request_id: requestId,
+    conversation_id: request.conversationId,
+    model: request.requestedModel?.modelId ?? "",
+  };
+}
+
+/** Configured stream timers override the machine's captured defaults one by one. */
+export function streamDelays(t: TimerConfig) {
+  return {
+    ...(t.heartbeatMs ? { heartbeatAfter: t.heartbeatMs } : {}),
+    ...(t.reconnectGraceMs ? { reconnectGrace: t.reconnectGraceMs } : {}),
+    ...(t.terminalRetentionMs ? { retention: t.terminalRetentionMs } : {}),
+    ...(t.runRequestWaitMs ? { runRequestWait: t.runRequestWaitMs } : {}),
+  };
+}
