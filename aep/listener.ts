@@ -162,7 +162,11 @@ function serveConnection(ws: WebSocket, d: ConnectionDeps): void {
         throw new AttachRefused("INVALID_MESSAGE", (err as Error).message);
       });
     await d.registry.open(
-      { ...(input.data.session_key ? { sessionKey: input.data.session_key } : {}), workdir },
+      {
+        ...(input.data.session_key ? { sessionKey: input.data.session_key } : {}),
+        ...(input.data.worker ? { worker: input.data.worker } : {}),
+        workdir,
+      },
       link,
       () => open,
     );

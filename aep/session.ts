@@ -35,6 +35,8 @@ export interface SessionLink extends Outlet {
 export class AepSession {
   readonly sessionId: string;
   readonly sessionKey: string | undefined;
+  /** The worker family this session runs on (init.worker when it was created). */
+  private readonly workerKind: string;
   private readonly sequencer: Sequencer;
   private readonly actor: Actor<typeof aepSessionMachine>;
   private readonly workers = new Map<number, Worker>();
@@ -51,6 +53,7 @@ export class AepSession {
   ) {
     this.sessionId = record.sessionId;
     this.sessionKey = record.sessionKey;
+    this.workerKind = record.worker;
     const log = deps.log;
     this.sequencer = new Sequencer({
       sessionId: record.sessionId,
@@ -335,6 +338,7 @@ export class AepSession {
           let exited = false;
           const worker = factory.start(
             {
+              worker: this.workerKind,
               workdir: input.workdir,
               workerSessionId: input.workerSessionId,
               resume: input.resume,

@@ -14,8 +14,7 @@ import { DECODE_WEIGHT } from "../transport/body.js";
 import { createDiagnostics, DIAGNOSTICS_ENV } from "../transport/diagnostics.js";
 import { isLoopbackHost } from "../transport/gate.js";
 import { createDualServer } from "../transport/listener.js";
-import { workerFactoryFor } from "../workers/registry.js";
-import { DEFAULT_WORKER } from "../workers/types.js";
+import { workerFactories } from "../workers/registry.js";
 import { AgentService } from "./agent-service.js";
 import { scheduleBlobGc } from "./blob-gc.js";
 import { HistoryCache } from "./history-cache.js";
@@ -198,7 +197,7 @@ async function startAep(o: GatewayOptions, port: number, store: Store, gatewayUr
     host,
     ...(aep?.token ? { token: aep.token } : {}),
     store: store.aep,
-    factory: workerFactoryFor(DEFAULT_WORKER, workerOptions(o.config, gatewayUrl)),
+    factory: workerFactories(workerOptions(o.config, gatewayUrl)),
     workdirFor: workdirResolver({ ...(aep?.workdir ? { base: aep.workdir } : {}), dataDir: o.dataDir }),
     log: o.log,
   }).catch((err: unknown) => {
