@@ -90,6 +90,8 @@ export class AcpTurnMapper {
   }
 
   private toolCall(call: acp.ToolCall): WorkerEvent[] {
+    // A call already shown (its permission request carried it) is updated, not announced twice.
+    if (this.tools.has(call.toolCallId)) return this.toolUpdate(call);
     const events: WorkerEvent[] = [this.called(call.toolCallId, call)];
     if (call.status === "completed" || call.status === "failed") events.push(this.result(call.toolCallId, call));
     return events;

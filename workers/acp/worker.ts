@@ -191,7 +191,11 @@ export class AcpWorker implements Worker {
     const app = acp
       .client({ name: "byok-gateway" })
       .onNotification("session/update", ({ params }) => this.onUpdate(params.update))
-      .onRequest("session/request_permission", ({ params }) => this.permissions.request(params));
+      .onRequest("session/request_permission", ({ params }) => {
+        // The request carries the call as a tool_call_update (ACP): shown first, so the prompt has its tool.
+        this.onUpdate({ sessionUpdate: "tool_call_update", ...params.toolCall });
+        return this.permissions.request(params);
+      });
     const connection = app.connect(stream);
     this.connection = connection;
     this.session = this.openSession(connection);
