@@ -18,8 +18,6 @@ export interface HandshakeRequest {
   readonly mode: string | undefined;
   /** The environment the agent was started with (to pick an env-var auth method it can use). */
   readonly env: Readonly<Record<string, string>>;
-  /** Set while session/load replays history, so the replay is not shown as new turn content. */
-  readonly replaying: (on: boolean) => void;
 }
 
 export interface Handshake {
@@ -67,8 +65,8 @@ async function continueSession(
       return { sessionId, modeId: resumed.modes?.currentModeId };
     }
     if (init.agentCapabilities?.loadSession) {
-      request.replaying(true);
-      const loaded = await agent.request("session/load", params).finally(() => request.replaying(false));
+      // Its history replay arrives before any prompt, so the worker shows none of it.
+      const loaded = await agent.request("session/load", params);
       return { sessionId, modeId: loaded?.modes?.currentModeId };
     }
   } catch {

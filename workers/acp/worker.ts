@@ -61,7 +61,6 @@ export class AcpWorker implements Worker {
   private connection: acp.ClientConnection | undefined;
   private session: Promise<Handshake> | undefined;
   private turn: Turn | undefined;
-  private replaying = false;
   private stderrLines = 0;
   private closed = false;
   /** Why the process never started (ENOENT, EACCES…): what a refused input reports. */
@@ -221,9 +220,6 @@ export class AcpWorker implements Worker {
           previous: this.launch.previousSession,
           mode: this.launch.mode,
           env: this.launch.env,
-          replaying: (on) => {
-            this.replaying = on;
-          },
         }),
         timeout,
       ]);
@@ -252,7 +248,7 @@ export class AcpWorker implements Worker {
 
   private onUpdate(update: acp.SessionUpdate): void {
     // Outside a prompt (a session/load replay, a late update) nothing is turn content.
-    if (this.replaying || !this.turn) return;
+    if (!this.turn) return;
     for (const event of this.turn.mapper.map(update)) this.emit(event);
   }
 
