@@ -56,7 +56,7 @@ describe("AEP v1 end to end with a generic ACP agent (workers.acp)", function ()
       e.event.type.startsWith("runtime.execution.") && e.event.type !== "runtime.execution.started";
     await client.next(settled, from);
 
-    const diff = { path: "/work/a.txt", old_text: "old\n", new_text: "new\n" };
+    const diff = { path: "/project/a.txt", old_text: "old\n", new_text: "new\n" };
     expect(client.of("mode_update", from)).to.deep.equal([{ mode: "code" }]);
     expect(client.of("plan", from)).to.deep.equal([
       { items: [{ content: "Edit a.txt", priority: "high", status: "in_progress" }] },
@@ -65,10 +65,10 @@ describe("AEP v1 end to end with a generic ACP agent (workers.acp)", function ()
       {
         id: "t1",
         name: "edit",
-        input: { path: "/work/a.txt" },
+        input: { path: "/project/a.txt" },
         title: "Edit a.txt",
         kind: "edit",
-        locations: [{ path: "/work/a.txt", line: 3 }],
+        locations: [{ path: "/project/a.txt", line: 3 }],
       },
     ]);
     expect(client.of("tool_update", from)[0]).to.deep.include({ id: "t1", status: "in_progress", diff });

@@ -105,7 +105,7 @@ describe("the ACP worker against a scripted ACP agent", function () {
     expect(ask.payload).to.deep.include({ tool_name: "edit", description: "Edit a.txt", tool_use_id: "t1" });
     await run.worker.answer(ask.id, { kind: "permission", allowed: true });
     await run.until("turn.finished");
-    const diff = { path: "/work/a.txt", oldText: "old\n", newText: "new\n" };
+    const diff = { path: "/project/a.txt", oldText: "old\n", newText: "new\n" };
     const events = run.events.slice(from);
     expect(events.find((e) => e.type === "mode.updated")).to.deep.equal({ type: "mode.updated", mode: "code" });
     expect(events.find((e) => e.type === "plan.updated")).to.deep.equal({
@@ -117,10 +117,10 @@ describe("the ACP worker against a scripted ACP agent", function () {
         type: "tool.called",
         id: "t1",
         name: "edit",
-        input: { path: "/work/a.txt" },
+        input: { path: "/project/a.txt" },
         title: "Edit a.txt",
         kind: "edit",
-        locations: [{ path: "/work/a.txt", line: 3 }],
+        locations: [{ path: "/project/a.txt", line: 3 }],
       },
     ]);
     const updates = run.of("tool.updated");

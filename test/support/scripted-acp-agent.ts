@@ -113,7 +113,7 @@ async function tools(
   client: acp.AgentContext,
   update: (u: acp.SessionUpdate) => Promise<void>,
 ): Promise<acp.PromptResponse> {
-  const diff: acp.ToolCallContent = { type: "diff", path: "/work/a.txt", oldText: "old\n", newText: "new\n" };
+  const diff: acp.ToolCallContent = { type: "diff", path: "/project/a.txt", oldText: "old\n", newText: "new\n" };
   await update({ sessionUpdate: "current_mode_update", currentModeId: "code" });
   await update({
     sessionUpdate: "plan",
@@ -125,8 +125,8 @@ async function tools(
     title: "Edit a.txt",
     kind: "edit",
     status: "pending",
-    locations: [{ path: "/work/a.txt", line: 3 }],
-    rawInput: { path: "/work/a.txt" },
+    locations: [{ path: "/project/a.txt", line: 3 }],
+    rawInput: { path: "/project/a.txt" },
   });
   await update({ sessionUpdate: "tool_call_update", toolCallId: "t1", status: "in_progress", content: [diff] });
   const answer = await client.request("session/request_permission", {
