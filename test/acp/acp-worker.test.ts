@@ -179,6 +179,15 @@ describe("the ACP worker against a scripted ACP agent", function () {
     expect(run.of("text.delta")).to.have.length(1);
   });
 
+  it("an output line over maxMessageBytes closes the connection: the agent is killed, its exit ends the turn", async () => {
+    const run = start(factory({ maxMessageBytes: 64 * 1024 }));
+    await run.worker.send({ inputId: "in-flood", content: "flood" });
+    await run.until("worker.exited");
+    expect(run.of("step").map((s) => s.name)).to.include("connection_closed");
+    expect(run.of("worker.exited")[0]).to.deep.include({ signal: "SIGKILL", crashed: true });
+    expect(run.of("text.delta")).to.deep.equal([]);
+  });
+
   it("an agent that never answers initialize fails the start within the bound: the input is refused", async () => {
     const run = start(factory({ startTimeoutMs: 500 }, { SCRIPTED_ACP_HANG: "initialize" }));
     const sent = run.worker.send({ inputId: "in-hang", content: "plain" });

@@ -8,6 +8,7 @@
 //   slow        a chunk, then waits for session/cancel and ends `cancelled`
 //   deaf        a chunk, then ignores session/cancel and never ends
 //   crash       a chunk, then the process exits with code 3
+//   flood       one 200 000-character chunk (over a small maxMessageBytes), then waits for session/cancel
 //   remember X  end_turn; `recall` later answers with X (the session's memory, kept across session/load)
 //
 // SCRIPTED_ACP_HANG=initialize makes it never answer initialize. SCRIPTED_ACP_STATE names a file where sessions
@@ -78,6 +79,10 @@ const app = acp
         return { stopReason: "refusal" };
       case "fail":
         throw acp.RequestError.internalError({ reason: "scripted failure" });
+      case "flood":
+        await say("x".repeat(200_000));
+        await new Promise<void>((resolve) => cancels.set(sessionId, resolve));
+        return { stopReason: "cancelled" };
       case "slow":
       case "deaf":
         await say("waiting");

@@ -197,6 +197,7 @@ export class AcpWorker implements Worker {
       });
     const connection = app.connect(stream);
     this.connection = connection;
+    void connection.closed.then(() => this.onConnectionClosed(connection));
     this.session = this.openSession(connection);
     // A start that fails is reported by the input that waits for it (send rejects: WORKER_START_FAILED).
     this.session.catch(noop);
@@ -275,6 +276,18 @@ export class AcpWorker implements Worker {
     const message = err instanceof Error ? err.message : String(err);
     this.emit({ type: "turn.finished", outcome: "failed", message: `the agent failed the prompt: ${message}` });
     this.emit({ type: "input.completed", inputId: turn.inputId });
+  }
+
+  /**
+   * The JSON-RPC connection is gone (stdout closed, a line over maxMessageBytes, unparsable output) while the
+   * process may live on: it can no longer answer, so it is killed and its exit ends the turn.
+   */
+  private onConnectionClosed(connection: acp.ClientConnection): void {
+    if (this.closed || this.isFinished() || this.actor.getSnapshot().matches("draining")) return;
+    const reason = connection.signal.reason;
+    const message = reason instanceof Error ? reason.message : "the agent's output ended";
+    this.emit({ type: "step", name: "connection_closed", detail: { message } });
+    this.kill();
   }
 
   private onStderr(chunk: string): void {
