@@ -4,12 +4,12 @@
 // process's generation.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
-import * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk";
 import { type Actor, createActor } from "xstate";
 import { type WorkerProcessExit, workerProcessMachine } from "../../machines/worker-process.js";
 import { trackingEventOf } from "../claude-code/worker.js";
 import type { InteractionAnswer, TurnOutcome, Worker, WorkerEvent, WorkerListener } from "../types.js";
-import { type Handshake, handshake } from "./handshake.js";
+import type { Handshake } from "./handshake.js";
 import { AcpTurnMapper, type MapperLimits } from "./mapper.js";
 import { AcpPermissions } from "./permissions.js";
 
@@ -48,6 +48,13 @@ const OUTCOMES = new Map<acp.StopReason, TurnOutcome>([
   ["refusal", "failed"],
 ]);
 
+/** The SDK is loaded with the first ACP worker, so a gateway that runs none never pays for it. */
+type Sdk = typeof acp;
+
+interface OpenSession extends Handshake {
+  readonly connection: acp.ClientConnection;
+}
+
 interface Turn {
   readonly inputId: string;
   readonly mapper: AcpTurnMapper;
@@ -59,7 +66,7 @@ export class AcpWorker implements Worker {
   private readonly permissions: AcpPermissions;
   private child: ChildProcessWithoutNullStreams | undefined;
   private connection: acp.ClientConnection | undefined;
-  private session: Promise<Handshake> | undefined;
+  private session: Promise<OpenSession> | undefined;
   private turn: Turn | undefined;
   private stderrLines = 0;
   private closed = false;
@@ -96,11 +103,10 @@ export class AcpWorker implements Worker {
   /** Resolves once the prompt is sent (the agent session is open); the turn's end arrives as turn.finished. */
   async send(input: { inputId: string; content: string }): Promise<void> {
     if (this.spawnError) throw this.cannotStart(this.spawnError);
-    const connection = this.connection;
-    if (!connection || !this.session || this.isFinished() || this.actor.getSnapshot().matches("draining"))
+    if (!this.session || this.isFinished() || this.actor.getSnapshot().matches("draining"))
       throw new Error(`${this.launch.kind} worker ${this.generation} no longer accepts input`);
     if (this.turn) throw new Error(`${this.launch.kind} worker ${this.generation} is already running a turn`);
-    const { sessionId } = await this.session.catch((err: unknown) => {
+    const { sessionId, connection } = await this.session.catch((err: unknown) => {
       throw this.spawnError ? this.cannotStart(this.spawnError) : err;
     });
     this.actor.send({ type: "INPUT_SENT", inputId: input.inputId });
@@ -125,9 +131,8 @@ export class AcpWorker implements Worker {
   /** session/cancel; acknowledged when the prompt ends (ACP: with stopReason cancelled) within the bound. */
   async interrupt(): Promise<boolean> {
     const turn = this.turn;
-    const connection = this.connection;
-    if (!turn || !connection || !this.session || this.isFinished()) return false;
-    const { sessionId } = await this.session;
+    if (!turn || !this.session || this.isFinished()) return false;
+    const { sessionId, connection } = await this.session;
     for (const id of this.permissions.cancelAll()) this.emit({ type: "interaction.withdrawn", id });
     await connection.agent.notify("session/cancel", { sessionId }).catch(noop);
     let timer: NodeJS.Timeout | undefined;
@@ -177,17 +182,19 @@ export class AcpWorker implements Worker {
       this.onClosed(null, null);
     });
     child.on("close", (code, signal) => this.onClosed(code, signal));
-    // The handshake is written at once (buffered until the process runs), so an input never waits for `spawn`.
-    this.connect(child);
+    // The handshake starts at once (buffered until the process runs), so an input never waits for `spawn`.
+    this.session = this.openSession(child);
+    // A start that fails is reported by the input that waits for it (send rejects: WORKER_START_FAILED).
+    this.session.catch(noop);
   }
 
-  private connect(child: ChildProcessWithoutNullStreams): void {
-    const stream = acp.ndJsonStream(
+  private connect(sdk: Sdk, child: ChildProcessWithoutNullStreams): acp.ClientConnection {
+    const stream = sdk.ndJsonStream(
       Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
       Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
       { maxMessageBytes: this.limits.maxMessageBytes },
     );
-    const app = acp
+    const app = sdk
       .client({ name: "byok-gateway" })
       .onNotification("session/update", ({ params }) => this.onUpdate(params.update))
       .onRequest("session/request_permission", ({ params }) => {
@@ -198,12 +205,10 @@ export class AcpWorker implements Worker {
     const connection = app.connect(stream);
     this.connection = connection;
     void connection.closed.then(() => this.onConnectionClosed(connection));
-    this.session = this.openSession(connection);
-    // A start that fails is reported by the input that waits for it (send rejects: WORKER_START_FAILED).
-    this.session.catch(noop);
+    return connection;
   }
 
-  private async openSession(connection: acp.ClientConnection): Promise<Handshake> {
+  private async openSession(child: ChildProcessWithoutNullStreams): Promise<OpenSession> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -215,6 +220,11 @@ export class AcpWorker implements Worker {
       );
     });
     try {
+      const [sdk, { handshake }] = await Promise.race([
+        Promise.all([import("@agentclientprotocol/sdk"), import("./handshake.js")]),
+        timeout,
+      ]);
+      const connection = this.connect(sdk, child);
       const opened = await Promise.race([
         handshake(connection.agent, {
           workdir: this.launch.cwd,
@@ -233,7 +243,7 @@ export class AcpWorker implements Worker {
         ...(opened.agentVersion ? { version: opened.agentVersion } : {}),
         ...(opened.modeId ? { permissionMode: opened.modeId } : {}),
       });
-      return opened;
+      return { ...opened, connection };
     } catch (err) {
       this.emit({ type: "step", name: "start_failed", detail: { message: (err as Error).message } });
       this.kill();
