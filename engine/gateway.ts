@@ -126,7 +126,8 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
 
 /** Every secret the configuration holds: redacted from logs and from errors on both front doors. */
 function configuredSecrets(config: GatewayConfig): string[] {
-  const workers = Object.values(config.workers?.["claude-code"]?.env ?? {});
+  const envs: Array<Record<string, string> | undefined> = Object.values(config.workers ?? {}).map((w) => w?.env);
+  const workers = envs.flatMap((env) => Object.values(env ?? {}));
   return [...config.models.map((m) => m.apiKey), ...(config.aep?.token ? [config.aep.token] : []), ...workers];
 }
 

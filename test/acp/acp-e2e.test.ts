@@ -11,6 +11,8 @@ import { type AepClient, openSession } from "../aep/aep-client.js";
 import { OrderingChecker } from "../aep/invariants.js";
 import { type GatewayProcess, startGatewayProcess } from "../support/gateway-process.js";
 
+/** A configured worker env value: a secret no AEP client may see. */
+const AGENT_SECRET = "sk-acp-e2e-agent-secret";
 const agentScript = fileURLToPath(new URL("../support/scripted-acp-agent.ts", import.meta.url));
 /** tsx by URL: the agent runs in the workdir, where a bare `--import tsx` would not resolve. */
 const tsx = import.meta.resolve("tsx");
@@ -29,7 +31,12 @@ describe("AEP v1 end to end with a generic ACP agent (workers.acp)", function ()
       config: {
         aep: { port: 0 },
         workers: {
-          acp: { command: process.execPath, args: ["--import", tsx, agentScript], mode: "ask" },
+          acp: {
+            command: process.execPath,
+            args: ["--import", tsx, agentScript],
+            env: { SCRIPTED_SECRET: AGENT_SECRET },
+            mode: "ask",
+          },
         },
       },
     });
@@ -76,5 +83,18 @@ describe("AEP v1 end to end with a generic ACP agent (workers.acp)", function ()
     expect(client.of("message", from).map((m) => m.content)).to.deep.equal(["chose yes"]);
     expect(client.of("done", from)[0]).to.deep.include({ success: true });
     expect(checker.violations).to.deep.equal([]);
+  });
+
+  it("a worker env value the agent prints reaches the client redacted", async () => {
+    const workdir = await mkdtemp(join(root, "work-"));
+    const { client } = await openSession(url, { worker: "acp", workdir });
+    clients.push(client);
+    const frames: string[] = [];
+    client.ws.on("message", (data) => frames.push(data.toString()));
+    const from = client.mark();
+    client.send("input", { content: "env SCRIPTED_SECRET" });
+    await client.next("done", from);
+    expect(client.of("message", from).map((m) => m.content)).to.deep.equal(["SCRIPTED_SECRET=[redacted]"]);
+    expect(frames.filter((f) => f.includes(AGENT_SECRET))).to.deep.equal([]);
   });
 });

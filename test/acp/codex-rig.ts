@@ -4,7 +4,7 @@
 // a fresh workdir — which is also the agent's HOME, so its CODEX_HOME — per test, and AEP clients over real
 // WebSockets. Nothing of the gateway is replaced.
 import { readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -55,6 +55,8 @@ export interface CodexRig {
 export async function startCodexRig(): Promise<CodexRig> {
   const fake = await startFakeOpenAIResponses();
   const root = await mkdtemp(join(tmpdir(), "byok-codex-e2e-"));
+  const agentTmp = join(root, "agent-tmp");
+  await mkdir(agentTmp);
   const provider = (key: string, value: string) => ["-c", `model_providers.byok.${key}="${value}"`];
   const gateway = await startGatewayProcess({
     dataDir: join(root, "data"),
@@ -72,7 +74,9 @@ export async function startCodexRig(): Promise<CodexRig> {
             "-c",
             `model="${CODEX_MODEL}"`,
           ],
-          env: { BYOK_CODEX_KEY: CODEX_API_KEY, RUST_LOG: "error", TMPDIR: root },
+          // Worker env values are secrets, redacted from every envelope: its TMPDIR (Codex leaves a bwrap folder
+          // there) is a sibling of the workdirs, never their prefix.
+          env: { BYOK_CODEX_KEY: CODEX_API_KEY, RUST_LOG: "error", TMPDIR: agentTmp },
         },
       },
     },

@@ -9,6 +9,7 @@
 //   deaf        a chunk, then ignores session/cancel and never ends
 //   crash       a chunk, then the process exits with code 3
 //   flood       one 200 000-character chunk (over a small maxMessageBytes), then waits for session/cancel
+//   env NAME    says the value of the environment variable NAME (a secret the gateway must redact)
 //   remember X  end_turn; `recall` later answers with X (the session's memory, kept across session/load)
 //
 // SCRIPTED_ACP_HANG=initialize makes it never answer initialize. SCRIPTED_ACP_STATE names a file where sessions
@@ -95,6 +96,9 @@ const app = acp
         await say("about to crash");
         process.exit(3);
         break;
+      case "env":
+        await say(`${arg}=${process.env[arg ?? ""] ?? ""}`);
+        return { stopReason: "end_turn" };
       case "remember":
         memory[sessionId] = arg ?? "";
         if (stateFile) writeFileSync(stateFile, JSON.stringify(memory));
