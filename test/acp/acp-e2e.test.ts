@@ -28,6 +28,7 @@ describe("AEP v1 end to end with a generic ACP agent (workers.acp)", function ()
     root = await mkdtemp(join(tmpdir(), "byok-acp-e2e-"));
     gateway = await startGatewayProcess({
       dataDir: join(root, "data"),
+      readyTimeoutMs: 60_000, // a loaded machine (CI, parallel suites) starts tsx slowly
       config: {
         aep: { port: 0 },
         workers: {

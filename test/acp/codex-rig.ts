@@ -60,6 +60,7 @@ export async function startCodexRig(): Promise<CodexRig> {
   const provider = (key: string, value: string) => ["-c", `model_providers.byok.${key}="${value}"`];
   const gateway = await startGatewayProcess({
     dataDir: join(root, "data"),
+    readyTimeoutMs: 60_000, // a loaded machine (CI, parallel suites) starts tsx slowly
     config: {
       aep: { port: 0 },
       workers: {
