@@ -202,6 +202,7 @@ function serveConnection(ws: WebSocket, d: ConnectionDeps): void {
         ...(input.data.session_key ? { sessionKey: input.data.session_key } : {}),
         owner: ownerOf(d.token),
         ...(input.data.last_seq === undefined ? {} : { lastSeq: input.data.last_seq }),
+        ...(input.data.worker ? { worker: input.data.worker } : {}),
         workdir,
       },
       link,

@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { AttachRefused } from "../machines/aep-connection.js";
 import type { AepStore } from "../store/index.js";
-import { DEFAULT_WORKER } from "../workers/types.js";
+import { DEFAULT_WORKER, type WorkerKind } from "../workers/types.js";
 import { AepSession, type SessionDeps, type SessionLink } from "./session.js";
 
 /** Live sessions (each may hold a worker process of ~190 MB); beyond it detached idle ones are put away first. */
@@ -16,6 +16,8 @@ export interface OpenRequest {
   owner: string;
   /** init data.last_seq: the client is replayed the logged events after it. */
   lastSeq?: number;
+  /** init.worker: the kind a new session runs on; an existing session keeps its own. */
+  worker?: WorkerKind;
   /** Resolves and checks the working directory; called only when a new session is created. */
   workdir: () => Promise<string>;
 }
@@ -79,7 +81,7 @@ export class AepRegistry {
           sessionId: `sess_${randomUUID()}`,
           ...(request.sessionKey ? { sessionKey: request.sessionKey } : {}),
           owner: request.owner,
-          worker: DEFAULT_WORKER,
+          worker: request.worker ?? DEFAULT_WORKER,
           workdir: await request.workdir(),
           workerSessionId: randomUUID(),
           workerStarted: false,

@@ -91,6 +91,7 @@ export class AepSession {
       ...(deps.workerOptions ? { workerOptions: deps.workerOptions } : {}),
       checkWorkdir: deps.checkWorkdir,
       home: () => deps.homeFor(record.sessionId),
+      worker: record.worker,
     });
     this.worker = record.worker;
     const log = deps.log;

@@ -8,6 +8,8 @@ import type { Worker, WorkerEvent, WorkerFactory, WorkerStartOptions } from "../
 
 export interface WorkerProcessesOptions {
   sessionId: string;
+  /** The worker family the session runs on (init.worker when it was created). */
+  worker: string;
   factory: WorkerFactory;
   log: Logger;
   /** Per-start options the gateway fixes (permission mode). */
@@ -57,6 +59,7 @@ export class WorkerProcesses {
     let exited = false;
     const worker = this.o.factory.start(
       {
+        worker: this.o.worker,
         workdir: input.workdir,
         home: this.o.home(),
         workerSessionId: input.workerSessionId,

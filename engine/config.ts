@@ -6,6 +6,7 @@ import { isAbsolute } from "node:path";
 import { parse as parseYaml, YAMLParseError } from "yaml";
 import { z } from "zod";
 import { PROVIDER_KINDS, type ProviderKind } from "../providers/types.js";
+import { type AcpWorkerConfig, acpWorkerSchema, codexWorkerSchema } from "../workers/acp/config.js";
 
 export interface ModelConfig {
   /** Matches the client's `requested_model.model_id`. */
@@ -76,6 +77,8 @@ export interface ClaudeCodeWorkerConfig {
 
 export interface WorkersConfig {
   "claude-code"?: ClaudeCodeWorkerConfig;
+  codex?: AcpWorkerConfig;
+  acp?: AcpWorkerConfig;
 }
 
 /** `anthropicEndpoint`: the Anthropic Messages front door (`POST /v1/messages`); on only when configured. */
@@ -210,6 +213,8 @@ const configSchema = z.strictObject({
           model: nonEmpty.optional(),
         })
         .optional(),
+      codex: codexWorkerSchema.optional(),
+      acp: acpWorkerSchema.optional(),
     })
     .optional(),
 });
@@ -303,11 +308,11 @@ function resolveWorkers(
   const claude = workers?.["claude-code"];
   if (!workers || !claude) return workers as WorkersConfig | undefined;
   const { apiKeyEnv, ...rest } = claude;
-  if (apiKeyEnv === undefined) return { "claude-code": rest };
+  if (apiKeyEnv === undefined) return { ...workers, "claude-code": rest };
   const key = env[apiKeyEnv];
   if (key === undefined || key === "")
     problems.push(`${source}: workers.claude-code.apiKeyEnv: environment variable ${apiKeyEnv} is not set`);
-  return { "claude-code": { ...rest, env: { ...rest.env, ANTHROPIC_API_KEY: key ?? "" } } };
+  return { ...workers, "claude-code": { ...rest, env: { ...rest.env, ANTHROPIC_API_KEY: key ?? "" } } };
 }
 
 function resolveAnthropicEndpoint(

@@ -15,8 +15,7 @@ import { createDiagnostics, DIAGNOSTICS_ENV } from "../transport/diagnostics.js"
 import { isLoopbackHost } from "../transport/gate.js";
 import { createDualServer, type TlsMaterial } from "../transport/listener.js";
 import { createRelay } from "../transport/relay.js";
-import { workerFactoryFor } from "../workers/registry.js";
-import { DEFAULT_WORKER } from "../workers/types.js";
+import { workerFactories } from "../workers/registry.js";
 import { RUN_REQUEST_WAIT_MS } from "../machines/request-stream.js";
 import { AgentService } from "./agent-service.js";
 import { scheduleBlobGc } from "./blob-gc.js";
@@ -198,7 +197,8 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
 
 /** Every secret the configuration holds: redacted from logs and from errors on both front doors. */
 function configuredSecrets(config: GatewayConfig): string[] {
-  const workers = Object.values(config.workers?.["claude-code"]?.env ?? {});
+  const envs: Array<Record<string, string> | undefined> = Object.values(config.workers ?? {}).map((w) => w?.env);
+  const workers = envs.flatMap((env) => Object.values(env ?? {}));
   const tokens = [config.aep?.token, config.anthropicEndpoint?.token].filter((t) => t !== undefined);
   return [...config.models.map((m) => m.apiKey), ...tokens, ...workers];
 }
@@ -289,7 +289,7 @@ async function startAep(
     token,
     allowedOrigins: o.config.security?.allowedOrigins ?? [],
     store: store.aep,
-    factory: workerFactoryFor(DEFAULT_WORKER, workerOptions(o.config, gatewayUrl)),
+    factory: workerFactories(workerOptions(o.config, gatewayUrl)),
     workdirs: { ...(aep?.workdir ? { base: aep.workdir } : {}), dataDir: o.dataDir },
     log: o.log,
     ...(aep?.turnTimeoutMs ? { turnTimeoutMs: aep.turnTimeoutMs } : {}),

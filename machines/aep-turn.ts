@@ -162,7 +162,10 @@ const relay = turnSetup.createAction(
       case "reasoning.delta":
       case "reasoning.completed":
       case "tool.called":
+      case "tool.updated":
       case "tool.result":
+      case "plan.updated":
+      case "mode.updated":
       case "step":
       case "raw":
       case "context.usage":

@@ -3,7 +3,7 @@
 // a driver maps its process's frames to them. Additive changes only; both sides compile against this file.
 
 /** Every worker family the gateway can run; the AEP `init.worker` field and the config's `workers:` keys. */
-export const WORKER_KINDS = ["claude-code"] as const;
+export const WORKER_KINDS = ["claude-code", "codex", "acp"] as const;
 export type WorkerKind = (typeof WORKER_KINDS)[number];
 /** The worker a session gets when its `init` names none. */
 export const DEFAULT_WORKER: WorkerKind = "claude-code";
@@ -19,6 +19,33 @@ export interface TurnUsage {
   readonly costUsd?: number;
   readonly durationMs?: number;
   readonly numTurns?: number;
+}
+
+/** A file a tool touches (ACP `ToolCallLocation`). */
+export interface FileLocation {
+  readonly path: string;
+  readonly line?: number;
+}
+
+/** A structured file edit (ACP `Diff` content); `oldText` is absent for a new file. */
+export interface FileDiff {
+  readonly path: string;
+  readonly oldText?: string;
+  readonly newText: string;
+}
+
+/** Display fields ACP agents give their tool calls (docs/protocol/aep.md §4, the ACP extension fields). */
+export interface ToolDisplay {
+  readonly title?: string;
+  /** read, edit, delete, move, search, execute, think, fetch, switch_mode, other. */
+  readonly kind?: string;
+  readonly locations?: readonly FileLocation[];
+}
+
+export interface PlanEntry {
+  readonly content: string;
+  readonly priority: string;
+  readonly status: string;
 }
 
 /** What the worker asks the user; `question` = a multiple-choice question (AskUserQuestion). */
@@ -45,8 +72,13 @@ export type WorkerEvent =
   | { type: "text.completed"; blockId: string; text: string; abandoned?: boolean }
   | { type: "reasoning.delta"; blockId: string; text: string }
   | { type: "reasoning.completed"; blockId: string; text: string; abandoned?: boolean }
-  | { type: "tool.called"; id: string; name: string; input: unknown }
-  | { type: "tool.result"; id: string; output: string; isError: boolean }
+  | ({ type: "tool.called"; id: string; name: string; input: unknown } & ToolDisplay)
+  /** A running tool's intermediate state (ACP `tool_call_update` before it completes). */
+  | ({ type: "tool.updated"; id: string; status: string; content?: unknown; diff?: FileDiff } & ToolDisplay)
+  | { type: "tool.result"; id: string; output: string; isError: boolean; diff?: FileDiff }
+  /** The worker's whole current plan (each update replaces the previous one). */
+  | { type: "plan.updated"; entries: readonly PlanEntry[] }
+  | { type: "mode.updated"; mode: string }
   | { type: "interaction.requested"; id: string; kind: InteractionKind; payload: Record<string, unknown> }
   | { type: "interaction.withdrawn"; id: string }
   /** Progress the client may show but need not understand (retries, status, raw frames). */
@@ -67,6 +99,8 @@ export type InteractionAnswer =
   | { kind: "elicitation"; action: "accept" | "decline" | "cancel"; content?: Record<string, unknown> };
 
 export interface WorkerStartOptions {
+  /** The session's worker kind (a stored string: a kind this gateway no longer knows fails the start). */
+  readonly worker?: string;
   /** Directory the worker runs in; HOME too unless `env.HOME` is given. */
   readonly workdir: string;
   readonly home?: string;

@@ -159,6 +159,18 @@ export interface Question {
   multi_select: boolean;
 }
 
+/** The ACP extension fields of tool_call (sent by ACP workers only). */
+export interface ToolCallDisplay {
+  title?: string;
+  kind?: string;
+  locations?: Array<{ path: string; line?: number }>;
+}
+export interface FileDiffData {
+  path: string;
+  old_text: string;
+  new_text: string;
+}
+
 export type ServerEvent =
   | {
       type: "input.ack";
@@ -191,8 +203,14 @@ export type ServerEvent =
       type: "message";
       data: { id: string; role: string; content: string; content_type?: string; metadata?: Record<string, unknown> };
     }
-  | { type: "tool_call"; data: { id: string; name: string; input: Record<string, unknown> } }
-  | { type: "tool_result"; data: { id: string; output: unknown; error?: string; status?: "completed" | "failed" } }
+  | { type: "tool_call"; data: { id: string; name: string; input: Record<string, unknown> } & ToolCallDisplay }
+  | {
+      type: "tool_result";
+      data: { id: string; output: unknown; error?: string; status?: "completed" | "failed"; diff?: FileDiffData };
+    }
+  | { type: "tool_update"; data: { id: string; status: string; content?: unknown; diff?: FileDiffData } }
+  | { type: "plan"; data: { items: Array<{ content: string; priority: string; status: string }> } }
+  | { type: "mode_update"; data: { mode: string } }
   | {
       type: "permission_request";
       data: { id: string; tool_name: string; description?: string; args?: string[]; input_raw?: unknown };

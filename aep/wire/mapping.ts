@@ -2,8 +2,15 @@
 // keeps the returned state in its context. Streaming is per block: message.start on the block's first delta,
 // message.delta per delta, then message.end and the full `message` (which lets a client that lost deltas re-render,
 // done.dropped).
-import { isErrorCode, type ErrorCode, type Question, type ServerEvent } from "./envelope.js";
-import type { WorkerEvent } from "../../workers/types.js";
+import type { FileDiff, ToolDisplay, WorkerEvent } from "../../workers/types.js";
+import {
+  type ErrorCode,
+  type FileDiffData,
+  isErrorCode,
+  type Question,
+  type ServerEvent,
+  type ToolCallDisplay,
+} from "./envelope.js";
 
 export interface MappingState {
   /** Text blocks with a message.start and no message.end yet. */
@@ -23,7 +30,10 @@ export type ContentEvent = Extract<
       | "reasoning.delta"
       | "reasoning.completed"
       | "tool.called"
+      | "tool.updated"
       | "tool.result"
+      | "plan.updated"
+      | "mode.updated"
       | "step"
       | "raw"
       | "context.usage"
@@ -88,7 +98,27 @@ export function mapContent(state: MappingState, event: ContentEvent): { state: M
     case "tool.called":
       return {
         state,
-        events: [{ type: "tool_call", data: { id: event.id, name: event.name, input: asRecord(event.input) } }],
+        events: [
+          {
+            type: "tool_call",
+            data: { id: event.id, name: event.name, input: asRecord(event.input), ...toolDisplay(event) },
+          },
+        ],
+      };
+    case "tool.updated":
+      return {
+        state,
+        events: [
+          {
+            type: "tool_update",
+            data: {
+              id: event.id,
+              status: event.status,
+              ...(event.content !== undefined ? { content: event.content } : {}),
+              ...(event.diff ? { diff: diffData(event.diff) } : {}),
+            },
+          },
+        ],
       };
     case "tool.result":
       return {
@@ -101,10 +131,15 @@ export function mapContent(state: MappingState, event: ContentEvent): { state: M
               output: event.output,
               ...(event.isError ? { error: event.output } : {}),
               status: event.isError ? "failed" : "completed",
+              ...(event.diff ? { diff: diffData(event.diff) } : {}),
             },
           },
         ],
       };
+    case "plan.updated":
+      return { state, events: [{ type: "plan", data: { items: event.entries.map((e) => ({ ...e })) } }] };
+    case "mode.updated":
+      return { state, events: [{ type: "mode_update", data: { mode: event.mode } }] };
     case "step":
       return {
         state,
@@ -176,6 +211,20 @@ export function interactionRequest(event: Extract<WorkerEvent, { type: "interact
 export function errorCodeOf(code: string | undefined, fallback: ErrorCode = "INTERNAL_ERROR"): ErrorCode {
   return code !== undefined && isErrorCode(code) ? code : fallback;
 }
+
+/** Only the fields the worker gave: Claude Code's tool calls carry none of them. */
+function toolDisplay(event: ToolDisplay): ToolCallDisplay {
+  return {
+    ...optional({ title: event.title, kind: event.kind }),
+    ...(event.locations ? { locations: event.locations.map((l) => ({ ...l })) } : {}),
+  };
+}
+
+const diffData = (diff: FileDiff): FileDiffData => ({
+  path: diff.path,
+  old_text: diff.oldText ?? "",
+  new_text: diff.newText,
+});
 
 const messageStart = (id: string): ServerEvent => ({
   type: "message.start",

@@ -14,6 +14,8 @@ const TURN_KINDS: ReadonlySet<ServerKind> = new Set<ServerKind>([
   "message",
   "tool_call",
   "tool_result",
+  "tool_update",
+  "plan",
   "permission_request",
   "question_request",
   "elicitation_request",

@@ -52,7 +52,7 @@ describe("AEP envelope codec", () => {
     ],
     ["a permission answer without allowed", frame("permission_response", { id: "p" }), "INVALID_MESSAGE"],
     ["an unknown control action", frame("control", { action: "explode" }), "INVALID_MESSAGE"],
-    ["an unknown worker", frame("init", { worker: "codex" }), "INVALID_MESSAGE"],
+    ["an unknown worker", frame("init", { worker: "opencode" }), "INVALID_MESSAGE"],
     ["a missing id", JSON.stringify({ version: "aep/v1", event: { type: "ping" } }), "INVALID_MESSAGE"],
     ["another version", frame("ping", {}, { version: "aep/v2" }), "VERSION_MISMATCH"],
     ["an array", "[]", "INVALID_MESSAGE"],

@@ -10,6 +10,8 @@ const TURN_KINDS = new Set([
   "message",
   "tool_call",
   "tool_result",
+  "tool_update",
+  "plan",
   "permission_request",
   "question_request",
   "elicitation_request",

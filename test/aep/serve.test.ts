@@ -140,7 +140,7 @@ describe("config: aep and workers.claude-code", () => {
   });
 
   it("refuses unknown worker kinds, unknown keys and a bad permission mode, naming the path", () => {
-    expect(() => parseConfig(JSON.stringify({ workers: { codex: {} } }), "c", {})).to.throw(/c: workers/);
+    expect(() => parseConfig(JSON.stringify({ workers: { opencode: {} } }), "c", {})).to.throw(/c: workers/);
     expect(() => parseConfig(JSON.stringify({ workers: { "claude-code": { commandd: "x" } } }), "c", {})).to.throw(
       /c: workers\.claude-code/,
     );

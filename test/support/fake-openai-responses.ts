@@ -15,6 +15,12 @@ export interface ScriptedToolCall {
   args: object;
 }
 
+export interface ScriptedCustomToolCall {
+  callId: string;
+  name: string;
+  input: string;
+}
+
 export interface ResponsesUsage {
   input_tokens: number;
   output_tokens: number;
@@ -29,9 +35,14 @@ export interface StreamedTurn {
   /** The message's phase (gpt-5.3-codex and later label commentary vs the final answer). */
   phase?: "commentary" | "final_answer";
   toolCalls?: ScriptedToolCall[];
+  /** Freeform (`custom`) tool calls, such as Codex's apply_patch: the input is plain text, streamed in deltas. */
+  customToolCalls?: ScriptedCustomToolCall[];
   usage?: ResponsesUsage;
   /** Characters per text/summary/argument delta; whole strings when unset. */
   chunkSize?: number;
+  /** After this many text deltas the stream holds (the connection stays open) until `release` settles (or forever). */
+  holdAfterDeltas?: number;
+  release?: Promise<void>;
 }
 
 export interface RecordedResponsesRequest {
@@ -85,13 +96,14 @@ export async function startFakeOpenAIResponses(): Promise<FakeOpenAIResponses> {
     if (problem) return sendError(res, 400, problem);
     const turn = queue.shift();
     if (turn === undefined) return sendError(res, 500, `no scripted turn left for request #${requests.length}`);
-    const writer = new EventWriter(res, `resp_fake_${++responseSeq}`, String(body.model));
+    const writer = new EventWriter(res, `resp_fake_${++responseSeq}`, String(body.model), turn);
     const output = streamTurn(writer, turn);
     for (const item of output) {
       sentItems.push(item);
       if (item.type === "reasoning") capsules.set(String(item.id), String(item.encrypted_content));
     }
     writer.completed(output, turn.usage ?? defaultUsage);
+    await writer.flushed();
     res.end();
   }
 
@@ -211,18 +223,38 @@ function streamTurn(writer: EventWriter, turn: StreamedTurn): Array<Record<strin
       }),
     );
   }
+  for (const call of turn.customToolCalls ?? []) output.push(streamCustomCall(writer, output.length, call, size));
   return output;
+}
+
+function streamCustomCall(
+  writer: EventWriter,
+  at: number,
+  call: ScriptedCustomToolCall,
+  size: number | undefined,
+): Record<string, unknown> {
+  const id = `ctc_fake_${call.callId}`;
+  const item = { id, type: "custom_tool_call", call_id: call.callId, name: call.name };
+  writer.event("response.output_item.added", { output_index: at, item: { ...item, status: "in_progress", input: "" } });
+  for (const delta of split(call.input, size))
+    writer.event("response.custom_tool_call_input.delta", { item_id: id, output_index: at, delta });
+  writer.event("response.custom_tool_call_input.done", { item_id: id, output_index: at, input: call.input });
+  return writer.itemDone(at, { ...item, status: "completed", input: call.input });
 }
 
 /** Writes Responses API records as `event: <type>` + `data: <json>` with a running sequence_number. */
 class EventWriter {
   private sequence = 0;
   private readonly createdAt = Math.floor(Date.now() / 1000);
+  private textDeltas = 0;
+  /** Records written after the hold point, sent when the turn's `release` settles. */
+  private readonly held: string[] = [];
 
   constructor(
     private readonly res: ServerResponse,
     private readonly id: string,
     private readonly model: string,
+    private readonly hold: Pick<StreamedTurn, "holdAfterDeltas" | "release"> = {},
   ) {
     res.writeHead(200, {
       "content-type": "text/event-stream; charset=utf-8",
@@ -236,7 +268,18 @@ class EventWriter {
 
   event(type: string, fields: object): void {
     const record = { type, sequence_number: this.sequence++, ...fields };
-    this.res.write(`event: ${type}\ndata: ${JSON.stringify(record)}\n\n`);
+    const text = `event: ${type}\ndata: ${JSON.stringify(record)}\n\n`;
+    const limit = this.hold.holdAfterDeltas;
+    if (limit !== undefined && this.textDeltas >= limit) this.held.push(text);
+    else this.res.write(text);
+    if (type === "response.output_text.delta") this.textDeltas += 1;
+  }
+
+  /** Resolves once everything held is written (at once when nothing is held). */
+  async flushed(): Promise<void> {
+    if (this.held.length === 0) return;
+    await (this.hold.release ?? new Promise<void>(() => {}));
+    for (const text of this.held) this.res.write(text);
   }
 
   itemDone(outputIndex: number, item: Record<string, unknown>): Record<string, unknown> {
