@@ -17,6 +17,9 @@ const agentScript = fileURLToPath(new URL("../support/scripted-acp-agent.ts", im
 /** tsx by URL: the agent runs in the workdir, where a bare `--import tsx` would not resolve. */
 const tsx = import.meta.resolve("tsx");
 
+/** The AEP token (a token is always required; client-chosen workdirs must lie inside aep.workdir). */
+const TOKEN = "acp-e2e-token-0123456789";
+
 describe("AEP v1 end to end with a generic ACP agent (workers.acp)", function () {
   this.timeout(60_000);
   let root: string;
@@ -30,7 +33,7 @@ describe("AEP v1 end to end with a generic ACP agent (workers.acp)", function ()
       dataDir: join(root, "data"),
       readyTimeoutMs: 60_000, // a loaded machine (CI, parallel suites) starts tsx slowly
       config: {
-        aep: { port: 0 },
+        aep: { port: 0, token: TOKEN, workdir: root },
         workers: {
           acp: {
             command: process.execPath,
@@ -53,7 +56,7 @@ describe("AEP v1 end to end with a generic ACP agent (workers.acp)", function ()
   it("init {worker: acp} runs the configured agent: mode_update, plan, tool_call, tool_update, diff on the wire", async () => {
     const checker = new OrderingChecker();
     const workdir = await mkdtemp(join(root, "work-"));
-    const { client } = await openSession(url, { worker: "acp", workdir }, checker);
+    const { client } = await openSession(url, { worker: "acp", workdir, token: TOKEN }, checker);
     clients.push(client);
     const from = client.mark();
     client.send("input", { content: "tools" });
@@ -88,7 +91,7 @@ describe("AEP v1 end to end with a generic ACP agent (workers.acp)", function ()
 
   it("a worker env value the agent prints reaches the client redacted", async () => {
     const workdir = await mkdtemp(join(root, "work-"));
-    const { client } = await openSession(url, { worker: "acp", workdir });
+    const { client } = await openSession(url, { worker: "acp", workdir, token: TOKEN });
     clients.push(client);
     const frames: string[] = [];
     client.ws.on("message", (data) => frames.push(data.toString()));

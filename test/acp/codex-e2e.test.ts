@@ -71,6 +71,7 @@ describe("AEP v1 end to end with the real Codex agent over ACP", function () {
       "message.end",
       "message",
       "done",
+      "state(idle)",
       "runtime.execution.completed",
     ]);
     expect(client.of("message", from)[0]).to.deep.include({ role: "assistant", content: "Hello from the fake model." });

@@ -18,6 +18,9 @@ import { openSession } from "../aep/aep-client.js";
 import type { OrderingChecker } from "../aep/invariants.js";
 
 /** The provider key Codex sends: a configured secret, so no AEP client may ever see it. */
+/** The AEP token: one is always required (client-chosen workdirs must lie inside aep.workdir too). */
+const TOKEN = "codex-e2e-token-0123456789";
+
 export const CODEX_API_KEY = "sk-codex-e2e-provider-key";
 /** A model slug codex-acp 0.16.0 knows (an unknown one makes it print a metadata warning as agent text). */
 export const CODEX_MODEL = "gpt-5.3-codex";
@@ -62,7 +65,7 @@ export async function startCodexRig(): Promise<CodexRig> {
     dataDir: join(root, "data"),
     readyTimeoutMs: 60_000, // a loaded machine (CI, parallel suites) starts tsx slowly
     config: {
-      aep: { port: 0 },
+      aep: { port: 0, token: TOKEN, workdir: root },
       workers: {
         codex: {
           args: [
@@ -90,7 +93,7 @@ export async function startCodexRig(): Promise<CodexRig> {
     fake,
     url,
     workdir: () => mkdtemp(join(root, "work-")),
-    open: (data, checker) => openSession(url, { worker: "codex", ...data }, checker),
+    open: (data, checker) => openSession(url, { worker: "codex", token: TOKEN, ...data }, checker),
     workerPids: () => childrenOf(gateway.pid),
     async dispose() {
       await gateway.stop();
