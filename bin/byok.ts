@@ -111,7 +111,8 @@ async function main(argv: string[]): Promise<void> {
     }
     case "doctor": {
       const { runDoctor } = await import("../doctor/run.js");
-      const ok = await runDoctor({ ...(await setup(values)), offline: values.offline ?? false });
+      const tls = tlsFiles(values, undefined);
+      const ok = await runDoctor({ ...(await setup(values)), tls, offline: values.offline ?? false });
       if (!ok) process.exitCode = 1;
       return;
     }

@@ -1,7 +1,7 @@
 // `byok doctor` as a user runs it (README.md "Checking a setup"): the real CLI as a child process against local
 // fake endpoints, a good setup and broken ones, asserting every line it prints and its exit status.
 import { expect } from "chai";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
@@ -51,6 +51,24 @@ async function listening(port = 0): Promise<Server> {
 
 const portOf = (server: Server) => (server.address() as { port: number }).port;
 const close = (server: Server) => new Promise((resolve) => server.close(resolve));
+
+/** A self-signed certificate for localhost and its key, made with openssl (what mkcert gives, without the CA). */
+function makeCertificate(dir: string, name: string): { cert: string; key: string } {
+  const files = { cert: join(dir, `${name}.pem`), key: join(dir, `${name}-key.pem`) };
+  execFileSync(
+    "openssl",
+    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1"].concat([
+      "-subj",
+      "/CN=localhost",
+      "-keyout",
+      files.key,
+      "-out",
+      files.cert,
+    ]),
+    { stdio: "ignore" },
+  );
+  return files;
+}
 
 /** A port nothing listens on (bound once, then released). */
 async function freePort(): Promise<number> {
@@ -191,5 +209,25 @@ describe("byok doctor", function () {
       "- AEP worker: not checked, AEP is off (no --aep-port or aep.port)",
     ]);
     expect(run.status).to.equal(1);
+  });
+
+  it("TLS files: a matching pair passes and makes the Cursor command https; another key is one ✗ with its fix", async () => {
+    const good = makeCertificate(dir, "good");
+    const other = makeCertificate(dir, "other");
+    const dataDir = join(dir, "data");
+    const args = ["--offline", "--data-dir", dataDir, "--port", String(await freePort())];
+    const ok = await doctor(dir, { models: [], tls: good }, args);
+    const line = ok.lines.find((l) => l.startsWith("✓ TLS: "));
+    expect(line).to.match(new RegExp(`^✓ TLS: ${good.cert} \\(CN=localhost\\) is valid until \\d{4}-`));
+    expect(ok.lines.find((l) => l.startsWith("Start Cursor with: "))).to.match(/--test-backend-url=https:\/\//);
+    expect(ok.status).to.equal(0);
+
+    const mismatched = await doctor(dir, { models: [] }, [...args, "--tls-cert", good.cert, "--tls-key", other.key]);
+    const at = mismatched.lines.findIndex((l) => l.startsWith("✗ TLS: "));
+    expect(mismatched.lines[at]).to.include(`✗ TLS: ${other.key} is not the key of ${good.cert}`);
+    expect(mismatched.lines[at + 1]).to.equal(
+      "    fix: make a new pair (e.g. `mkcert 127.0.0.1 localhost`) and pass both files",
+    );
+    expect(mismatched.status).to.equal(1);
   });
 });
