@@ -3,7 +3,7 @@
 // connection opens with the "PRI * HTTP/2.0" preface, which no HTTP/1.1 method starts with. With a certificate
 // (Cursor reaches its agent host over HTTPS), ALPN offers h2 and http/1.1 on the same port.
 import { createServer as createHttp1Server, type RequestListener } from "node:http";
-import { createSecureServer, createServer as createHttp2Server, type Http2Session } from "node:http2";
+import { createSecureServer, createServer as createHttp2Server } from "node:http2";
 import { createServer as createNetServer, type Server, type Socket } from "node:net";
 import { Duplex } from "node:stream";
 
@@ -27,20 +27,18 @@ export function createDualServer(listener: RequestListener, tls?: TlsMaterial): 
   if (tls) return createTlsServer(listener, tls);
   const http1 = createHttp1Server(listener);
   const http2 = createHttp2Server(listener as unknown as Parameters<typeof createHttp2Server>[0]);
-  const sessions = new Set<Http2Session>();
-  http2.on("session", (session) => {
-    sessions.add(session);
-    session.once("close", () => sessions.delete(session));
-  });
+  // The sockets under the h2c sessions. Ending a session is done by destroying its socket: the session then closes
+  // without writing a GOAWAY, which over the replaying stream below can trip an assertion inside Node.
+  const h2Sockets = new Set<Socket>();
   // http.createServer turns Nagle off by default; a bare net.Server does not, and with it every small frame or
   // response written after its headers waited for the peer's delayed ACK (~40 ms on loopback).
-  const server = createNetServer({ noDelay: true }, (socket) => route(socket, http1, http2));
+  const server = createNetServer({ noDelay: true }, (socket) => route(socket, http1, http2, h2Sockets));
   return {
     server,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
     closeAllConnections() {
       http1.closeAllConnections();
-      for (const session of sessions) session.destroy();
+      for (const socket of h2Sockets) socket.destroy();
     },
   };
 }
@@ -69,6 +67,7 @@ function route(
   socket: Socket,
   http1: ReturnType<typeof createHttp1Server>,
   http2: ReturnType<typeof createHttp2Server>,
+  h2Sockets: Set<Socket>,
 ): void {
   let head = Buffer.alloc(0);
   const onData = (chunk: Buffer) => {
@@ -76,6 +75,8 @@ function route(
     if (head.length < PREFACE_START.length && PREFACE_START.startsWith(head.toString("latin1"))) return;
     socket.off("data", onData);
     if (head.toString("latin1", 0, PREFACE_START.length) === PREFACE_START) {
+      h2Sockets.add(socket);
+      socket.once("close", () => h2Sockets.delete(socket));
       http2.emit("connection", replaying(socket, head));
       return;
     }
@@ -95,7 +96,18 @@ function route(
 function replaying(socket: Socket, head: Buffer): Duplex {
   const stream = new Duplex({
     read: () => socket.resume(),
-    write: (chunk: Buffer, _encoding, callback) => socket.write(chunk, callback),
+    // Done as soon as the socket takes the bytes (or once it drains): the HTTP/2 session must never find a write
+    // of ours still pending when it writes its own GOAWAY on close (Node asserts on that in JSStreamSocket).
+    write: (chunk: Buffer, _encoding, callback) => {
+      if (socket.destroyed || socket.write(chunk)) return callback();
+      const done = () => {
+        socket.off("drain", done);
+        socket.off("close", done);
+        callback();
+      };
+      socket.once("drain", done);
+      socket.once("close", done);
+    },
     final: (callback) => socket.end(callback),
     destroy: (err, callback) => {
       socket.destroy(err ?? undefined);
