@@ -1,11 +1,10 @@
 // One live AEP session: its machine, its sequencer and the side effects the machines ask for (ledger, worker
 // processes, the attached connection). Inputs are admitted through one ordered chain: the ledger row is written and
 // input.ack(accepted) announced before the machine — and so the worker — sees the input.
-import { createActor, fromPromise, type Actor, type ActorRefFrom } from "xstate";
+import { createActor, type Actor, type ActorRefFrom } from "xstate";
 import { redact, type Logger } from "../log/logger.js";
-import { aepInteractionMachine } from "../machines/aep-interaction.js";
 import { aepSessionMachine, type SessionControl } from "../machines/aep-session.js";
-import { aepTurnMachine } from "../machines/aep-turn.js";
+import type { aepTurnMachine } from "../machines/aep-turn.js";
 import type { TurnEnd } from "../machines/aep-turn-ends.js";
 import type { AepSessionRecord, AepStore, EventLogBounds } from "../store/index.js";
 import type { InteractionAnswer, WorkerEvent, WorkerFactory, WorkerStartOptions } from "../workers/types.js";
@@ -20,6 +19,7 @@ import type {
 import { initialMapping, isReport, mapContent } from "./wire/mapping.js";
 import { Sequencer, type Outlet } from "./wire/sequencer.js";
 import { WorkerProcesses } from "./worker-processes.js";
+import { provideTurn } from "./turn-wiring.js";
 import { logTurnEnd, recordInput, runtimeFact } from "./input-ledger.js";
 import { DEFAULT_EVENT_LOG, MAX_REPLAY, SessionEventLog } from "./event-log.js";
 
@@ -351,55 +351,16 @@ export class AepSession {
         `no open request with id ${id}`,
         clientMessageId ? { client_message_id: clientMessageId } : {},
       );
-    const turn = aepTurnMachine.provide({
-      actors: {
-        deliver: fromPromise(
-          async ({ input }: { input: { executionId: string; content: string; generation: number } }) => {
-            // Either way the ledger holds the delivery fact before the turn announces it.
-            try {
-              await this.workers.send(input.generation, { inputId: input.executionId, content: input.content });
-            } catch (err) {
-              await store.setDelivery(input.executionId, "failed", "WORKER_START_FAILED");
-              throw err;
-            }
-            await store.setDelivery(input.executionId, "delivered");
-          },
-        ),
-        interrupt: fromPromise(
-          async ({ input }: { input: { generation: number } }) =>
-            (await this.workers.get(input.generation)?.interrupt()) ?? false,
-        ),
-        interaction: aepInteractionMachine.provide({
-          actions: {
-            sendAnswer: (_, { id, generation, answer }) => {
-              this.workers
-                .get(generation)
-                ?.answer(id, answer)
-                .catch((err: unknown) =>
-                  log.warn("aep answer not written", { session_id: this.sessionId, error: err }),
-                );
-            },
-          },
-        }),
-      },
-      actions: {
-        emit: (_, { event, executionId }) => this.emit(event, executionId),
-        ack: (_, { executionId, clientMessageId, status, errorCode }) =>
-          this.emit({
-            type: "input.ack",
-            data: {
-              client_message_id: clientMessageId,
-              execution_id: executionId,
-              status,
-              ...(errorCode ? { error_code: errorCode } : {}),
-            },
-          }),
-        recordStarted: (_, { executionId }) => this.afterWrite(store.setRuntime(executionId, "started"), () => {}),
-        settleRuntime: (_, { executionId, end }) => this.settleRuntime(executionId, end),
-        killWorker: (_, { generation }) => this.workers.get(generation)?.kill(),
-        rejectAnswer,
-      },
-      ...(this.deps.turnTimeoutMs ? { delays: { turnDeadline: this.deps.turnTimeoutMs } } : {}),
+    const turn = provideTurn({
+      sessionId: this.sessionId,
+      store,
+      log,
+      workers: this.workers,
+      emit: (event, executionId) => this.emit(event, executionId),
+      afterWrite: (write) => this.afterWrite(write, () => {}),
+      settleRuntime: (executionId, end) => this.settleRuntime(executionId, end),
+      rejectAnswer,
+      ...(this.deps.turnTimeoutMs ? { turnTimeoutMs: this.deps.turnTimeoutMs } : {}),
     });
     return aepSessionMachine.provide({
       actors: {
