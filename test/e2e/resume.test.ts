@@ -9,7 +9,7 @@ import { CursorClient } from "../support/cursor-client.js";
 import type { FakeOpenAI } from "../support/fake-openai.js";
 import { assertEndStreamInvariants, blobHex } from "../support/observed-frames.js";
 import { waitUntil } from "../support/util.js";
-import { MODEL, assertPrefix, useToolsRig } from "./tools-kit.js";
+import { MODEL, SETTLED_ROUND_THEN_ANSWER, assertPrefix, useToolsRig } from "./tools-kit.js";
 
 describe("e2e: resume_action continues a turn from the client's checkpoint", function () {
   this.timeout(15_000);
@@ -71,16 +71,7 @@ describe("e2e: resume_action continues a turn from the client's checkpoint", fun
       "tool_call_started",
       "exec:read_args",
       "tool_call_completed",
-      ...Array<string>(4).fill("kv_set"),
-      "checkpoint",
-      "text_delta",
-      "token_delta",
-      ...Array<string>(3).fill("kv_set"),
-      "turn_ended",
-      "checkpoint",
-      "checkpoint",
-      "checkpoint",
-      "end:ok",
+      ...SETTLED_ROUND_THEN_ANSWER,
     ]);
     // Blobs of the first run are the client's already: only the new ones were SET, each before its checkpoint.
     assertEndStreamInvariants(resumed.frames);
