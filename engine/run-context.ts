@@ -23,6 +23,7 @@ import {
   unusedContext,
   userQuery,
 } from "../cursor/attachments.js";
+import { effectiveRequestContext, partReferences, RequestContextPartError } from "../cursor/request-context.js";
 import type { CanonicalMessage } from "../providers/messages.js";
 import type { Logger } from "../log/logger.js";
 import { BlobIntegrityError, type Store } from "../store/index.js";
@@ -85,6 +86,30 @@ async function storePreFetched(store: Store, req: AgentRunRequest): Promise<void
   }
 }
 
+/** The request_context_parts blobs (docs/protocol/cursor-run.md §2.6); the run fetches the ones the store lacks. */
+export function requestContextBlobs(request: AgentRunRequest): Uint8Array[] {
+  return partReferences(request.action?.requestContextParts).map((p) => p.blobId);
+}
+
+/** Once the part blobs are stored: the request context the run renders, with the parts decoded into it. */
+export async function compileRequestContext(
+  store: Store,
+  facts: RunRequestFacts,
+  request: AgentRunRequest,
+): Promise<RunRequestFacts> {
+  const refs = request.action?.requestContextParts;
+  const ids = requestContextBlobs(request);
+  const stored = await store.getBlobs(ids);
+  const bytes = new Map(ids.map((id, i) => [hex(id), stored[i]]));
+  try {
+    const requestContext = effectiveRequestContext(facts.requestContext, refs, (id) => bytes.get(hex(id)));
+    return { ...facts, requestContext };
+  } catch (e) {
+    if (e instanceof RequestContextPartError) throw new RunSetupError(e.message, "invalid_argument");
+    throw e;
+  }
+}
+
 /** Images reach no provider yet; refusing names the model rather than dropping what the user attached. */
 function refuseImages(userMessage: UserMessage, modelId: string): void {
   const [first, ...more] = selectedImages(userMessage);
@@ -137,7 +162,7 @@ function requestContextParts(ctx: RequestContext | undefined): RequestContextPar
         ].join("\n"),
       )
       .join("\n\n"),
-    rules: ctx.rules.map((r) => r.content),
+    rules: [...ctx.rules, ...ctx.nonFileRules].map((r) => r.content).concat(ctx.cloudRule ? [ctx.cloudRule] : []),
     skills: ctx.agentSkills.map((k) => `${k.fullPath}: ${k.description}`),
     subagents: ctx.customSubagents.map((a) => `${a.name}: ${a.description}`),
     mcpInstructions: ctx.mcpInstructions.map((m) => ({ server: m.serverName, instructions: m.instructions })),
@@ -148,6 +173,8 @@ function requestContextParts(ctx: RequestContext | undefined): RequestContextPar
 const REQUEST_CONTEXT_USED = new Set([
   "env",
   "rules",
+  "non_file_rules",
+  "cloud_rule",
   "git_repos",
   "agent_skills",
   "custom_subagents",

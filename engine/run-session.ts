@@ -19,7 +19,14 @@ import type { ModelConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
 import { resolveModel, type ResolvedModel } from "./models.js";
 import { RunSetupError } from "./run-errors.js";
-import { addProjected, admitRequest, appendRuntimeMessage, type ProjectedParts } from "./run-context.js";
+import {
+  addProjected,
+  admitRequest,
+  appendRuntimeMessage,
+  compileRequestContext,
+  type ProjectedParts,
+  requestContextBlobs,
+} from "./run-context.js";
 import {
   loadHistory,
   loadResumedTurn,
@@ -97,6 +104,7 @@ export class RunSession {
     return this.deps.store.missingBlobs([
       ...state.rootPromptMessagesJson.slice(cached),
       ...(action.kind === "resume" ? [action.turnId] : referencedBlobs(action.userMessage)),
+      ...requestContextBlobs(this.request),
     ]);
   }
 
@@ -111,6 +119,7 @@ export class RunSession {
       throw new RunSetupError((e as Error).message, "failed_precondition");
     }
     if (fetched.length) await store.putBlobs(fetched.map((f) => ({ id: f.blobId, data: f.data })));
+    this.facts = await compileRequestContext(store, this.facts, this.request);
     this.history = await loadHistory(store, this.deps.history, this.conversationId, this.facts.state);
     for (const m of this.history) this.account(m);
     await store.createRun({ runId: this.requestId, conversationId: this.conversationId, model: model.model });
