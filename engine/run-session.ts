@@ -11,7 +11,7 @@ import { projectHistory, type CanonicalMessage } from "../providers/messages.js"
 import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
 import { addUsage } from "../providers/usage.js";
 import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../cursor/checkpoint-builder.js";
-import { referencedBlobs } from "../cursor/attachments.js";
+import { imageBlobs, referencedBlobs } from "../cursor/attachments.js";
 import { frames } from "../cursor/frames.js";
 import { tokenBreakdown } from "../cursor/token-breakdown.js";
 import { StaleCheckpointError, type NewMessage, type Store } from "../store/index.js";
@@ -97,13 +97,16 @@ export class RunSession {
   /** Once the request is admitted (engine/run-context.ts): the history roots, the turn a resume continues and the blobs
    * the user message refers to that the store lacks; they come from the client (docs/protocol/cursor-run.md §3.5). */
   async findMissingBlobs(): Promise<Uint8Array[]> {
-    this.facts = await admitRequest(this.deps, this.facts, this.request, this.requestId);
+    const { images } = resolveModel(this.deps.models, this.request.requestedModel);
+    this.facts = await admitRequest(this.deps, this.facts, this.request, this.requestId, images);
     const { state, action } = this.facts;
     // Roots the history cache holds decoded are stored (garbage collection clears the cache when it deletes).
     const cached = this.deps.history.prefix(this.conversationId, rootIds(state)).messages.length;
     return this.deps.store.missingBlobs([
       ...state.rootPromptMessagesJson.slice(cached),
-      ...(action.kind === "resume" ? [action.turnId] : referencedBlobs(action.userMessage)),
+      ...(action.kind === "resume"
+        ? [action.turnId]
+        : [...referencedBlobs(action.userMessage), ...imageBlobs(action.userMessage)]),
       ...requestContextBlobs(this.request),
     ]);
   }
