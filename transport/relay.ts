@@ -39,6 +39,11 @@ export interface Relay {
    * to the upstream): resolves with the upstream response, or rejects when the upstream cannot be reached.
    */
   open(ctx: Context, body: Uint8Array): Promise<IncomingMessage>;
+  /**
+   * Sends further bodies upstream as requests like this one (same method, path and end-to-end headers), one after
+   * another once each is answered; their answers are only logged (the client was answered already).
+   */
+  replay(ctx: Context, bodies: readonly Uint8Array[]): Promise<void>;
   /** Closes the HTTP/2 upstream session (shutdown). */
   close(): void;
 }
@@ -126,7 +131,54 @@ export function createRelay(opts: { upstream: string; log: Logger }): Relay {
       upstreamReq.once("error", reject);
     });
 
-  return { pass, open, close: () => h2.close() };
+  /** One more request like ctx's, with `body` and its own length; resolves with the upstream status (0: none). */
+  const sendLike = (ctx: Context, body: Uint8Array) =>
+    new Promise<number>((resolve) => {
+      const method = ctx.req.method ?? "POST";
+      const path = basePath + ctx.originalUrl;
+      const headers = [...ownBodyHeaders(ctx.req.rawHeaders), "content-length", String(body.byteLength)];
+      const failed = (err: Error) => {
+        log.error("relay upstream unreachable", { method, path: ctx.path, error: err });
+        resolve(0);
+      };
+      if (ctx.req.httpVersionMajor === 2) {
+        let stream: ClientHttp2Stream;
+        try {
+          stream = h2.request(method, path, headerObject(headers));
+        } catch (err) {
+          return failed(err as Error);
+        }
+        stream.once("response", (head) => {
+          stream.resume();
+          stream.once("end", () => resolve(Number(head[constants.HTTP2_HEADER_STATUS])));
+        });
+        stream.once("error", failed);
+        return void stream.end(body);
+      }
+      const req = send({
+        protocol: upstream.protocol,
+        hostname: upstream.hostname,
+        port: upstream.port,
+        method,
+        path,
+        headers: [...headers, "host", upstream.host],
+      });
+      req.once("response", (res) => {
+        res.resume();
+        res.once("end", () => resolve(res.statusCode ?? 0));
+      });
+      req.once("error", failed);
+      req.end(body);
+    });
+
+  const replay = async (ctx: Context, bodies: readonly Uint8Array[]) => {
+    for (const body of bodies) {
+      const status = await sendLike(ctx, body);
+      log.info("relay", { method: ctx.req.method, path: ctx.path, status, replayed: true });
+    }
+  };
+
+  return { pass, open, replay, close: () => h2.close() };
 }
 
 /**
@@ -250,6 +302,17 @@ function endToEndHeaders(raw: string[]): string[] {
     if (!drop) kept.push(raw[i]!, raw[i + 1]!);
   }
   return kept;
+}
+
+/** End-to-end headers without those that describe the original body (a replayed request has its own). */
+function ownBodyHeaders(raw: string[]): string[] {
+  const kept = endToEndHeaders(raw);
+  const out: string[] = [];
+  for (let i = 0; i < kept.length; i += 2) {
+    const name = kept[i]!.toLowerCase();
+    if (name !== "content-length" && name !== "content-encoding") out.push(kept[i]!, kept[i + 1]!);
+  }
+  return out;
 }
 
 function answerUnreachable(res: ServerResponse, err: Error): void {
