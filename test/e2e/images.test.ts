@@ -1,7 +1,8 @@
 // Wire-level: attached images reach each endpoint kind as its own image part (docs/protocol/cursor-run.md §8.8.1):
 // OpenAI Chat `image_url` data URLs, Responses `input_image`, Anthropic `image` blocks with a base64 source. One
 // image comes inline, one by blob id (fetched with get_blob_args). The next turn's request starts with this one's
-// bytes, images included; a model configured with `images: false` refuses the run with invalid_argument naming it.
+// bytes, images included (also after a restart, rebuilt from the checkpoint); a model configured with
+// `images: false` refuses the run with invalid_argument naming it.
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { randomUUID } from "node:crypto";
@@ -46,13 +47,7 @@ describe("e2e: attached images reach each endpoint kind as image parts", functio
   let gw: GatewayProcess;
   let dataDir: string;
 
-  before(async () => {
-    [chat, responses, anthropic] = await Promise.all([
-      startFakeOpenAI(),
-      startFakeOpenAIResponses(),
-      startFakeAnthropic(),
-    ]);
-    dataDir = await mkdtemp(join(tmpdir(), "byok-e2e-images-"));
+  const start = () => {
     const model = (id: string, provider: Endpoint, baseUrl: string, images?: boolean) => ({
       id,
       provider,
@@ -61,7 +56,7 @@ describe("e2e: attached images reach each endpoint kind as image parts", functio
       model: id,
       ...(images === undefined ? {} : { images }),
     });
-    gw = await startGatewayProcess({
+    return startGatewayProcess({
       dataDir,
       config: {
         models: [
@@ -73,6 +68,16 @@ describe("e2e: attached images reach each endpoint kind as image parts", functio
       },
       upstream: "http://127.0.0.1:9",
     });
+  };
+
+  before(async () => {
+    [chat, responses, anthropic] = await Promise.all([
+      startFakeOpenAI(),
+      startFakeOpenAIResponses(),
+      startFakeAnthropic(),
+    ]);
+    dataDir = await mkdtemp(join(tmpdir(), "byok-e2e-images-"));
+    gw = await start();
   });
   after(async () => {
     await killAllGateways();
@@ -92,13 +97,13 @@ describe("e2e: attached images reach each endpoint kind as image parts", functio
     },
   } as const;
 
-  function attach(r: AgentRunRequest, e: Endpoint) {
+  function attach(r: AgentRunRequest, tag: string) {
     const action = r.action?.action;
     if (action?.case !== "userMessageAction" || !action.value.userMessage) throw new Error("not a user message");
     action.value.userMessage.selectedContext = create(SelectedContextSchema, {
       selectedImages: [
-        { path: "shot.png", mimeType: "image/png", dataOrBlobId: { case: "data", value: PNG(e) } },
-        { path: "photo.jpg", mimeType: "image/jpeg", dataOrBlobId: { case: "blobId", value: blobId(JPEG(e)) } },
+        { path: "shot.png", mimeType: "image/png", dataOrBlobId: { case: "data", value: PNG(tag) } },
+        { path: "photo.jpg", mimeType: "image/jpeg", dataOrBlobId: { case: "blobId", value: blobId(JPEG(tag)) } },
       ],
     });
   }
@@ -135,6 +140,35 @@ describe("e2e: attached images reach each endpoint kind as image parts", functio
       expect(JSON.stringify(after.slice(0, history.length))).to.equal(JSON.stringify(history));
     });
   }
+
+  it("after a restart the history, images included, is rebuilt from the checkpoint with the same bytes", async () => {
+    const client = new CursorClient(gw.url);
+    client.putBlob(JPEG("restart"));
+    const conversationId = `images-restart-${randomUUID()}`;
+    chat.enqueue({ text: "a dog" });
+    const run = client.startRun({
+      conversationId,
+      modelId: "openai-chat",
+      text: "and these?",
+      customize: (r) => attach(r, "restart"),
+    });
+    expect(await run.done).to.deep.equal({ ok: true });
+    const history = (chat.requests.at(-1)!.body as Body).messages!;
+    await gw.stop();
+    gw = await start();
+    chat.enqueue({ text: "still a dog" });
+    const again = new CursorClient(gw.url);
+    for (const [id, data] of client.blobs) again.blobs.set(id, data);
+    const next = again.startRun({
+      conversationId,
+      modelId: "openai-chat",
+      text: "sure?",
+      checkpoint: run.lastCheckpoint()!,
+    });
+    expect(await next.done).to.deep.equal({ ok: true });
+    const after = (chat.requests.at(-1)!.body as Body).messages!;
+    expect(JSON.stringify(after.slice(0, history.length))).to.equal(JSON.stringify(history));
+  });
 
   it("a model configured with images: false refuses an attached image with invalid_argument naming it", async () => {
     const client = new CursorClient(gw.url);
