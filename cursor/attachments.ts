@@ -67,6 +67,11 @@ export function selectedImages(m: UserMessage): ImageAttachment[] {
   return (m.selectedContext?.selectedImages ?? []).map(image);
 }
 
+/** Blob ids of attached images sent without their bytes; the run fetches the ones it lacks. */
+export function imageBlobs(m: UserMessage): Uint8Array[] {
+  return selectedImages(m).flatMap((i) => (i.data === undefined && i.blobId?.byteLength ? [i.blobId] : []));
+}
+
 function image(i: SelectedImage): ImageAttachment {
   const d = i.dataOrBlobId;
   const data = d.case === "data" ? d.value : d.case === "blobIdWithData" ? d.value.data : undefined;

@@ -2,10 +2,12 @@
 // SDK shape ({role, content, providerOptions}). Our extra facts (origin, replay state, round id, call index, error
 // flag) ride in providerOptions.byok so another reader of the same checkpoint still sees ordinary messages.
 import { z } from "zod";
-import type { CanonicalMessage } from "../providers/messages.js";
+import type { CanonicalMessage, InlineImage } from "../providers/messages.js";
 import { replayStateSchema } from "../providers/types.js";
 
 const textPart = z.object({ type: z.literal("text"), text: z.string() });
+/** A user's image in the AI SDK shape: base64 bytes and their media type. */
+const imagePart = z.object({ type: z.literal("image"), image: z.string(), mediaType: z.string() });
 const reasoningPart = z.object({ type: z.literal("reasoning"), text: z.string() });
 const toolCallPart = z.object({
   type: z.literal("tool-call"),
@@ -32,7 +34,12 @@ const options = z.object({ byok }).partial().optional();
 
 const rootMessage = z.discriminatedUnion("role", [
   z.object({ role: z.literal("system"), content: z.string(), providerOptions: options }),
-  z.object({ role: z.literal("user"), content: z.string(), providerOptions: options }),
+  // Content is a plain string unless images come along (then the images, then the one text part).
+  z.object({
+    role: z.literal("user"),
+    content: z.union([z.string(), z.array(z.union([imagePart, textPart]))]),
+    providerOptions: options,
+  }),
   z.object({
     role: z.literal("assistant"),
     content: z.array(z.union([textPart, reasoningPart, toolCallPart])),
@@ -54,7 +61,12 @@ function toJson(m: CanonicalMessage): z.input<typeof rootMessage> {
     case "user":
       return {
         role: "user",
-        content: m.content,
+        content: m.images?.length
+          ? [
+              ...m.images.map((i) => ({ type: "image" as const, image: i.data, mediaType: i.mediaType })),
+              { type: "text" as const, text: m.content },
+            ]
+          : m.content,
         providerOptions: { byok: { origin: m.origin, ...(m.eventId ? { eventId: m.eventId } : {}) } },
       };
     case "assistant":
@@ -116,7 +128,7 @@ export function decodeRootMessage(bytes: Uint8Array): CanonicalMessage {
     case "user":
       return {
         role: "user",
-        content: m.content,
+        ...userContent(m.content),
         origin: meta.origin ?? "user",
         ...(meta.eventId ? { eventId: meta.eventId } : {}),
       };
@@ -152,4 +164,16 @@ export function decodeRootMessage(bytes: Uint8Array): CanonicalMessage {
       };
     }
   }
+}
+
+/** A user root's text and images; a string content is text alone. */
+function userContent(content: string | Array<z.infer<typeof imagePart> | z.infer<typeof textPart>>) {
+  if (typeof content === "string") return { content };
+  const images: InlineImage[] = [];
+  let text = "";
+  for (const part of content) {
+    if (part.type === "image") images.push({ type: "base64", mediaType: part.mediaType, data: part.image });
+    else text += part.text;
+  }
+  return { content: text, ...(images.length ? { images } : {}) };
 }

@@ -14,7 +14,7 @@ import {
 } from "../proto/gen/agent/v1/agent_pb.js";
 import { MAX_BACKLOG_FRAMES, MAX_HELD_APPENDS, requestStreamMachine } from "../machines/request-stream.js";
 import type { RunEnd } from "../machines/run.js";
-import type { AgentBackend, RunRoute, StreamSink } from "../transport/agent-backend.js";
+import type { AgentBackend, HeldAppend, RunRoute, StreamSink } from "../transport/agent-backend.js";
 import type { EndStream } from "../cursor/errors.js";
 import { RpcError } from "../cursor/errors.js";
 import { buildRunMachine } from "./run-wiring.js";
@@ -351,12 +351,24 @@ export class AgentService implements AgentBackend {
     return committed;
   }
 
-  /** Forgets the local stream of a request now served upstream; its subscribers follow the upstream instead. */
+  takeEarlyAppends(requestId: string): HeldAppend[] {
+    return this.upstreamRequests.takeEarly(requestId);
+  }
+
+  /**
+   * Forgets the local stream of a request now served upstream; its subscribers follow the upstream instead, and the
+   * appends it held for the run_request are kept for the caller to relay.
+   */
   private handOver(requestId: string, fields: object): void {
     this.upstreamRequests.add(requestId);
     this.deps.log.info("run relayed to the upstream", fields);
     const entry = this.streams.get(requestId);
     if (!entry) return;
+    const held = [...entry.actor.getSnapshot().context.held].sort(([a], [b]) => (a < b ? -1 : 1));
+    this.upstreamRequests.holdEarly(
+      requestId,
+      held.map(([seqno, message]) => ({ seqno, message })),
+    );
     this.streams.delete(requestId);
     this.waiting.delete(requestId);
     for (const follow of [...entry.handOvers]) follow();

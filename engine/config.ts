@@ -20,6 +20,8 @@ export interface ModelConfig {
   model: string;
   contextWindow?: number;
   maxOutputTokens?: number;
+  /** False for a model whose endpoint takes no image input: a run with an attached image is refused. Default true. */
+  images?: boolean;
   /** Azure OpenAI (provider openai-chat, baseUrl = the deployment's URL): `api-key` auth with this api-version. */
   azureApiVersion?: string;
 }
@@ -129,6 +131,7 @@ const modelSchema = z
     model: nonEmpty,
     contextWindow: positiveInt.optional(),
     maxOutputTokens: positiveInt.optional(),
+    images: z.boolean().optional(),
     azureApiVersion: nonEmpty.optional(),
   })
   .superRefine((m, ctx) => {

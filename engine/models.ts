@@ -12,6 +12,8 @@ export interface ResolvedModel {
   contextWindow: number | undefined;
   maxOutputTokens: number | undefined;
   reasoningEffort: ReasoningEffort | undefined;
+  /** The endpoint takes image input (config `images`, default true; the user's own keys always do). */
+  images: boolean;
 }
 
 const OPENAI_BASE_URL = "https://api.openai.com/v1";
@@ -33,11 +35,19 @@ export function resolveModel(models: readonly ModelConfig[], requested: Requeste
       contextWindow: configured.contextWindow,
       maxOutputTokens: configured.maxOutputTokens,
       reasoningEffort,
+      images: configured.images ?? true,
     };
   }
   const endpoint = credentialsEndpoint(requested);
   if (endpoint)
-    return { endpoint, model: modelId, contextWindow: undefined, maxOutputTokens: undefined, reasoningEffort };
+    return {
+      endpoint,
+      model: modelId,
+      contextWindow: undefined,
+      maxOutputTokens: undefined,
+      reasoningEffort,
+      images: true,
+    };
   throw new RunSetupError(
     // run-route.ts sends such runs upstream; reaching this means the two disagree.
     `model ${JSON.stringify(modelId)} is not configured in byok-gateway and the request carries no usable credentials`,

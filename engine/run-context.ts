@@ -15,6 +15,7 @@ import {
 import type { ModeAssets } from "../prompt/assets.js";
 import { formatRequestContext, type RequestContextParts, renderRuntime } from "../prompt/render.js";
 import {
+  imageBlobs,
   referencedBlobs,
   renderAttachments,
   selectedImages,
@@ -23,7 +24,8 @@ import {
   unusedContext,
   userQuery,
 } from "../cursor/attachments.js";
-import type { CanonicalMessage } from "../providers/messages.js";
+import { effectiveRequestContext, partReferences, RequestContextPartError } from "../cursor/request-context.js";
+import type { CanonicalMessage, InlineImage } from "../providers/messages.js";
 import type { Logger } from "../log/logger.js";
 import { BlobIntegrityError, type Store } from "../store/index.js";
 import { RunSetupError } from "./run-errors.js";
@@ -38,13 +40,14 @@ const hex = (id: Uint8Array) => Buffer.from(id.buffer, id.byteOffset, id.byteLen
 
 /**
  * Before anything is fetched: an edited message is moved onto its anchor, the pre-fetched blobs are stored, and
- * attached images are refused (no provider takes them yet).
+ * attached images are refused when the model takes none (`takesImages`, config `images`).
  */
 export async function admitRequest(
   deps: ContextDeps,
   facts: RunRequestFacts,
   request: AgentRunRequest,
   requestId: string,
+  takesImages: boolean,
 ): Promise<RunRequestFacts> {
   const anchored = await anchoredFacts(deps.store, facts);
   if (anchored !== facts) {
@@ -56,7 +59,7 @@ export async function admitRequest(
     });
   }
   await storePreFetched(deps.store, request);
-  if (facts.action.kind === "userMessage")
+  if (facts.action.kind === "userMessage" && !takesImages)
     refuseImages(facts.action.userMessage, request.requestedModel?.modelId ?? "");
   return anchored;
 }
@@ -85,15 +88,53 @@ async function storePreFetched(store: Store, req: AgentRunRequest): Promise<void
   }
 }
 
-/** Images reach no provider yet; refusing names the model rather than dropping what the user attached. */
+/** The request_context_parts blobs (docs/protocol/cursor-run.md §2.6); the run fetches the ones the store lacks. */
+export function requestContextBlobs(request: AgentRunRequest): Uint8Array[] {
+  return partReferences(request.action?.requestContextParts).map((p) => p.blobId);
+}
+
+/** Once the part blobs are stored: the request context the run renders, with the parts decoded into it. */
+export async function compileRequestContext(
+  store: Store,
+  facts: RunRequestFacts,
+  request: AgentRunRequest,
+): Promise<RunRequestFacts> {
+  const refs = request.action?.requestContextParts;
+  const ids = requestContextBlobs(request);
+  const stored = await store.getBlobs(ids);
+  const bytes = new Map(ids.map((id, i) => [hex(id), stored[i]]));
+  try {
+    const requestContext = effectiveRequestContext(facts.requestContext, refs, (id) => bytes.get(hex(id)));
+    return { ...facts, requestContext };
+  } catch (e) {
+    if (e instanceof RequestContextPartError) throw new RunSetupError(e.message, "invalid_argument");
+    throw e;
+  }
+}
+
+/** A model configured without images is named, rather than the image dropped or the provider left to fail. */
 function refuseImages(userMessage: UserMessage, modelId: string): void {
   const [first, ...more] = selectedImages(userMessage);
   if (!first) return;
   const what = more.length ? `${more.length + 1} attached images` : `the attached image ${first.path || "(unnamed)"}`;
   throw new RunSetupError(
-    `model ${JSON.stringify(modelId)} cannot take ${what}: byok-gateway does not send images to providers yet`,
+    `model ${JSON.stringify(modelId)} cannot take ${what}: it is configured with images: false`,
     "invalid_argument",
   );
+}
+
+/** The attached images as the history stores them: their bytes, inline or from their (stored or fetched) blob. */
+async function attachedImages(store: Store, userMessage: UserMessage): Promise<InlineImage[]> {
+  const ids = imageBlobs(userMessage);
+  const stored = await store.getBlobs(ids);
+  const byId = new Map(ids.map((id, i) => [hex(id), stored[i]]));
+  return selectedImages(userMessage).map((image, i) => {
+    const name = image.path || `#${i + 1}`;
+    const bytes = image.data ?? (image.blobId ? byId.get(hex(image.blobId)) : undefined);
+    if (!bytes) throw new RunSetupError(`attached image ${name} has neither data nor a known blob`, "invalid_argument");
+    if (!image.mimeType) throw new RunSetupError(`attached image ${name} has no mime_type`, "invalid_argument");
+    return { type: "base64", mediaType: image.mimeType, data: Buffer.from(bytes).toString("base64") };
+  });
 }
 
 /** The text of each blob the user message refers to (stored or just fetched), read as UTF-8. */
@@ -137,7 +178,7 @@ function requestContextParts(ctx: RequestContext | undefined): RequestContextPar
         ].join("\n"),
       )
       .join("\n\n"),
-    rules: ctx.rules.map((r) => r.content),
+    rules: [...ctx.rules, ...ctx.nonFileRules].map((r) => r.content).concat(ctx.cloudRule ? [ctx.cloudRule] : []),
     skills: ctx.agentSkills.map((k) => `${k.fullPath}: ${k.description}`),
     subagents: ctx.customSubagents.map((a) => `${a.name}: ${a.description}`),
     mcpInstructions: ctx.mcpInstructions.map((m) => ({ server: m.serverName, instructions: m.instructions })),
@@ -148,6 +189,8 @@ function requestContextParts(ctx: RequestContext | undefined): RequestContextPar
 const REQUEST_CONTEXT_USED = new Set([
   "env",
   "rules",
+  "non_file_rules",
+  "cloud_rule",
   "git_repos",
   "agent_skills",
   "custom_subagents",
@@ -190,8 +233,15 @@ export async function appendRuntimeMessage(
     timestamp: new Date().toISOString(),
     userQuery: userQuery(userMessage, blobText),
   });
+  const images = await attachedImages(deps.store, userMessage);
   const eventId = `run-request:${requestId}`;
-  const message: CanonicalMessage = { role: "user", content, origin: "runtime", eventId };
+  const message: CanonicalMessage = {
+    role: "user",
+    content,
+    origin: "runtime",
+    eventId,
+    ...(images.length ? { images } : {}),
+  };
   const stored = await deps.store.appendRuntimeMessageOnce(
     facts.conversationId,
     requestId,

@@ -5,7 +5,7 @@
 import type { AgentClientMessage, RequestedModel } from "../proto/gen/agent/v1/agent_pb.js";
 import type { Logger } from "../log/logger.js";
 import type { Store } from "../store/index.js";
-import type { RunRoute } from "../transport/agent-backend.js";
+import type { HeldAppend, RunRoute } from "../transport/agent-backend.js";
 import type { ModelConfig } from "./config.js";
 
 /** A run_request that names neither a model nor credentials continues on its conversation's last route. */
@@ -36,6 +36,8 @@ export function routeRun(models: readonly ModelConfig[], requested: RequestedMod
  */
 export class UpstreamRequests {
   private readonly seen = new Map<string, number>();
+  /** Appends that waited locally for the run_request, until the handler that relayed it takes them. */
+  private readonly early = new Map<string, HeldAppend[]>();
 
   constructor(
     private readonly max = 10_000,
@@ -48,7 +50,19 @@ export class UpstreamRequests {
     for (const [oldest] of this.seen) {
       if (this.seen.size <= this.max) break;
       this.seen.delete(oldest);
+      this.early.delete(oldest);
     }
+  }
+
+  /** Keeps what waited for the request's run_request, forgotten with the request. */
+  holdEarly(requestId: string, appends: HeldAppend[]): void {
+    if (appends.length > 0 && this.seen.has(requestId)) this.early.set(requestId, appends);
+  }
+
+  takeEarly(requestId: string): HeldAppend[] {
+    const appends = this.early.get(requestId) ?? [];
+    this.early.delete(requestId);
+    return appends;
   }
 
   /** True when the request went upstream; each use keeps it for another TTL. */
@@ -57,6 +71,7 @@ export class UpstreamRequests {
     if (at === undefined) return false;
     if (now - at > this.ttlMs) {
       this.seen.delete(requestId);
+      this.early.delete(requestId);
       return false;
     }
     this.add(requestId, now);

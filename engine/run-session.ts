@@ -11,7 +11,7 @@ import { projectHistory, type CanonicalMessage } from "../providers/messages.js"
 import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
 import { addUsage } from "../providers/usage.js";
 import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../cursor/checkpoint-builder.js";
-import { referencedBlobs } from "../cursor/attachments.js";
+import { imageBlobs, referencedBlobs } from "../cursor/attachments.js";
 import { frames } from "../cursor/frames.js";
 import { tokenBreakdown } from "../cursor/token-breakdown.js";
 import { StaleCheckpointError, type NewMessage, type Store } from "../store/index.js";
@@ -19,7 +19,14 @@ import type { ModelConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
 import { resolveModel, type ResolvedModel } from "./models.js";
 import { RunSetupError } from "./run-errors.js";
-import { addProjected, admitRequest, appendRuntimeMessage, type ProjectedParts } from "./run-context.js";
+import {
+  addProjected,
+  admitRequest,
+  appendRuntimeMessage,
+  compileRequestContext,
+  type ProjectedParts,
+  requestContextBlobs,
+} from "./run-context.js";
 import {
   loadHistory,
   loadResumedTurn,
@@ -90,13 +97,17 @@ export class RunSession {
   /** Once the request is admitted (engine/run-context.ts): the history roots, the turn a resume continues and the blobs
    * the user message refers to that the store lacks; they come from the client (docs/protocol/cursor-run.md §3.5). */
   async findMissingBlobs(): Promise<Uint8Array[]> {
-    this.facts = await admitRequest(this.deps, this.facts, this.request, this.requestId);
+    const { images } = resolveModel(this.deps.models, this.request.requestedModel);
+    this.facts = await admitRequest(this.deps, this.facts, this.request, this.requestId, images);
     const { state, action } = this.facts;
     // Roots the history cache holds decoded are stored (garbage collection clears the cache when it deletes).
     const cached = this.deps.history.prefix(this.conversationId, rootIds(state)).messages.length;
     return this.deps.store.missingBlobs([
       ...state.rootPromptMessagesJson.slice(cached),
-      ...(action.kind === "resume" ? [action.turnId] : referencedBlobs(action.userMessage)),
+      ...(action.kind === "resume"
+        ? [action.turnId]
+        : [...referencedBlobs(action.userMessage), ...imageBlobs(action.userMessage)]),
+      ...requestContextBlobs(this.request),
     ]);
   }
 
@@ -111,6 +122,7 @@ export class RunSession {
       throw new RunSetupError((e as Error).message, "failed_precondition");
     }
     if (fetched.length) await store.putBlobs(fetched.map((f) => ({ id: f.blobId, data: f.data })));
+    this.facts = await compileRequestContext(store, this.facts, this.request);
     this.history = await loadHistory(store, this.deps.history, this.conversationId, this.facts.state);
     for (const m of this.history) this.account(m);
     await store.createRun({ runId: this.requestId, conversationId: this.conversationId, model: model.model });

@@ -1,7 +1,10 @@
 // Canonical conversation history and its provider-neutral projection (docs/protocol/cursor-run.md §8.1, §8.4, §8.5).
 // Canonical messages are append-only; a tool round is stored as one assistant batch followed by its results in
 // completion order. Only complete rounds are ever projected, so no provider sees a dangling tool call.
-import type { ModelMessage, ModelToolCall, ReplayState } from "./types.js";
+import type { ModelImage, ModelMessage, ModelToolCall, ReplayState } from "./types.js";
+
+/** An image as stored in the history: always its bytes (base64), never a URL that could change. */
+export type InlineImage = Extract<ModelImage, { type: "base64" }>;
 
 export interface CanonicalToolCall extends ModelToolCall {
   /** The provider's original position of the call within its response. */
@@ -10,7 +13,9 @@ export interface CanonicalToolCall extends ModelToolCall {
 
 export type CanonicalMessage =
   | { role: "system"; content: string }
-  | { role: "user"; content: string; origin: "user" | "runtime"; eventId?: string }
+  /** `images`: what the user attached (docs/protocol/cursor-run.md §8.8), stored with the message so every replay
+   * sends the same bytes. */
+  | { role: "user"; content: string; origin: "user" | "runtime"; eventId?: string; images?: InlineImage[] }
   | {
       role: "assistant";
       text: string;
@@ -29,7 +34,7 @@ export function projectHistory(history: readonly CanonicalMessage[]): ModelMessa
     const m = history[i]!;
     if (m.role === "system") continue;
     if (m.role === "user") {
-      out.push({ role: "user", content: m.content });
+      out.push({ role: "user", content: m.content, ...(m.images?.length ? { images: m.images } : {}) });
       continue;
     }
     if (m.role === "tool") continue; // emitted together with its assistant batch below

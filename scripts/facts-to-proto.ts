@@ -13,10 +13,13 @@ interface FieldFact {
   typeName?: string;
   oneof?: string;
   optional?: boolean;
+  /** Where a fact added after the first compilation comes from; written above it as a comment. */
+  provenance?: string;
 }
 interface MessageFact {
   fields: FieldFact[];
   mapEntry?: boolean;
+  provenance?: string;
 }
 export interface Facts {
   messages: Record<string, MessageFact>;
@@ -81,7 +84,22 @@ function fieldLine(facts: Facts, f: FieldFact, indent: string): string {
     return `${indent}map<${typeRef(k)}, ${typeRef(v)}> ${f.name} = ${f.number};`;
   }
   const label = f.label === "repeated" ? "repeated " : f.optional ? "optional " : "";
-  return `${indent}${label}${typeRef(f)} ${f.name} = ${f.number};`;
+  return `${comment(f.provenance, indent)}${indent}${label}${typeRef(f)} ${f.name} = ${f.number};`;
+}
+
+/** A provenance note as `//` lines of at most 116 characters, ending in a newline; nothing when there is none. */
+function comment(text: string | undefined, indent: string): string {
+  if (!text) return "";
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && indent.length + line.length + word.length + 4 > 116) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  lines.push(line);
+  return lines.map((l) => `${indent}// ${l}\n`).join("");
 }
 
 function renderNode(facts: Facts, node: Node, depth: number): string[] {
@@ -94,7 +112,7 @@ function renderNode(facts: Facts, node: Node, depth: number): string[] {
     return out;
   }
   if (node.message?.mapEntry) return out; // synthesised by `map<>` fields
-  out.push(`${pad}message ${node.name} {`);
+  out.push(`${comment(node.message?.provenance, pad)}${pad}message ${node.name} {`);
   for (const child of [...node.children.values()].sort((a, b) => a.name.localeCompare(b.name)))
     out.push(...renderNode(facts, child, depth + 1));
   const fields = [...(node.message?.fields ?? [])].sort((a, b) => a.number - b.number);

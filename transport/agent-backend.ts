@@ -15,12 +15,23 @@ export interface StreamSink {
   handOver(): void;
 }
 
+/** A client message admitted before its run_request, at its append_seqno. */
+export interface HeldAppend {
+  seqno: bigint;
+  message: AgentClientMessage;
+}
+
 export interface AgentBackend {
   routeOf(requestId: string): RunRoute;
   /** Attaches a RunSSE subscriber; the returned function detaches it. */
   subscribe(requestId: string, sink: StreamSink): () => void;
   /** Admits one client message; a run_request naming no model may need the store to be routed, hence a promise. */
   append(requestId: string, seqno: bigint, message: AgentClientMessage): RunRoute | Promise<RunRoute>;
+  /**
+   * The appends that waited for a run_request which then went upstream, in append_seqno order, for the caller to
+   * relay after it (docs/protocol/cursor-transport.md §6.1); each is handed out once.
+   */
+  takeEarlyAppends(requestId: string): HeldAppend[];
   /** The client broke the protocol on a stream the handler already ended: the request's run is canceled. */
   cancel(requestId: string, reason: string): void;
 }

@@ -75,6 +75,7 @@ export function createApp(opts: {
     runHandler(opts.service, relay, {
       maxRequestBytes: opts.bodies.maxRequestBytes,
       runRequestWaitMs: opts.runRequestWaitMs,
+      budget,
     }),
   );
   router.post(RUN_SSE_PATH, runSseHandler(opts.service, relay, budget));

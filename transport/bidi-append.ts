@@ -1,16 +1,17 @@
 // BidiAppend (Connect unary, docs/protocol/cursor-transport.md §1, §3): one AgentClientMessage for a request_id at an
 // append_seqno.
 // `data` is the hex of the message (data_binary is accepted too). The ACK only confirms receipt; malformed input
-// gets a Connect invalid_argument and changes nothing. Appends of a run served upstream are relayed there.
+// gets a Connect invalid_argument and changes nothing. Appends of a run served upstream are relayed there, those that
+// waited locally for its run_request right after it.
 import type { Context } from "koa";
-import { fromBinary, fromJsonString, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, fromJsonString, toBinary, toJsonString } from "@bufbuild/protobuf";
 import { AgentClientMessageSchema, type AgentClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import {
   BidiAppendRequestSchema,
   BidiAppendResponseSchema,
   type BidiAppendRequest,
 } from "../proto/gen/aiserver/v1/aiserver_pb.js";
-import type { AgentBackend } from "./agent-backend.js";
+import type { AgentBackend, HeldAppend } from "./agent-backend.js";
 import { RpcError } from "../cursor/errors.js";
 import { unaryErrorBody } from "./connect/unary.js";
 import { type BodyBudget, decodeContentEncoding, readBody } from "./body.js";
@@ -31,9 +32,15 @@ export function bidiAppendHandler(
       const request = decodeRequest(body, json);
       const requestId = request.requestId?.requestId;
       if (!requestId) throw new RpcError("BidiAppend carries no request_id", "invalid_argument");
-      // The upstream gets the append byte for byte, as the client sent it.
-      if ((await service.append(requestId, request.appendSeqno, decodeClientMessage(request))) === "upstream")
-        return await relay.pass(ctx, raw);
+      // The upstream gets the append byte for byte, as the client sent it, then what waited for it locally.
+      if ((await service.append(requestId, request.appendSeqno, decodeClientMessage(request))) === "upstream") {
+        const early = service.takeEarlyAppends(requestId);
+        await relay.pass(ctx, raw);
+        return await relay.replay(
+          ctx,
+          early.map((a) => encodeAppend(requestId, a, json)),
+        );
+      }
       ctx.status = 200;
       ctx.type = json ? "application/json" : "application/proto";
       ctx.body = json
@@ -51,6 +58,18 @@ export function bidiAppendHandler(
       lease.release();
     }
   };
+}
+
+/** A held append as its own BidiAppend body, in the encoding of the append that routed the request. */
+function encodeAppend(requestId: string, held: HeldAppend, json: boolean): Uint8Array {
+  const append = create(BidiAppendRequestSchema, {
+    data: Buffer.from(toBinary(AgentClientMessageSchema, held.message)).toString("hex"),
+    requestId: { requestId },
+    appendSeqno: held.seqno,
+  });
+  return json
+    ? new TextEncoder().encode(toJsonString(BidiAppendRequestSchema, append))
+    : toBinary(BidiAppendRequestSchema, append);
 }
 
 function decodeRequest(body: Uint8Array, json: boolean): BidiAppendRequest {

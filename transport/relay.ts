@@ -6,7 +6,7 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage, type 
 import { constants, type ClientHttp2Stream, type IncomingHttpHeaders } from "node:http2";
 import { request as httpsRequest } from "node:https";
 import { performance } from "node:perf_hooks";
-import { pipeline } from "node:stream";
+import { pipeline, type Readable } from "node:stream";
 import type { Context } from "koa";
 import type { Logger } from "../log/logger.js";
 import { TOKEN_HEADER } from "./gate.js";
@@ -25,6 +25,12 @@ const hopByHop = new Set([
   TOKEN_HEADER,
 ]);
 
+/** An upstream answer whose head the caller does not pass on: its status and its body, streaming. */
+export interface UpstreamResponse {
+  status: number;
+  body: Readable;
+}
+
 /** After the bytes a handler already read: the request is complete ("end"), or the rest still streams ("follow"). */
 export type BodyRest = "end" | "follow";
 
@@ -35,10 +41,16 @@ export interface Relay {
    */
   pass(ctx: Context, body?: Uint8Array, rest?: BodyRest): Promise<void>;
   /**
-   * Opens the same request upstream for a response whose head this gateway already wrote (a RunSSE handed over
-   * to the upstream): resolves with the upstream response, or rejects when the upstream cannot be reached.
+   * Opens the same request upstream, over HTTP/2 when it arrived over HTTP/2, for a response whose head this gateway
+   * already wrote (a RunSSE handed over to the upstream): resolves with the upstream's status and body, or rejects
+   * when the upstream cannot be reached.
    */
-  open(ctx: Context, body: Uint8Array): Promise<IncomingMessage>;
+  open(ctx: Context, body: Uint8Array): Promise<UpstreamResponse>;
+  /**
+   * Sends further bodies upstream as requests like this one (same method, path and end-to-end headers), one after
+   * another once each is answered; their answers are only logged (the client was answered already).
+   */
+  replay(ctx: Context, bodies: readonly Uint8Array[]): Promise<void>;
   /** Closes the HTTP/2 upstream session (shutdown). */
   close(): void;
 }
@@ -117,16 +129,81 @@ export function createRelay(opts: { upstream: string; log: Logger }): Relay {
     });
 
   const open = (ctx: Context, body: Uint8Array) =>
-    new Promise<IncomingMessage>((resolve, reject) => {
+    new Promise<UpstreamResponse>((resolve, reject) => {
+      const fields = { method: ctx.req.method, path: ctx.path };
+      if (ctx.req.httpVersionMajor === 2) {
+        const stream = h2.request(
+          ctx.req.method ?? "POST",
+          basePath + ctx.originalUrl,
+          headerObject(endToEndHeaders(ctx.req.rawHeaders)),
+        );
+        stream.once("response", (head) => {
+          const status = Number(head[constants.HTTP2_HEADER_STATUS]);
+          log.info("relay", { ...fields, status, protocol: "h2" });
+          resolve({ status, body: stream });
+        });
+        stream.once("error", reject);
+        ctx.res.once("close", () => {
+          if (!ctx.res.writableFinished) stream.close(constants.NGHTTP2_CANCEL);
+        });
+        return void stream.end(body);
+      }
       const upstreamReq = requestFor(ctx, body);
       upstreamReq.once("response", (upstreamRes: IncomingMessage) => {
-        log.info("relay", { method: ctx.req.method, path: ctx.path, status: upstreamRes.statusCode });
-        resolve(upstreamRes);
+        log.info("relay", { ...fields, status: upstreamRes.statusCode });
+        resolve({ status: upstreamRes.statusCode ?? 0, body: upstreamRes });
       });
       upstreamReq.once("error", reject);
     });
 
-  return { pass, open, close: () => h2.close() };
+  /** One more request like ctx's, with `body` and its own length; resolves with the upstream status (0: none). */
+  const sendLike = (ctx: Context, body: Uint8Array) =>
+    new Promise<number>((resolve) => {
+      const method = ctx.req.method ?? "POST";
+      const path = basePath + ctx.originalUrl;
+      const headers = [...ownBodyHeaders(ctx.req.rawHeaders), "content-length", String(body.byteLength)];
+      const failed = (err: Error) => {
+        log.error("relay upstream unreachable", { method, path: ctx.path, error: err });
+        resolve(0);
+      };
+      if (ctx.req.httpVersionMajor === 2) {
+        let stream: ClientHttp2Stream;
+        try {
+          stream = h2.request(method, path, headerObject(headers));
+        } catch (err) {
+          return failed(err as Error);
+        }
+        stream.once("response", (head) => {
+          stream.resume();
+          stream.once("end", () => resolve(Number(head[constants.HTTP2_HEADER_STATUS])));
+        });
+        stream.once("error", failed);
+        return void stream.end(body);
+      }
+      const req = send({
+        protocol: upstream.protocol,
+        hostname: upstream.hostname,
+        port: upstream.port,
+        method,
+        path,
+        headers: [...headers, "host", upstream.host],
+      });
+      req.once("response", (res) => {
+        res.resume();
+        res.once("end", () => resolve(res.statusCode ?? 0));
+      });
+      req.once("error", failed);
+      req.end(body);
+    });
+
+  const replay = async (ctx: Context, bodies: readonly Uint8Array[]) => {
+    for (const body of bodies) {
+      const status = await sendLike(ctx, body);
+      log.info("relay", { method: ctx.req.method, path: ctx.path, status, replayed: true });
+    }
+  };
+
+  return { pass, open, replay, close: () => h2.close() };
 }
 
 /**
@@ -250,6 +327,17 @@ function endToEndHeaders(raw: string[]): string[] {
     if (!drop) kept.push(raw[i]!, raw[i + 1]!);
   }
   return kept;
+}
+
+/** End-to-end headers without those that describe the original body (a replayed request has its own). */
+function ownBodyHeaders(raw: string[]): string[] {
+  const kept = endToEndHeaders(raw);
+  const out: string[] = [];
+  for (let i = 0; i < kept.length; i += 2) {
+    const name = kept[i]!.toLowerCase();
+    if (name !== "content-length" && name !== "content-encoding") out.push(kept[i]!, kept[i + 1]!);
+  }
+  return out;
 }
 
 function answerUnreachable(res: ServerResponse, err: Error): void {

@@ -4,7 +4,7 @@
 // client accepts it. The stream of a run served upstream is the upstream's own RunSSE.
 import type { Context } from "koa";
 import { fromBinary } from "@bufbuild/protobuf";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import { pipeline } from "node:stream";
 import { BidiRequestIdSchema } from "../proto/gen/aiserver/v1/aiserver_pb.js";
 import type { AgentBackend } from "./agent-backend.js";
@@ -13,7 +13,7 @@ import type { EndStream } from "../cursor/errors.js";
 import { decodePayload, EnvelopeFlags, EnvelopeReader } from "./connect/envelope.js";
 import { RpcError } from "../cursor/errors.js";
 import { type BodyBudget, readBody } from "./body.js";
-import type { Relay } from "./relay.js";
+import type { Relay, UpstreamResponse } from "./relay.js";
 import { acceptsGzip, HEARTBEAT, streamWriter } from "./stream-writer.js";
 
 const MAX_REQUEST_BYTES = 64 * 1024;
@@ -84,11 +84,11 @@ function writeHead(ctx: Context, gzip: boolean): ServerResponse {
 /**
  * A RunSSE opened before its run_request turned out to be for the upstream: our head is already sent, so the
  * upstream's envelopes are copied into the open body (its gzip flags are valid: it was asked with the client's own
- * Connect-Accept-Encoding). An upstream that refuses or cannot be reached ends the stream with a Connect error.
+ * Connect-Accept-Encoding), over HTTP/2 when the RunSSE came over HTTP/2. An upstream that refuses or cannot be reached ends the stream with a Connect error.
  */
 async function followUpstream(ctx: Context, relay: Relay, body: Uint8Array): Promise<void> {
   const res = ctx.res;
-  let upstream: IncomingMessage;
+  let upstream: UpstreamResponse;
   try {
     upstream = await relay.open(ctx, body);
   } catch (e) {
@@ -100,17 +100,17 @@ async function followUpstream(ctx: Context, relay: Relay, body: Uint8Array): Pro
     );
     return;
   }
-  if (upstream.statusCode !== 200) {
-    upstream.resume();
+  if (upstream.status !== 200) {
+    upstream.body.resume();
     res.end(
       encodeEndStream({
         ok: false,
-        error: new RpcError(`upstream answered RunSSE with HTTP ${upstream.statusCode}`, "unavailable"),
+        error: new RpcError(`upstream answered RunSSE with HTTP ${upstream.status}`, "unavailable"),
       }),
     );
     return;
   }
-  await new Promise<void>((resolve) => pipeline(upstream, res, () => resolve()));
+  await new Promise<void>((resolve) => pipeline(upstream.body, res, () => resolve()));
 }
 
 function readRequestId(ctx: Context, body: Uint8Array): string {

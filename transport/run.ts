@@ -13,6 +13,7 @@ import { RpcError, type EndStream } from "../cursor/errors.js";
 import { encodeEndStream } from "./connect/end-stream.js";
 import { decodePayload, type Envelope, EnvelopeFlags, EnvelopeReader } from "./connect/envelope.js";
 import type { Relay } from "./relay.js";
+import type { BodyBudget, BodyLease } from "./body.js";
 import { acceptsGzip, HEARTBEAT, streamWriter } from "./stream-writer.js";
 
 /** Messages a Run may send before its run_request (a prewarm, heartbeats); more is a misbehaving client. */
@@ -23,17 +24,21 @@ const REQUEST_ID_HEADER = "x-request-id";
 export function runHandler(
   service: AgentBackend,
   relay: Relay,
-  limits: { maxRequestBytes: number; runRequestWaitMs: number },
+  limits: { maxRequestBytes: number; runRequestWaitMs: number; budget: BodyBudget },
 ) {
   return async (ctx: Context): Promise<void> => {
     const requestId = ctx.get(REQUEST_ID_HEADER) || randomUUID();
-    const inbound = new Inbound(ctx, limits.maxRequestBytes);
-    const first = await inbound.untilRunRequest(limits.runRequestWaitMs).catch((e: unknown) => asRpcError(e));
-    if (first instanceof RpcError) return void endAtOnce(ctx, first);
-    const route = await (async () => service.append(requestId, 1n, first.runRequest))().catch(asRpcError);
-    if (route instanceof RpcError) return void endAtOnce(ctx, route);
-    if (route === "upstream") return relay.pass(ctx, inbound.replay(), "follow");
-    await serveLocally(ctx, service, requestId, inbound, first.early);
+    const inbound = new Inbound(ctx, limits.maxRequestBytes, limits.budget);
+    try {
+      const first = await inbound.untilRunRequest(limits.runRequestWaitMs).catch((e: unknown) => asRpcError(e));
+      if (first instanceof RpcError) return void endAtOnce(ctx, first);
+      const route = await (async () => service.append(requestId, 1n, first.runRequest))().catch(asRpcError);
+      if (route instanceof RpcError) return void endAtOnce(ctx, route);
+      if (route === "upstream") return await relay.pass(ctx, inbound.replay(), "follow");
+      await serveLocally(ctx, service, requestId, inbound, first.early);
+    } finally {
+      inbound.release();
+    }
   };
 }
 
@@ -84,12 +89,21 @@ async function serveLocally(
   });
 }
 
-/** The request body as Connect envelopes, bounded per frame and, until the route is known, in total. */
+/**
+ * The request body as Connect envelopes, bounded per frame and, until the route is known, in total; what it holds is
+ * charged to the body budget BidiAppend bodies share (docs/protocol/cursor-transport.md §2.5), each byte once: the
+ * bytes kept for replay until the route is known, then the incomplete envelope and each chunk's envelopes while
+ * they are decoded; inflated payloads on top.
+ */
 class Inbound {
   private readonly reader: EnvelopeReader;
   private readonly encoding: "gzip" | "identity";
   private readonly raw: Buffer[] = [];
   private rawBytes = 0;
+  private readonly held: BodyLease;
+  /** The chunk being decoded: its envelopes' payloads and their inflated copies. */
+  private decoding: BodyLease | undefined;
+  private routed = false;
   /** Envelopes that came in the run_request's chunk, after it: the local route delivers them first. */
   private rest: Envelope[] = [];
   private detach: (() => void) | undefined;
@@ -97,7 +111,9 @@ class Inbound {
   constructor(
     private readonly ctx: Context,
     private readonly maxBytes: number,
+    private readonly budget: BodyBudget,
   ) {
+    this.held = budget.lease();
     this.reader = new EnvelopeReader({ maxPayloadBytes: maxBytes });
     this.encoding = ctx.get("connect-content-encoding") === "gzip" ? "gzip" : "identity";
   }
@@ -122,6 +138,7 @@ class Inbound {
               `the Run stream sent over ${this.maxBytes} bytes before its run_request`,
               "resource_exhausted",
             );
+          this.held.grow(chunk.length);
           this.raw.push(chunk);
         },
         take: (envelopes) => {
@@ -151,6 +168,8 @@ class Inbound {
   /** Hands every further message over as it arrives; rejects on the first bad frame. */
   follow(deliver: (message: AgentClientMessage) => void): Promise<void> {
     this.raw.length = 0;
+    this.routed = true;
+    this.holdPending();
     return new Promise((resolve, reject) => {
       const take = (envelopes: Envelope[]) => {
         for (const envelope of envelopes) deliver(this.decode(envelope));
@@ -163,6 +182,17 @@ class Inbound {
       this.read({ keep: () => {}, take, ended: resolve, failed: reject });
       this.ctx.req.resume();
     });
+  }
+
+  /** Gives back everything charged (the call is over). */
+  release(): void {
+    this.held.release();
+  }
+
+  /** Once routed only the incomplete envelope stays held. */
+  private holdPending(): void {
+    this.held.release();
+    this.held.grow(this.reader.pendingBytes);
   }
 
   /** Stops reading (routed, failed or the call is gone). */
@@ -184,11 +214,18 @@ class Inbound {
       on.failed(e);
     };
     const onData = (chunk: Buffer) => {
+      this.decoding = this.budget.lease();
       try {
         on.keep(chunk);
-        on.take(this.reader.push(chunk));
+        const envelopes = this.reader.push(chunk);
+        // Each byte is charged once: kept for replay, or pending in the reader, or being decoded.
+        if (this.routed) this.holdPending();
+        on.take(envelopes);
       } catch (e) {
         fail(e);
+      } finally {
+        this.decoding.release();
+        this.decoding = undefined;
       }
     };
     const onEnd = () => {
@@ -213,7 +250,9 @@ class Inbound {
   private decode(envelope: Envelope): AgentClientMessage {
     if (envelope.flags & EnvelopeFlags.endStream)
       throw new RpcError("protocol error: a Run request envelope has the end-stream flag", "invalid_argument");
+    if (this.routed) this.decoding?.grow(envelope.payload.byteLength);
     const payload = decodePayload(envelope, this.encoding, this.maxBytes);
+    if (payload !== envelope.payload) this.decoding?.grow(payload.byteLength);
     try {
       return fromBinary(AgentClientMessageSchema, payload);
     } catch (e) {

@@ -43,7 +43,18 @@ describe("model resolution", () => {
       contextWindow: undefined,
       maxOutputTokens: 16000,
       reasoningEffort: undefined,
+      images: true,
     });
+  });
+
+  it("takes images unless the model is configured with images: false; the user's own keys always do", () => {
+    const off = parseConfig(
+      "models:\n  - {id: m, provider: openai-chat, baseUrl: http://h/v1, apiKey: k, model: m, images: false}",
+      "gateway.yaml",
+    );
+    expect(resolveModel(off.models, requested({ modelId: "m" })).images).to.equal(false);
+    expect(resolveModel(config.models, requested({ modelId: "azure-gpt" })).images).to.equal(true);
+    expect(resolveModel([], requested({ modelId: "x", credentials: apiKey("sk-user") })).images).to.equal(true);
   });
 
   it("serves a configured Azure deployment with its api-version", () => {

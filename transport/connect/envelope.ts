@@ -36,6 +36,11 @@ export class EnvelopeReader {
     this.maxPayloadBytes = opts?.maxPayloadBytes ?? defaultMaxPayloadBytes;
   }
 
+  /** Bytes held for an envelope not yet complete. */
+  get pendingBytes(): number {
+    return this.buffered;
+  }
+
   push(chunk: Uint8Array): Envelope[] {
     if (chunk.byteLength > 0) {
       this.chunks.push(chunk);
