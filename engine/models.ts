@@ -1,6 +1,7 @@
 // Which endpoint serves a run (README.md "Configuration"): a configured model whose id matches the client's
 // requested model, else the credentials the client sent with the request (an API key, or an Azure OpenAI
 // deployment), else no BYOK route at all. The client's model parameters (effort, max mode) apply either way.
+import { createHash } from "node:crypto";
 import type { RequestedModel } from "../proto/gen/agent/v1/agent_pb.js";
 import type { ProviderEndpoint, ReasoningEffort } from "../providers/types.js";
 import type { ModelConfig } from "./config.js";
@@ -12,6 +13,8 @@ export interface ResolvedModel {
   contextWindow: number | undefined;
   maxOutputTokens: number | undefined;
   reasoningEffort: ReasoningEffort | undefined;
+  /** Whether calls carry a per-conversation prompt_cache_key (promptCacheKey below). */
+  promptCacheKey: boolean;
 }
 
 const OPENAI_BASE_URL = "https://api.openai.com/v1";
@@ -27,17 +30,31 @@ export function resolveModel(models: readonly ModelConfig[], requested: Requeste
   const configured = models.find((m) => m.id === modelId);
   if (configured) {
     const { provider: kind, baseUrl, apiKey, azureApiVersion } = configured;
+    const endpoint: ProviderEndpoint = {
+      kind,
+      baseUrl,
+      apiKey,
+      ...(azureApiVersion === undefined ? {} : { azureApiVersion }),
+    };
     return {
-      endpoint: { kind, baseUrl, apiKey, ...(azureApiVersion === undefined ? {} : { azureApiVersion }) },
+      endpoint,
       model: configured.model,
       contextWindow: configured.contextWindow,
       maxOutputTokens: configured.maxOutputTokens,
       reasoningEffort,
+      promptCacheKey: takesPromptCacheKey(endpoint, configured.promptCacheKey),
     };
   }
   const endpoint = credentialsEndpoint(requested);
   if (endpoint)
-    return { endpoint, model: modelId, contextWindow: undefined, maxOutputTokens: undefined, reasoningEffort };
+    return {
+      endpoint,
+      model: modelId,
+      contextWindow: undefined,
+      maxOutputTokens: undefined,
+      reasoningEffort,
+      promptCacheKey: takesPromptCacheKey(endpoint, undefined),
+    };
   throw new RunSetupError(
     // run-route.ts sends such runs upstream; reaching this means the two disagree.
     `model ${JSON.stringify(modelId)} is not configured in byok-gateway and the request carries no usable credentials`,
@@ -98,6 +115,21 @@ function apiKeyEndpoint(apiKey: string, baseUrl: string | undefined): ProviderEn
     };
   }
   return { kind: "openai-chat", baseUrl: baseUrl ? trimSlashes(baseUrl) : OPENAI_BASE_URL, apiKey };
+}
+
+/**
+ * OpenAI's own API takes `prompt_cache_key` on Chat Completions and Responses; an OpenAI-compatible server may refuse
+ * a field it does not know, so elsewhere it is sent only when the model config says so. Anthropic caches by
+ * breakpoints in the request instead (providers/anthropic.ts).
+ */
+function takesPromptCacheKey(endpoint: ProviderEndpoint, configured: boolean | undefined): boolean {
+  if (endpoint.kind === "anthropic") return false;
+  return configured ?? hostOf(endpoint.baseUrl) === "api.openai.com";
+}
+
+/** A conversation's prompt_cache_key: the same for all its calls, without naming the conversation. */
+export function promptCacheKeyOf(conversationId: string): string {
+  return `byok-${createHash("sha256").update(conversationId).digest("hex").slice(0, 32)}`;
 }
 
 /**

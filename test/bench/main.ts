@@ -10,6 +10,7 @@ import { concurrencyScenario } from "./scenarios/concurrency.js";
 import { conversationScenario } from "./scenarios/conversation.js";
 import { fsyncScenario } from "./scenarios/fsync.js";
 import { relayScenario } from "./scenarios/relay.js";
+import { startupScenario } from "./scenarios/startup.js";
 import { streamingScenario } from "./scenarios/streaming.js";
 
 const scenarios = {
@@ -18,6 +19,7 @@ const scenarios = {
   conversation: conversationScenario,
   fsync: fsyncScenario,
   relay: relayScenario,
+  startup: startupScenario,
 } as const;
 type ScenarioName = keyof typeof scenarios;
 
