@@ -35,6 +35,8 @@ export interface GatewayLaunch {
   straceFile?: string;
   /** Write a V8 CPU profile into this directory when the gateway exits. */
   cpuProfDir?: string;
+  /** The config file's YAML (default: no models; runs name their endpoint by credentials). */
+  config?: string;
 }
 
 /** The gateway as `npm start` runs it: the dist/ bundle, rebuilt first so it matches the sources. */
@@ -42,7 +44,7 @@ export async function startGateway(launch: GatewayLaunch): Promise<ServerProcess
   await buildDist();
   const dir = await mkdtemp(join(tmpdir(), "byok-bench-"));
   const config = join(dir, "config.yaml");
-  await writeFile(config, "models: []\n");
+  await writeFile(config, launch.config ?? "models: []\n");
   const node = [
     ...(launch.cpuProfDir ? ["--cpu-prof", "--cpu-prof-dir", launch.cpuProfDir] : []),
     "--enable-source-maps",

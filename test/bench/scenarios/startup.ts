@@ -43,7 +43,7 @@ async function timeToHealthy(entry: string[]): Promise<number> {
 
 export async function startupScenario(ctx: BenchContext): Promise<Figure[]> {
   await buildDist();
-  const runs = ctx.quick ? 2 : 7;
+  const runs = ctx.quick ? 1 : 7;
   const times = { dist: [] as number[], tsx: [] as number[] };
   for (let i = 0; i < runs; i++) {
     times.tsx.push(await timeToHealthy(["--import", "tsx", "bin/byok.ts"]));
