@@ -1,4 +1,3 @@
 #!/usr/bin/env node
-import { register } from "tsx/esm/api";
-register();
-await import("./byok.ts");
+// The installed command runs the compiled bundle (`npm run build`, run by npm ci / npm install).
+await import("../dist/byok.js");

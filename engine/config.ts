@@ -24,6 +24,8 @@ export interface ModelConfig {
   images?: boolean;
   /** Azure OpenAI (provider openai-chat, baseUrl = the deployment's URL): `api-key` auth with this api-version. */
   azureApiVersion?: string;
+  /** Send a per-conversation `prompt_cache_key` (OpenAI kinds; default: only to api.openai.com). */
+  promptCacheKey?: boolean;
 }
 
 export interface AepConfig {
@@ -133,6 +135,7 @@ const modelSchema = z
     maxOutputTokens: positiveInt.optional(),
     images: z.boolean().optional(),
     azureApiVersion: nonEmpty.optional(),
+    promptCacheKey: z.boolean().optional(),
   })
   .superRefine((m, ctx) => {
     if ((m.apiKey === undefined) === (m.apiKeyEnv === undefined)) {
@@ -140,6 +143,13 @@ const modelSchema = z
     }
     if (m.azureApiVersion !== undefined && m.provider !== "openai-chat") {
       ctx.addIssue({ code: "custom", path: ["azureApiVersion"], message: "applies only to provider openai-chat" });
+    }
+    if (m.promptCacheKey !== undefined && m.provider === "anthropic") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["promptCacheKey"],
+        message: "applies only to the OpenAI kinds (Anthropic caching uses breakpoints, always on)",
+      });
     }
   });
 

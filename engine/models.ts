@@ -1,6 +1,7 @@
 // Which endpoint serves a run (README.md "Configuration"): a configured model whose id matches the client's
 // requested model, else the credentials the client sent with the request (an API key, or an Azure OpenAI
 // deployment), else no BYOK route at all. The client's model parameters (effort, max mode) apply either way.
+import { createHash } from "node:crypto";
 import type { RequestedModel } from "../proto/gen/agent/v1/agent_pb.js";
 import type { ProviderEndpoint, ReasoningEffort } from "../providers/types.js";
 import type { ModelConfig } from "./config.js";
@@ -14,6 +15,8 @@ export interface ResolvedModel {
   reasoningEffort: ReasoningEffort | undefined;
   /** The endpoint takes image input (config `images`, default true; the user's own keys always do). */
   images: boolean;
+  /** Whether calls carry a per-conversation prompt_cache_key (promptCacheKey below). */
+  promptCacheKey: boolean;
 }
 
 const OPENAI_BASE_URL = "https://api.openai.com/v1";
@@ -29,13 +32,20 @@ export function resolveModel(models: readonly ModelConfig[], requested: Requeste
   const configured = models.find((m) => m.id === modelId);
   if (configured) {
     const { provider: kind, baseUrl, apiKey, azureApiVersion } = configured;
+    const endpoint: ProviderEndpoint = {
+      kind,
+      baseUrl,
+      apiKey,
+      ...(azureApiVersion === undefined ? {} : { azureApiVersion }),
+    };
     return {
-      endpoint: { kind, baseUrl, apiKey, ...(azureApiVersion === undefined ? {} : { azureApiVersion }) },
+      endpoint,
       model: configured.model,
       contextWindow: configured.contextWindow,
       maxOutputTokens: configured.maxOutputTokens,
       reasoningEffort,
       images: configured.images ?? true,
+      promptCacheKey: takesPromptCacheKey(endpoint, configured.promptCacheKey),
     };
   }
   const endpoint = credentialsEndpoint(requested);
@@ -47,6 +57,7 @@ export function resolveModel(models: readonly ModelConfig[], requested: Requeste
       maxOutputTokens: undefined,
       reasoningEffort,
       images: true,
+      promptCacheKey: takesPromptCacheKey(endpoint, undefined),
     };
   throw new RunSetupError(
     // run-route.ts sends such runs upstream; reaching this means the two disagree.
@@ -108,6 +119,21 @@ function apiKeyEndpoint(apiKey: string, baseUrl: string | undefined): ProviderEn
     };
   }
   return { kind: "openai-chat", baseUrl: baseUrl ? trimSlashes(baseUrl) : OPENAI_BASE_URL, apiKey };
+}
+
+/**
+ * OpenAI's own API takes `prompt_cache_key` on Chat Completions and Responses; an OpenAI-compatible server may refuse
+ * a field it does not know, so elsewhere it is sent only when the model config says so. Anthropic caches by
+ * breakpoints in the request instead (providers/anthropic.ts).
+ */
+function takesPromptCacheKey(endpoint: ProviderEndpoint, configured: boolean | undefined): boolean {
+  if (endpoint.kind === "anthropic") return false;
+  return configured ?? hostOf(endpoint.baseUrl) === "api.openai.com";
+}
+
+/** A conversation's prompt_cache_key: the same for all its calls, without naming the conversation. */
+export function promptCacheKeyOf(conversationId: string): string {
+  return `byok-${createHash("sha256").update(conversationId).digest("hex").slice(0, 32)}`;
 }
 
 /**

@@ -17,7 +17,7 @@ import { tokenBreakdown } from "../cursor/token-breakdown.js";
 import { StaleCheckpointError, type NewMessage, type Store } from "../store/index.js";
 import type { ModelConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
-import { resolveModel, type ResolvedModel } from "./models.js";
+import { promptCacheKeyOf, resolveModel, type ResolvedModel } from "./models.js";
 import { RunSetupError } from "./run-errors.js";
 import {
   addProjected,
@@ -186,6 +186,7 @@ export class RunSession {
       messages: projectHistory(this.history),
       ...(this.ready.model.maxOutputTokens ? { maxOutputTokens: this.ready.model.maxOutputTokens } : {}),
       ...(this.ready.model.reasoningEffort ? { reasoningEffort: this.ready.model.reasoningEffort } : {}),
+      ...(this.ready.model.promptCacheKey ? { promptCacheKey: promptCacheKeyOf(this.conversationId) } : {}),
     };
   }
 
@@ -217,6 +218,8 @@ export class RunSession {
       tool_count: turn?.toolCalls.length ?? 0,
       input_tokens: usage?.inputTokens,
       output_tokens: usage?.outputTokens,
+      cache_read_tokens: usage?.cacheReadTokens,
+      cache_write_tokens: usage?.cacheWriteTokens,
     });
     if (usage) {
       this.lastUsage = usage;

@@ -39,7 +39,8 @@ export class PromptAssetError extends Error {
   }
 }
 
-const DEFAULT_DIR = fileURLToPath(new URL(".", import.meta.url));
+// Written from one folder below the root, so it names the same folder from the sources and from the dist/ bundle.
+const DEFAULT_DIR = fileURLToPath(new URL("../prompt/", import.meta.url));
 
 // The strictest common tool-name rule of the provider endpoints (OpenAI: ^[a-zA-Z0-9_-]{1,64}$).
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;

@@ -30,11 +30,13 @@ export const THINKING_BUDGET: Record<Exclude<ReasoningEffort, "none">, number> =
 
 export type AnthropicImageSource = { type: "base64"; media_type: string; data: string } | { type: "url"; url: string };
 
+export type CacheControl = { type: "ephemeral" };
+
 export type AnthropicBlock =
-  | { type: "text"; text: string }
-  | { type: "image"; source: AnthropicImageSource }
-  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
-  | { type: "tool_result"; tool_use_id: string; content: string | AnthropicBlock[] }
+  | { type: "text"; text: string; cache_control?: CacheControl }
+  | { type: "image"; source: AnthropicImageSource; cache_control?: CacheControl }
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown>; cache_control?: CacheControl }
+  | { type: "tool_result"; tool_use_id: string; content: string | AnthropicBlock[]; cache_control?: CacheControl }
   /** A thinking / redacted_thinking block replayed verbatim from this endpoint's replay state. */
   | Readonly<Record<string, unknown>>;
 
@@ -51,7 +53,7 @@ export interface AnthropicTool {
 export interface AnthropicRequest {
   model: string;
   max_tokens: number;
-  system?: Array<{ type: "text"; text: string; cache_control: { type: "ephemeral" } }>;
+  system?: Array<{ type: "text"; text: string; cache_control: CacheControl }>;
   messages: AnthropicMessage[];
   tools?: AnthropicTool[];
   tool_choice?: AnthropicToolChoice;
@@ -71,12 +73,11 @@ export function createAnthropicAdapter(endpoint: ProviderEndpoint, fetchImpl: ty
 
 /**
  * The request body for one call, built with a fixed key order so the same ModelRequest always serialises to the
- * same bytes and request N+1 extends request N (docs/protocol/cursor-run.md §8.1–§8.2). The one cache breakpoint sits
- * on the system
- * prompt, which caches tools and system together without ever changing an earlier message.
+ * same bytes and request N+1 extends request N (docs/protocol/cursor-run.md §8.1–§8.2), cache breakpoints apart
+ * (markCacheBreakpoints).
  */
 export function projectAnthropicRequest(request: ModelRequest): AnthropicRequest {
-  const messages = projectMessages(request.messages);
+  const messages = markCacheBreakpoints(projectMessages(request.messages));
   const toolChoice = request.tools.length > 0 ? request.toolChoice : undefined;
   // Anthropic refuses a forced tool call (any / a named tool) together with thinking.
   const forced = toolChoice === "required" || typeof toolChoice === "object";
@@ -84,9 +85,7 @@ export function projectAnthropicRequest(request: ModelRequest): AnthropicRequest
   return {
     model: request.model,
     max_tokens: (request.maxOutputTokens ?? DEFAULT_MAX_TOKENS) + (budget ?? 0),
-    ...(request.system === ""
-      ? {}
-      : { system: [{ type: "text", text: request.system, cache_control: { type: "ephemeral" } }] }),
+    ...(request.system === "" ? {} : { system: [{ type: "text", text: request.system, cache_control: EPHEMERAL }] }),
     messages,
     ...(request.tools.length > 0 ? { tools: request.tools.map(projectTool) } : {}),
     ...(toolChoice === undefined ? {} : { tool_choice: projectToolChoice(toolChoice) }),
@@ -145,6 +144,30 @@ function projectMessages(messages: readonly ModelMessage[]): AnthropicMessage[] 
     }
   }
   return out;
+}
+
+const EPHEMERAL: CacheControl = { type: "ephemeral" };
+
+/**
+ * Prompt caching (docs/protocol/cursor-run.md §8.1), three of the four breakpoints Anthropic allows: the system
+ * prompt (tools and system), this call's last message (the prefix the next call will extend) and the last message of
+ * the previous call (the one before the newest assistant turn), so this call reads the previous call's prefix at a
+ * breakpoint it wrote, however many blocks the round added. Only the markers move; no content changes.
+ */
+function markCacheBreakpoints(messages: AnthropicMessage[]): AnthropicMessage[] {
+  const previousEnd = messages.findLastIndex((m) => m.role === "assistant") - 1;
+  const marked = new Set([previousEnd, messages.length - 1].filter((i) => i >= 0));
+  return messages.map((message, i) => (marked.has(i) ? withBreakpoint(message) : message));
+}
+
+/** The message with cache_control on its last block that may carry one (thinking blocks and empty text may not). */
+function withBreakpoint(message: AnthropicMessage): AnthropicMessage {
+  const blocks: AnthropicBlock[] =
+    typeof message.content === "string" ? [{ type: "text", text: message.content }] : [...message.content];
+  const at = blocks.findLastIndex((b) => !isThinkingBlock(b) && !(b.type === "text" && b.text === ""));
+  if (at < 0) return message;
+  blocks[at] = { ...blocks[at]!, cache_control: EPHEMERAL } as AnthropicBlock;
+  return { ...message, content: blocks } as AnthropicMessage;
 }
 
 /**

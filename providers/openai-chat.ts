@@ -46,6 +46,7 @@ export interface ChatCompletionRequest {
   stop?: string[];
   max_completion_tokens?: number;
   reasoning_effort?: ReasoningEffort;
+  prompt_cache_key?: string;
   stream: true;
   stream_options: { include_usage: true };
 }
@@ -75,6 +76,7 @@ export function projectChatRequest(request: ModelRequest): ChatCompletionRequest
     ...(request.maxOutputTokens === undefined ? {} : { max_completion_tokens: request.maxOutputTokens }),
     // Sent only when the client asked: models without reasoning reject the field.
     ...(request.reasoningEffort === undefined ? {} : { reasoning_effort: request.reasoningEffort }),
+    ...(request.promptCacheKey === undefined ? {} : { prompt_cache_key: request.promptCacheKey }),
     stream: true,
     stream_options: { include_usage: true },
   };

@@ -53,6 +53,7 @@ export interface ResponsesRequest {
   max_output_tokens?: number;
   /** Only when the client asked for an effort: models without reasoning reject the field. */
   reasoning?: { effort: ReasoningEffort; summary: "auto" };
+  prompt_cache_key?: string;
   /** Without it a `store: false` response's reasoning cannot be carried into the next call. */
   include: ["reasoning.encrypted_content"];
   store: false;
@@ -90,6 +91,7 @@ export function projectResponsesRequest(request: ModelRequest): ResponsesRequest
     ...(request.reasoningEffort === undefined
       ? {}
       : { reasoning: { effort: request.reasoningEffort, summary: "auto" as const } }),
+    ...(request.promptCacheKey === undefined ? {} : { prompt_cache_key: request.promptCacheKey }),
     include: ["reasoning.encrypted_content"],
     store: false,
     stream: true,

@@ -103,6 +103,11 @@ export interface ModelRequest {
   toolChoice?: ToolChoice;
   /** Strings that end the answer when the model writes them. */
   stopSequences?: readonly string[];
+  /**
+   * Stable per conversation: OpenAI endpoints route calls with the same key to the same prompt cache
+   * (`prompt_cache_key`). Set only for endpoints that take the field.
+   */
+  promptCacheKey?: string;
 }
 
 /** `auto` may call tools, `none` must not, `required` must call one, `{name}` must call that one. */

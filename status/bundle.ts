@@ -8,7 +8,8 @@ export interface PageBundle {
   css: string;
 }
 
-const ENTRY = fileURLToPath(new URL("./page/main.ts", import.meta.url));
+// Written from one folder below the root, so it names the same file from the sources and from the dist/ bundle.
+const ENTRY = fileURLToPath(new URL("../status/page/main.ts", import.meta.url));
 let built: Promise<PageBundle> | undefined;
 
 /** The bundle, built once; a failed build is tried again on the next request. */

@@ -6,8 +6,7 @@ import { expect } from "chai";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { ServerEnvelope } from "../../aep/wire/envelope.js";
-import type { AepClient } from "../aep/aep-client.js";
-import { OrderingChecker } from "../aep/invariants.js";
+import { turn, useSessions } from "../aep/worker-rig.js";
 import { CODEX_API_KEY, type CodexRig, scripted, startCodexRig } from "./codex-rig.js";
 
 const PINNED_CODEX_ACP = "0.16.0";
@@ -21,39 +20,13 @@ const lastInput = (rig: CodexRig) => JSON.stringify(rig.fake.requests.at(-1)!.bo
 describe("AEP v1 end to end with the real Codex agent over ACP", function () {
   this.timeout(120_000);
   let rig: CodexRig;
-  let clients: AepClient[] = [];
-  let checkers: OrderingChecker[] = [];
-
   before(async () => {
     rig = await startCodexRig();
   });
   after(async () => {
     await rig?.dispose();
   });
-  afterEach(async () => {
-    for (const c of clients) await c.close();
-    for (const checker of checkers) expect(checker.violations, "ordering invariants").to.deep.equal([]);
-    expect(rig.fake.pending(), "every scripted reply was used").to.equal(0);
-    clients = [];
-    checkers = [];
-  });
-
-  async function session(data: Record<string, unknown> = {}) {
-    const workdir = await rig.workdir();
-    const checker = new OrderingChecker();
-    checkers.push(checker);
-    const { client, state } = await rig.open({ workdir, ...data }, checker);
-    clients.push(client);
-    return { client, state, workdir, checker };
-  }
-
-  /** Sends an input and waits for its done and its runtime fact. */
-  async function turn(client: AepClient, content: string) {
-    const from = client.mark();
-    client.send("input", { content });
-    await client.next(settled, from);
-    return from;
-  }
+  const session = useSessions(() => rig);
 
   it(`streams a plain turn as deltas, in the order of docs/protocol/aep.md §8, from codex-acp ${PINNED_CODEX_ACP}`, async () => {
     rig.fake.enqueue(scripted("plain"));
@@ -220,8 +193,7 @@ describe("AEP v1 end to end with the real Codex agent over ACP", function () {
     const lastSeq = client.received.at(-1)!.seq;
     await client.drop();
 
-    const again = await rig.open({ session_key: key, workdir }, checker);
-    clients.push(again.client);
+    const again = await session({ session_key: key, workdir }, checker);
     expect(again.state.session_id).to.equal(client.sessionId);
     expect(again.state.event.data).to.deep.include({ state: "running" });
     expect(again.state.seq).to.be.greaterThan(lastSeq);

@@ -6,43 +6,21 @@ import { expect } from "chai";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startAepRig, WORKER_API_KEY, type AepRig } from "./e2e-rig.js";
-import type { AepClient } from "./aep-client.js";
+import { turn, useSessions } from "./worker-rig.js";
 
 /** Long enough for the CLI to start and answer a plain turn on a loaded machine. */
 const TURN_TIMEOUT_MS = 8000;
 
-/** Sends an input and waits for its runtime fact; returns the mark before it. */
-async function turn(client: AepClient, content: string) {
-  const from = client.mark();
-  client.send("input", { content });
-  await client.next(
-    (e) => e.event.type === "runtime.execution.completed" || e.event.type === "runtime.execution.failed",
-    from,
-  );
-  return from;
-}
-
 describe("AEP v1 safety end to end with the real Claude Code CLI", function () {
   this.timeout(120_000);
   let rig: AepRig;
-  let clients: AepClient[] = [];
-
   before(async () => {
     rig = await startAepRig();
   });
   after(async () => {
     await rig?.dispose();
   });
-  afterEach(async () => {
-    for (const c of clients) await c.close();
-    clients = [];
-  });
-
-  async function session(data: Record<string, unknown>) {
-    const { client, state } = await rig.open(data);
-    clients.push(client);
-    return { client, state };
-  }
+  const session = useSessions(() => rig);
 
   it("two sessions in one workdir run with separate HOMEs under the data dir, none in the workdir", async () => {
     rig.fake.enqueue({ blocks: [{ type: "text", text: "One." }] }, { blocks: [{ type: "text", text: "Two." }] });

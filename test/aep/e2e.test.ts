@@ -5,9 +5,8 @@ import { expect } from "chai";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { ServerEnvelope } from "../../aep/wire/envelope.js";
-import type { AepClient } from "./aep-client.js";
 import { startAepRig, WORKER_API_KEY, type AepRig } from "./e2e-rig.js";
-import { OrderingChecker } from "./invariants.js";
+import { turn, useSessions } from "./worker-rig.js";
 
 const PINNED_CLI = "2.1.328";
 
@@ -23,42 +22,13 @@ const bash = (command: string) => ({
 describe("AEP v1 end to end with the real Claude Code CLI", function () {
   this.timeout(120_000);
   let rig: AepRig;
-  let clients: AepClient[] = [];
-  let checkers: OrderingChecker[] = [];
-
   before(async () => {
     rig = await startAepRig();
   });
   after(async () => {
     await rig?.dispose();
   });
-  afterEach(async () => {
-    for (const c of clients) await c.close();
-    for (const checker of checkers) expect(checker.violations, "ordering invariants").to.deep.equal([]);
-    expect(rig.fake.pending(), "every scripted reply was used").to.equal(0);
-    clients = [];
-    checkers = [];
-  });
-
-  async function session(data: Record<string, unknown> = {}) {
-    const workdir = await rig.workdir();
-    const checker = new OrderingChecker();
-    checkers.push(checker);
-    const { client, state } = await rig.open({ workdir, ...data }, checker);
-    clients.push(client);
-    return { client, state, workdir, checker };
-  }
-
-  /** Sends an input and waits for its done and its runtime fact. */
-  async function turn(client: AepClient, content: string, id?: string) {
-    const from = client.mark();
-    client.send("input", { content }, id);
-    await client.next(
-      (e) => e.event.type === "runtime.execution.completed" || e.event.type === "runtime.execution.failed",
-      from,
-    );
-    return from;
-  }
+  const session = useSessions(() => rig);
 
   it(`streams a plain turn as deltas, in the order of docs/protocol/aep.md §8, from CLI ${PINNED_CLI}`, async () => {
     rig.fake.enqueue({ blocks: [{ type: "text", text: "Hello from the fake model." }], chunkSize: 6 });
@@ -369,8 +339,8 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     release();
     await rig.turnsDone(doneBefore + 1);
 
+    // Unchecked: the replay of what it missed comes before the state answer, which the ordering checker cannot follow.
     const again = await rig.open({ session_key: key, workdir, last_seq: lastSeq });
-    clients.push(again.client);
     await again.client.next((e) => e.event.type === "state" && e.seq > lastSeq && client.sessionId === e.session_id);
     await again.client.next("runtime.execution.completed");
     const seqs = again.client.received.map((e) => e.seq);
@@ -388,6 +358,7 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     expect(again.client.of("message")[0]).to.deep.include({ content: "an answer finished while nobody listened" });
     expect(again.client.of("done")[0]).to.deep.include({ success: true, dropped: true });
     expect(again.client.of("runtime.execution.completed")).to.have.length(1);
+    await again.client.close();
   });
 
   it("a client that reconnects mid-turn gets state(running) and the rest of the turn, seq still rising", async () => {
@@ -407,8 +378,7 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
     const lastSeq = client.received.at(-1)!.seq;
     await client.drop();
 
-    const again = await rig.open({ session_key: key, workdir }, checker);
-    clients.push(again.client);
+    const again = await session({ session_key: key, workdir }, checker);
     expect(again.state.session_id).to.equal(client.sessionId);
     expect(again.state.event.data).to.deep.include({ state: "running" });
     expect(again.state.seq).to.be.greaterThan(lastSeq);

@@ -30,6 +30,8 @@ export interface TurnOptions {
   checkpoint?: ConversationStateStructure;
   /** The client's blob store across turns (answers the server's KV GETs). */
   blobs?: Map<string, Uint8Array>;
+  /** A model the gateway has configured (default BENCH_MODEL, served by the credentials sent with the run). */
+  modelId?: string;
 }
 
 export interface TurnRecord {
@@ -188,9 +190,9 @@ function runRequest(o: TurnOptions) {
         },
       },
     },
-    modelDetails: { modelId: BENCH_MODEL },
+    modelDetails: { modelId: o.modelId ?? BENCH_MODEL },
     requestedModel: {
-      modelId: BENCH_MODEL,
+      modelId: o.modelId ?? BENCH_MODEL,
       credentials: { case: "apiKeyCredentials", value: { apiKey: "sk-bench", baseUrl: o.providerUrl } },
     },
   });

@@ -9,7 +9,9 @@ import { machineFacts, writeReport } from "./report.js";
 import { concurrencyScenario } from "./scenarios/concurrency.js";
 import { conversationScenario } from "./scenarios/conversation.js";
 import { fsyncScenario } from "./scenarios/fsync.js";
+import { promptCacheScenario } from "./scenarios/prompt-cache.js";
 import { relayScenario } from "./scenarios/relay.js";
+import { startupScenario } from "./scenarios/startup.js";
 import { streamingScenario } from "./scenarios/streaming.js";
 
 const scenarios = {
@@ -18,6 +20,8 @@ const scenarios = {
   conversation: conversationScenario,
   fsync: fsyncScenario,
   relay: relayScenario,
+  startup: startupScenario,
+  "prompt-cache": promptCacheScenario,
 } as const;
 type ScenarioName = keyof typeof scenarios;
 

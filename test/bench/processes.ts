@@ -8,6 +8,7 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildDist, DIST_ENTRY } from "../../scripts/build.js";
 import type { DiagnosticsSnapshot } from "../../transport/diagnostics.js";
 import type { FakesReady, FakesReply, FakesRequest, ProviderRecord } from "./fakes-protocol.js";
 
@@ -34,17 +35,20 @@ export interface GatewayLaunch {
   straceFile?: string;
   /** Write a V8 CPU profile into this directory when the gateway exits. */
   cpuProfDir?: string;
+  /** The config file's YAML (default: no models; runs name their endpoint by credentials). */
+  config?: string;
 }
 
+/** The gateway as `npm start` runs it: the dist/ bundle, rebuilt first so it matches the sources. */
 export async function startGateway(launch: GatewayLaunch): Promise<ServerProcess> {
+  await buildDist();
   const dir = await mkdtemp(join(tmpdir(), "byok-bench-"));
   const config = join(dir, "config.yaml");
-  await writeFile(config, "models: []\n");
+  await writeFile(config, launch.config ?? "models: []\n");
   const node = [
     ...(launch.cpuProfDir ? ["--cpu-prof", "--cpu-prof-dir", launch.cpuProfDir] : []),
-    "--import",
-    "tsx",
-    "bin/byok.ts",
+    "--enable-source-maps",
+    DIST_ENTRY,
     "serve",
     ...[
       "--host",

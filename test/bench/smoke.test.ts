@@ -56,7 +56,7 @@ describe("bench: the diagnostics channel and a --quick smoke run", function () {
     }
   });
 
-  it("runs all five scenarios against the gateway and its baselines, one JSON line per figure, and writes the report", async () => {
+  it("runs every scenario against the gateway and its baselines, one JSON line per figure, and writes the report", async () => {
     const dir = await mkdtemp(join(tmpdir(), "byok-bench-smoke-"));
     try {
       const report = join(dir, "performance.md");
@@ -72,6 +72,8 @@ describe("bench: the diagnostics channel and a --quick smoke run", function () {
         "3 conversation",
         "4 checkpoint",
         "5 relay",
+        "6 start-up",
+        "7 prompt cache",
       ]);
       for (const f of figures) {
         // JSON has no NaN: a figure that could not be measured says why instead.

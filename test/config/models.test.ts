@@ -4,7 +4,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { parseConfig } from "../../engine/config.js";
-import { resolveModel } from "../../engine/models.js";
+import { promptCacheKeyOf, resolveModel } from "../../engine/models.js";
 import { RunSetupError } from "../../engine/run-errors.js";
 import { RequestedModelSchema } from "../../proto/gen/agent/v1/agent_pb.js";
 
@@ -44,6 +44,7 @@ describe("model resolution", () => {
       maxOutputTokens: 16000,
       reasoningEffort: undefined,
       images: true,
+      promptCacheKey: false,
     });
   });
 
@@ -55,6 +56,33 @@ describe("model resolution", () => {
     expect(resolveModel(off.models, requested({ modelId: "m" })).images).to.equal(false);
     expect(resolveModel(config.models, requested({ modelId: "azure-gpt" })).images).to.equal(true);
     expect(resolveModel([], requested({ modelId: "x", credentials: apiKey("sk-user") })).images).to.equal(true);
+  });
+
+  it("sends a prompt_cache_key to OpenAI's own API, elsewhere only when the model config asks", () => {
+    const openai = parseConfig(
+      [
+        "models:",
+        "  - {id: a, provider: openai-responses, baseUrl: https://api.openai.com/v1, apiKey: k, model: gpt-5}",
+        "  - {id: b, provider: openai-chat, baseUrl: https://llm.example/v1, apiKey: k, model: m}",
+        "  - {id: c, provider: openai-chat, baseUrl: https://llm.example/v1, apiKey: k, model: m, promptCacheKey: true}",
+        "  - {id: d, provider: openai-chat, baseUrl: https://api.openai.com/v1, apiKey: k, model: m, promptCacheKey: false}",
+      ].join("\n"),
+      "gateway.yaml",
+    );
+    const keyed = ["a", "b", "c", "d"].map(
+      (id) => resolveModel(openai.models, requested({ modelId: id })).promptCacheKey,
+    );
+    expect(keyed).to.deep.equal([true, false, true, false]);
+    const byKey = resolveModel([], requested({ modelId: "m", credentials: apiKey("sk-x") }));
+    expect(byKey.promptCacheKey).to.equal(true);
+    expect(() =>
+      parseConfig(
+        "models:\n  - {id: x, provider: anthropic, baseUrl: https://api.anthropic.com, apiKey: k, model: m, promptCacheKey: true}",
+        "gateway.yaml",
+      ),
+    ).to.throw(/promptCacheKey: applies only to the OpenAI kinds/);
+    expect(promptCacheKeyOf("conv-1")).to.equal(promptCacheKeyOf("conv-1")).and.not.include("conv-1");
+    expect(promptCacheKeyOf("conv-1")).to.not.equal(promptCacheKeyOf("conv-2"));
   });
 
   it("serves a configured Azure deployment with its api-version", () => {

@@ -18,6 +18,7 @@ import { type FakeAnthropic, type RecordedRequest, startFakeAnthropic } from "..
 import { startFakeOpenAI } from "../support/fake-openai.js";
 import { killAllGateways, startGatewayProcess } from "../support/gateway-process.js";
 import { assertEndStreamInvariants } from "../support/observed-frames.js";
+import { breakpointsAt, withoutBreakpoints } from "../support/anthropic-breakpoints.js";
 import { assertCleanSuccess, updates } from "./tools-kit.js";
 
 const MODEL_ID = "byok-e2e-claude";
@@ -37,14 +38,21 @@ const effortHigh = (runRequest: { requestedModel?: { parameters: unknown[] } }) 
   ];
 };
 
-/** Request N+1 starts with request N's messages, byte for byte as JSON (docs/protocol/README.md §6.4). */
+/**
+ * Request N+1 starts with request N's messages, byte for byte as JSON (docs/protocol/README.md §6.4), the moving cache
+ * breakpoints apart; what was added is returned as sent.
+ */
 function addedAfter(earlier: RecordedRequest, later: RecordedRequest): unknown[] {
-  const before = earlier.body.messages as unknown[];
-  const after = later.body.messages as unknown[];
+  const before = withoutBreakpoints(earlier.body.messages);
+  const after = withoutBreakpoints(later.body.messages);
   expect(JSON.stringify(after.slice(0, before.length))).to.equal(JSON.stringify(before));
   expect(JSON.stringify(later.body.system)).to.equal(JSON.stringify(earlier.body.system));
   expect(JSON.stringify(later.body.tools)).to.equal(JSON.stringify(earlier.body.tools));
-  return after.slice(before.length);
+  expect(breakpointsAt(later.body.messages), "this call's last message and the previous call's").to.deep.equal([
+    before.length - 1,
+    after.length - 1,
+  ]);
+  return (later.body.messages as unknown[]).slice(before.length);
 }
 
 describe("e2e: anthropic provider closed loop with signed thinking, then a restart", function () {
@@ -136,6 +144,12 @@ describe("e2e: anthropic provider closed loop with signed thinking, then a resta
       cacheReadTokens: 600n,
       cacheWriteTokens: 100n,
     });
+    // …and the gateway's log shows the cache counts the provider reported.
+    const completed = gw
+      .stderrLines()
+      .filter((line) => line.includes('"provider call completed"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(completed[0]).to.include({ cache_read_tokens: 600, cache_write_tokens: 100 });
 
     const [first, second] = fake.messageRequests();
     for (const request of [first!, second!]) {
@@ -154,7 +168,12 @@ describe("e2e: anthropic provider closed loop with signed thinking, then a resta
           { type: "tool_use", id: "toolu_read_app", name: "Read", input: { path: "src/app.ts" } },
         ],
       },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_read_app", content: FILE }] },
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "toolu_read_app", content: FILE, cache_control: { type: "ephemeral" } },
+        ],
+      },
     ]);
 
     // Restart: the same data dir, the client's last checkpoint, a new user message.
@@ -181,7 +200,7 @@ describe("e2e: anthropic provider closed loop with signed thinking, then a resta
     expect(added[0]).to.deep.equal({ role: "assistant", content: [{ type: "text", text: FIRST_ANSWER }] });
     expect(added).to.have.length(2);
     expect(added[1]).to.have.property("role", "user");
-    expect(String((added[1] as { content: unknown }).content)).to.include("now rename main");
+    expect(JSON.stringify(added[1])).to.include("now rename main");
     expect(third.body.messages[1].content[0]).to.deep.equal({
       type: "thinking",
       thinking: THINKING,
@@ -233,7 +252,7 @@ describe("e2e: anthropic provider closed loop with signed thinking, then a resta
       });
       expect(await second.done).to.deep.equal({ ok: true });
       const request = fake.messageRequests()[before]!;
-      expect(request.body.messages.slice(0, 4)).to.deep.equal([
+      expect(withoutBreakpoints(request.body.messages.slice(0, 4))).to.deep.equal([
         { role: "user", content: openai.requests[0]!.body.messages[1].content },
         {
           role: "assistant",

@@ -11,6 +11,7 @@ import {
 } from "../../providers/anthropic.js";
 import { projectHistory, type CanonicalMessage } from "../../providers/messages.js";
 import type { ModelRequest, ReasoningEffort, ReplayState } from "../../providers/types.js";
+import { breakpointsAt, withoutBreakpoints } from "../support/anthropic-breakpoints.js";
 import { drain } from "./model-events.js";
 import { readFixture, startReplayServer } from "./replay-server.js";
 
@@ -72,6 +73,8 @@ const request = (history: CanonicalMessage[], extra: Partial<ModelRequest> = {})
   });
 
 type Block = Record<string, unknown>;
+const EPHEMERAL = { cache_control: { type: "ephemeral" } };
+
 const blocks = (message: AnthropicMessage | undefined): Block[] =>
   Array.isArray(message?.content) ? (message.content as Block[]) : [];
 
@@ -122,9 +125,10 @@ describe("Anthropic request projection", () => {
     expect(request(SECOND)).to.deep.equal({
       model: "claude-sonnet-4-5",
       max_tokens: 8192,
-      system: [{ type: "text", text: SYSTEM, cache_control: { type: "ephemeral" } }],
+      system: [{ type: "text", text: SYSTEM, ...EPHEMERAL }],
       messages: [
-        { role: "user", content: "Read a.ts and b.ts" },
+        // The previous call's last message and this call's last block carry the moving cache breakpoints.
+        { role: "user", content: [{ type: "text", text: "Read a.ts and b.ts", ...EPHEMERAL }] },
         {
           role: "assistant",
           content: [
@@ -139,7 +143,7 @@ describe("Anthropic request projection", () => {
           role: "user",
           content: [
             { type: "tool_result", tool_use_id: "toolu_b", content: '{"merge":false,"todos":[]}' },
-            { type: "tool_result", tool_use_id: "toolu_a", content: "export const a = 1;\n" },
+            { type: "tool_result", tool_use_id: "toolu_a", content: "export const a = 1;\n", ...EPHEMERAL },
           ],
         },
       ],
@@ -161,7 +165,7 @@ describe("Anthropic request projection", () => {
   it("never projects an unfinished round: the calls of a round missing a result are left out", () => {
     const unfinished = [...FIRST, ...roundWith(ANTHROPIC_REPLAY).slice(0, 2), user("what happened?")];
     const { messages } = request(unfinished);
-    expect(messages).to.deep.equal([
+    expect(withoutBreakpoints(messages)).to.deep.equal([
       { role: "user", content: "Read a.ts and b.ts" },
       { role: "user", content: "what happened?" },
     ]);
@@ -185,11 +189,37 @@ describe("Anthropic request projection", () => {
       const [earlier, later] = [requests[n - 1]!, requests[n]!];
       expect(JSON.stringify(later.system)).to.equal(JSON.stringify(earlier.system));
       expect(JSON.stringify(later.tools)).to.equal(JSON.stringify(earlier.tools));
-      const prefix = JSON.stringify(earlier.messages).slice(0, -1);
-      expect(JSON.stringify(later.messages).startsWith(prefix)).to.equal(true);
+      // Only the cache markers move (the next test); the content before them never changes.
+      const prefix = JSON.stringify(withoutBreakpoints(earlier.messages)).slice(0, -1);
+      expect(JSON.stringify(withoutBreakpoints(later.messages)).startsWith(prefix)).to.equal(true);
       expect(later.messages.length).to.be.greaterThan(earlier.messages.length);
     }
     expect(JSON.stringify(request(THIRD))).to.equal(JSON.stringify(request(THIRD)));
+  });
+
+  it("marks this call's last message and the previous call's, so each call reads the last one's prefix at a breakpoint", () => {
+    const requests = [FIRST, SECOND, THIRD].map((history) => request(history));
+    expect(requests.map((r) => breakpointsAt(r.messages))).to.deep.equal([[0], [0, 2], [2, 4]]);
+    for (let n = 1; n < requests.length; n++) {
+      const [earlier, later] = [requests[n - 1]!, requests[n]!];
+      const tail = earlier.messages.length - 1;
+      // The message that ended call N keeps its breakpoint, on the same block, in call N+1.
+      expect(JSON.stringify(later.messages[tail])).to.equal(JSON.stringify(earlier.messages[tail]));
+    }
+    for (const r of requests) {
+      const count = JSON.stringify(r).split('"cache_control"').length - 1;
+      expect(count).to.be.at.most(4);
+    }
+  });
+
+  it("puts no breakpoint on an empty text", () => {
+    const body = projectAnthropicRequest({
+      model: "m",
+      system: "",
+      tools: [],
+      messages: [{ role: "user", content: "" }],
+    });
+    expect(body.messages).to.deep.equal([{ role: "user", content: "" }]);
   });
 
   describe("a conversation that switches endpoint mid-way", () => {
@@ -267,7 +297,7 @@ describe("Anthropic request projection", () => {
       max_tokens: 8192,
       messages: [
         { role: "user", content: "u" },
-        { role: "user", content: "again" },
+        { role: "user", content: [{ type: "text", text: "again", ...EPHEMERAL }] },
       ],
       stream: true,
     });

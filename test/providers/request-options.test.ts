@@ -70,7 +70,7 @@ describe("provider request options: images, tool_choice, stop sequences", () => 
       content: [
         { type: "image", source: { type: "base64", media_type: "image/png", data: PNG } },
         { type: "image", source: { type: "url", url: "https://example.com/a.jpg" } },
-        { type: "text", text: "what is this?" },
+        { type: "text", text: "what is this?", cache_control: { type: "ephemeral" } },
       ],
     });
     expect(body.tool_choice).to.deep.equal({ type: "tool", name: "Bash" });
@@ -133,6 +133,19 @@ describe("provider request options: images, tool_choice, stop sequences", () => 
     });
   });
 
+  it("carries the conversation's prompt_cache_key to Chat and Responses; Anthropic caches by breakpoints instead", () => {
+    const keyed: ModelRequest = {
+      model: "m",
+      system: "s",
+      tools: [],
+      messages: [{ role: "user", content: "hi" }],
+      promptCacheKey: "byok-k",
+    };
+    expect(projectChatRequest(keyed).prompt_cache_key).to.equal("byok-k");
+    expect(projectResponsesRequest(keyed).prompt_cache_key).to.equal("byok-k");
+    expect(JSON.stringify(projectAnthropicRequest(keyed))).not.to.include("byok-k");
+  });
+
   it("sends no tool_choice without tools and keeps a request without options byte for byte", () => {
     const bare: ModelRequest = { model: "m", system: "s", tools: [], messages: [{ role: "user", content: "hi" }] };
     const choosing = { ...bare, toolChoice: "required" as const };
@@ -141,7 +154,11 @@ describe("provider request options: images, tool_choice, stop sequences", () => 
     expect(projectAnthropicRequest(choosing)).to.deep.equal(projectAnthropicRequest(bare));
     expect(projectChatRequest(bare).messages[1]).to.deep.equal({ role: "user", content: "hi" });
     expect(projectResponsesRequest(bare).input[0]).to.deep.equal({ role: "user", content: "hi" });
-    expect(projectAnthropicRequest(bare).messages[0]).to.deep.equal({ role: "user", content: "hi" });
+    // The one message is also this call's cache breakpoint (anthropic-request.test.ts).
+    expect(projectAnthropicRequest(bare).messages[0]).to.deep.equal({
+      role: "user",
+      content: [{ type: "text", text: "hi", cache_control: { type: "ephemeral" } }],
+    });
   });
 
   it("Anthropic: stop_reason stop_sequence ends in done(stop) naming the sequence", async () => {

@@ -50,6 +50,9 @@ export type ScriptedReply =
   /** An HTTP error with the API's error body; `error.type` defaults from the status (500 api_error, 529 overloaded_error…). */
   | { status: number; error?: { type?: string; message?: string }; headers?: Record<string, string> };
 
+/** A reply computed from the request body (JSON) when its turn in the queue comes. */
+export type ReplyFor = (body: any) => ScriptedReply;
+
 export interface RecordedRequest {
   method: string;
   url: string;
@@ -70,7 +73,8 @@ export interface FakeAnthropic {
   requests: RecordedRequest[];
   /** The streamed POST /v1/messages requests only. */
   messageRequests(): RecordedRequest[];
-  enqueue(...replies: ScriptedReply[]): void;
+  /** A function is called with the request body when its turn comes (a reply that depends on the request). */
+  enqueue(...replies: Array<ScriptedReply | ReplyFor>): void;
   /** Replies still queued; a test can assert the client made every call it scripted. */
   pending(): number;
   /** Replies for non-streamed POST /v1/messages calls, answered as one JSON message (fault hooks do not apply). */
@@ -99,7 +103,7 @@ const errorTypeByStatus: Record<number, string> = {
 };
 
 export async function startFakeAnthropic(): Promise<FakeAnthropic> {
-  const queue: ScriptedReply[] = [];
+  const queue: Array<ScriptedReply | ReplyFor> = [];
   const unstreamed: ScriptedReply[] = [];
   const requests: RecordedRequest[] = [];
   let messageSeq = 0;
@@ -139,7 +143,8 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
     }
     if (!scripted) return sendError(res, 404, "not_found_error", `fake-anthropic: no route ${req.method} ${path}`);
 
-    const reply = queue.shift();
+    const next = queue.shift();
+    const reply = typeof next === "function" ? next(body) : next;
     // 400 rather than 5xx: the CLI does not retry it, so a missing script fails fast and says why.
     if (reply === undefined) {
       return sendError(

@@ -56,17 +56,21 @@ export interface FakeOpenAIResponses {
   /** Ends with /v1, like the official SDKs' base URL. */
   baseUrl: string;
   requests: RecordedResponsesRequest[];
-  enqueue(...turns: StreamedTurn[]): void;
+  /** A function is called with the request body when its turn comes (a turn that depends on the request). */
+  enqueue(...turns: Array<StreamedTurn | TurnFor>): void;
   pending(): number;
   /** The exact `item` of every `output_item.done` sent so far, in order. */
   sentItems: Array<Record<string, unknown>>;
   close(): Promise<void>;
 }
 
+/** A turn computed from the request body (JSON) when its turn in the queue comes. */
+export type TurnFor = (body: any) => StreamedTurn;
+
 const defaultUsage: ResponsesUsage = { input_tokens: 10, output_tokens: 5 };
 
 export async function startFakeOpenAIResponses(): Promise<FakeOpenAIResponses> {
-  const queue: StreamedTurn[] = [];
+  const queue: Array<StreamedTurn | TurnFor> = [];
   const requests: RecordedResponsesRequest[] = [];
   const sentItems: Array<Record<string, unknown>> = [];
   /** What the real service would decrypt: reasoning id → the capsule its output_item.done carried. */
@@ -94,7 +98,8 @@ export async function startFakeOpenAIResponses(): Promise<FakeOpenAIResponses> {
     }
     const problem = inputProblem(body, capsules);
     if (problem) return sendError(res, 400, problem);
-    const turn = queue.shift();
+    const next = queue.shift();
+    const turn = typeof next === "function" ? next(body) : next;
     if (turn === undefined) return sendError(res, 500, `no scripted turn left for request #${requests.length}`);
     const writer = new EventWriter(res, `resp_fake_${++responseSeq}`, String(body.model), turn);
     const output = streamTurn(writer, turn);

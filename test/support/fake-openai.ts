@@ -56,7 +56,8 @@ export interface FakeOpenAI {
   /** Ends with /v1, like the official SDKs' base URL. */
   baseUrl: string;
   requests: RecordedChatRequest[];
-  enqueue(...turns: ScriptedTurn[]): void;
+  /** A function is called with the request body when its turn comes (a turn that depends on the request). */
+  enqueue(...turns: Array<ScriptedTurn | TurnFor>): void;
   /** Turns still queued; a test can assert the gateway made every call it scripted. */
   pending(): number;
   /** Resolves once `count` requests have arrived. */
@@ -64,10 +65,13 @@ export interface FakeOpenAI {
   close(): Promise<void>;
 }
 
+/** A turn computed from the request body (JSON) when its turn in the queue comes. */
+export type TurnFor = (body: any) => ScriptedTurn;
+
 const defaultUsage: ChatUsage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
 
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {
-  const queue: ScriptedTurn[] = [];
+  const queue: Array<ScriptedTurn | TurnFor> = [];
   const requests: RecordedChatRequest[] = [];
   let completionSeq = 0;
 
@@ -91,7 +95,8 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     if (req.method !== "POST" || (req.url ?? "").split("?")[0] !== "/v1/chat/completions") {
       return sendError(res, 404, `fake-openai serves only POST /v1/chat/completions, got ${req.method} ${req.url}`);
     }
-    const turn = queue.shift();
+    const next = queue.shift();
+    const turn = typeof next === "function" ? next(recorded.body) : next;
     if (turn === undefined) {
       return sendError(res, 500, `fake-openai: no scripted turn left for request #${requests.length}`);
     }

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
+import { buildDist, DIST_ENTRY } from "../../scripts/build.js";
 
 export interface GatewayProcessOptions {
   dataDir: string;
@@ -18,7 +19,8 @@ export interface GatewayProcessOptions {
   args?: string[];
   /** Added to the parent's environment. */
   env?: Record<string, string>;
-  /** Script to run instead of bin/byok.ts (relative to the repository root); the harness's own tests use it. */
+  /** TypeScript to run (with tsx) instead of the gateway's bundle, relative to the repository root; the harness's own
+   * tests use it. */
   entry?: string;
   readyTimeoutMs?: number;
 }
@@ -39,6 +41,13 @@ export interface GatewayProcess {
 }
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+let built: Promise<string> | undefined;
+
+/** The gateway as users run it: the dist/ bundle, rebuilt once per test process so it matches the sources. */
+function builtGateway(): Promise<string> {
+  built ??= buildDist().then(() => DIST_ENTRY);
+  return built;
+}
 const readyLine = /^byok-gateway listening on (\S+)/;
 const live = new Set<ChildProcess>();
 
@@ -47,9 +56,7 @@ export async function startGatewayProcess(opts: GatewayProcessOptions): Promise<
   const configFile = join(configDir, "config.yaml");
   await writeFile(configFile, typeof opts.config === "string" ? opts.config : stringify(opts.config));
   const args = [
-    "--import",
-    "tsx",
-    opts.entry ?? "bin/byok.ts",
+    ...(opts.entry ? ["--import", "tsx", opts.entry] : ["--enable-source-maps", await builtGateway()]),
     "serve",
     "--host",
     opts.host ?? "127.0.0.1",

@@ -2,8 +2,7 @@
 // the configured command; `codex` is the same driver with the pinned @zed-industries/codex-acp as its default.
 // Each start is a new process with the next generation. ACP agents name their own sessions, so the factory
 // remembers which agent session each worker session had (bounded, in memory) to resume it on the next start.
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { pinnedCommand } from "../pinned-command.js";
 import type { Worker, WorkerFactory, WorkerListener, WorkerStartOptions } from "../types.js";
 import { type AcpLimits, AcpWorker } from "./worker.js";
 
@@ -86,8 +85,7 @@ function agentEnv(
 
 /** The codex-acp pinned in this repository's node_modules if present, else `codex-acp` from PATH. */
 export function defaultCodexCommand(): string {
-  const pinned = fileURLToPath(new URL("../../node_modules/.bin/codex-acp", import.meta.url));
-  return existsSync(pinned) ? pinned : "codex-acp";
+  return pinnedCommand("codex-acp");
 }
 
 function definedOnly(options: AcpFactoryOptions): Partial<AcpLimits> {

@@ -5,7 +5,7 @@
 // dies with "already in use", fixture g1). The environment is built from an allow-list, not inherited wholesale.
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { pinnedCommand } from "../pinned-command.js";
 
 export interface LaunchPlan {
   readonly command: string;
@@ -81,6 +81,5 @@ export function transcriptExists(configDir: string, workerSessionId: string): bo
 
 /** The CLI pinned in this repository's node_modules if present, else `claude` from PATH. */
 export function defaultClaudeCommand(): string {
-  const pinned = fileURLToPath(new URL("../../node_modules/.bin/claude", import.meta.url));
-  return existsSync(pinned) ? pinned : "claude";
+  return pinnedCommand("claude");
 }
