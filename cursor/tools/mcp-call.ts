@@ -150,10 +150,7 @@ export const callMcpToolDriver = mcpCallDriver(
 /** An MCP tool offered under its own model name (`mcp__…`): its arguments are the tool's own. */
 export const mcpToolDriver = mcpCallDriver(
   "MCP tool",
-  (call) => {
-    const tool = call.name;
-    return { server: "", toolName: tool, arguments: call.args };
-  },
+  (call) => ({ server: "", toolName: call.name, arguments: call.args }),
   (call, _t, ctx) => ctx.mcp?.byModelName.get(call.name),
   (call) =>
     `The MCP tool ${call.name} no longer exists on the client. Call GetMcpTools to list the tools it has now, ` +

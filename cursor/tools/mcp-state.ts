@@ -1,14 +1,13 @@
 // GetMcpTools (docs/protocol/cursor-tools.md §5.8): card get_mcp_tools_tool_call, one Exec mcp_state_exec_args →
 // mcp_state_exec_result. The client answers with its live MCP servers; the gateway filters them by server, tool name
 // and pattern into the text result, and the whole listing refreshes the run's definition table.
-import { create } from "@bufbuild/protobuf";
+import { create, toJson } from "@bufbuild/protobuf";
 import {
   GetMcpToolsAgentResultSchema,
   GetMcpToolsArgsSchema,
   McpStateExecArgsSchema,
 } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { GetMcpToolsArgs, McpStateExecResult, McpStateServer } from "../../proto/gen/agent/v1/agent_pb.js";
-import { toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { ArgsError, optionalString } from "./args.js";
 import { singleExecDriver } from "./single-exec.js";

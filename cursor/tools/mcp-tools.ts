@@ -115,11 +115,10 @@ export function mcpToolOf(c: McpCatalog | undefined, server: string, toolName: s
 /** The model-facing definition: the server's own description and input schema (an object schema is required by
  * every provider; anything else is offered as an empty object schema). */
 function modelTool(t: McpTool): ToolDefinition {
-  const schema = t.inputSchema;
-  const parameters =
-    typeof schema === "object" && schema !== null && !Array.isArray(schema)
-      ? { type: "object", ...(schema as Record<string, unknown>) }
-      : { type: "object", properties: {} };
+  const schema = t.inputSchema as Record<string, unknown> | null;
+  const objectSchema =
+    typeof schema === "object" && schema !== null && !Array.isArray(schema) && (schema.type ?? "object") === "object";
+  const parameters = objectSchema ? { type: "object", ...schema } : { type: "object", properties: {} };
   const origin = `MCP tool "${t.toolName}" of server "${t.server}".`;
   return { name: t.modelName, description: t.description ? `${origin} ${t.description}` : origin, parameters };
 }

@@ -52,9 +52,11 @@ describe("MCP tools offered to the model", () => {
     const { tools } = mcpToolsForRun([
       def("s-a", "p", "a", { properties: { x: { type: "string" } } }),
       def("s-b", "p", "b", "not a schema"),
+      def("s-c", "p", "c", { type: "array", items: {} }),
     ]);
     expect(tools.map((t) => t.parameters)).to.deep.equal([
       { type: "object", properties: { x: { type: "string" } } },
+      { type: "object", properties: {} },
       { type: "object", properties: {} },
     ]);
     expect(tools[0]!.description).to.equal('MCP tool "a" of server "s". does a');
