@@ -32,7 +32,7 @@ export type ToolCallReport =
   | { type: "EXEC_ID_WANTED"; index: number }
   | { type: "INTERACTION_ID_WANTED"; index: number }
   /** A completed GetMcpTools carries the client's live MCP servers, which refresh the run's definition table. */
-  | { type: "CALL_COMPLETED"; index: number; mcpServers?: McpStateServer[] }
+  | { type: "CALL_COMPLETED"; index: number; mcpServers?: McpStateServer[] | undefined }
   | { type: "CALL_FAILED"; index: number; cause: ToolCallFailure; message: string };
 
 /** Client messages for one of this call's Execs, as the round routes them by Exec id. */

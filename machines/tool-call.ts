@@ -73,7 +73,7 @@ const toolCallSetup = setup({
       ({ context }): ToolCallReport => ({
         type: "CALL_COMPLETED",
         index: context.index,
-        ...(context.completion?.mcpServers ? { mcpServers: context.completion.mcpServers } : {}),
+        mcpServers: context.completion?.mcpServers,
       }),
     ),
     reportFailed: sendParent(
@@ -106,10 +106,8 @@ const toolCallSetup = setup({
 type StepOf<K extends DriverStep<unknown>["kind"]> = Extract<DriverStep<unknown>, { kind: K }>;
 const stepOf = <K extends DriverStep<unknown>["kind"]>(c: ToolCallContext, _kind: K) => c.step as StepOf<K>;
 const stepIs = (kind: DriverStep<unknown>["kind"]) => ({ type: "stepIs" as const, params: { kind } });
-const serviceStep = (c: ToolCallContext, result: ServiceResult): DriverStep<unknown> => {
-  const driver = driverOf(c);
-  return driver.onServiceResult!(c.invocation, c.driverState, result);
-};
+const serviceStep = (c: ToolCallContext, result: ServiceResult): DriverStep<unknown> =>
+  driverOf(c).onServiceResult!(c.invocation, c.driverState, result);
 
 /** Sends the Exec the driver asked for under the given id and starts its PendingExec. */
 const issueExec = (execId: (args: { context: ToolCallContext; event: ToolCallEvent }) => number) => [

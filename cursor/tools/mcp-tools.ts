@@ -1,6 +1,6 @@
-// The MCP tools the client announces (docs/protocol/cursor-tools.md §5.8, §5.15): the run's definition table, keyed by
-// (server, tool) for CallMcpTool and by model tool name for the tools offered to the model under their own names, and
-// the tool definitions the model sees. Definitions always come from the client (the run request's mcp_tools or a
+// The MCP tools the client announces (docs/protocol/cursor-tools.md §5.8, §5.15): the run's definition table, keyed
+// by (server, tool) for CallMcpTool and by model tool name for the tools offered to the model under their own names,
+// and the tool definitions the model sees. Definitions always come from the client (the run request's mcp_tools or a
 // GetMcpTools listing); nothing here derives a provider or a definition name from a server string.
 import { createHash } from "node:crypto";
 import { toJson } from "@bufbuild/protobuf";

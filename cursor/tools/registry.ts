@@ -37,7 +37,7 @@ const byName = new Map<string, ToolDriver>(drivers.map((d) => [d.name, d]));
 
 export const toolNames: readonly string[] = drivers.map((d) => d.name);
 
-/** The MCP tools a run offers under their own names (`mcp__…`) share one driver (docs/protocol/cursor-tools.md §5.15). */
+/** The MCP tools offered under their own names (`mcp__…`) share one driver (docs/protocol/cursor-tools.md §5.15). */
 export function toolDriver(name: string): ToolDriver | undefined {
   return byName.get(name) ?? (name.startsWith(MCP_TOOL_PREFIX) ? (mcpToolDriver as ToolDriver) : undefined);
 }
