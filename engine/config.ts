@@ -7,6 +7,13 @@ import { parse as parseYaml, YAMLParseError } from "yaml";
 import { z } from "zod";
 import { PROVIDER_KINDS, type ProviderKind } from "../providers/types.js";
 import { type AcpWorkerConfig, acpWorkerSchema, codexWorkerSchema } from "../workers/acp/config.js";
+import {
+  type ImageGenerationConfig,
+  imageGenerationSchema,
+  resolveToolServices,
+  type WebSearchConfig,
+  webSearchSchema,
+} from "./tool-services-config.js";
 
 export interface ModelConfig {
   /** Matches the client's `requested_model.model_id`. */
@@ -104,6 +111,9 @@ export interface GatewayConfig {
   limits?: LimitsConfig;
   /** PEM files for HTTPS on the Connect port (README.md "HTTP/2 and TLS"). */
   tls?: TlsConfig;
+  /** The services behind approved WebSearch and GenerateImage calls (engine/tool-services.ts). */
+  webSearch?: WebSearchConfig;
+  imageGeneration?: ImageGenerationConfig;
 }
 
 export interface TlsConfig {
@@ -230,6 +240,8 @@ const configSchema = z.strictObject({
       acp: acpWorkerSchema.optional(),
     })
     .optional(),
+  webSearch: webSearchSchema,
+  imageGeneration: imageGenerationSchema,
 });
 
 /** `requireKeys: false` (byok doctor) leaves a model whose key variable is unset with an empty apiKey instead of
@@ -280,15 +292,18 @@ export function parseConfig(
   const workers = resolveWorkers(result.data.workers, source, env, problems);
   const security = resolveSecurity(result.data.security, source, env, problems);
   const anthropicEndpoint = resolveAnthropicEndpoint(result.data.anthropicEndpoint, models, source, env, problems);
+  // Like a model's key, a missing service key is reported by byok doctor on its own (requireKeys: false).
+  const services = resolveToolServices(result.data, source, env, o.requireKeys === false ? [] : problems);
   const workerModel = workers?.["claude-code"]?.model;
   if (workerModel !== undefined && (!anthropicEndpoint || !models.some((m) => m.id === workerModel)))
     problems.push(
       `${source}: workers.claude-code.model: needs anthropicEndpoint and a configured model with id "${workerModel}"`,
     );
   if (problems.length > 0) throw new ConfigError(problems.join("\n"));
-  const { anthropicEndpoint: _raw, ...rest } = result.data;
+  const { anthropicEndpoint: _raw, webSearch: _search, imageGeneration: _image, ...rest } = result.data;
   return {
     ...rest,
+    ...services,
     models,
     ...(workers ? { workers } : {}),
     ...(security ? { security } : {}),

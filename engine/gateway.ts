@@ -35,6 +35,7 @@ import { meteredAdapters, UsageLedger } from "./usage-meter.js";
 import { statusRoutes } from "../status/routes.js";
 import type { Logger } from "../log/logger.js";
 import { registerSecrets } from "../log/logger.js";
+import { createToolServices } from "./tool-services.js";
 
 export interface GatewayOptions {
   host: string;
@@ -103,6 +104,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     timers: o.config.timers ?? {},
     limits: o.config.limits ?? {},
     runs,
+    toolServices: createToolServices(o.config),
   });
   const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear(), idle: () => !service.hasLiveRuns() });
   // Cursor on loopback cannot send the token header: the Connect gate asks for it only when it was configured.
@@ -200,7 +202,10 @@ function configuredSecrets(config: GatewayConfig): string[] {
   const envs: Array<Record<string, string> | undefined> = Object.values(config.workers ?? {}).map((w) => w?.env);
   const workers = envs.flatMap((env) => Object.values(env ?? {}));
   const tokens = [config.aep?.token, config.anthropicEndpoint?.token].filter((t) => t !== undefined);
-  return [...config.models.map((m) => m.apiKey), ...tokens, ...workers];
+  const services = [config.webSearch?.apiKey, config.imageGeneration?.apiKey].filter(
+    (k) => k !== undefined && k !== "",
+  );
+  return [...config.models.map((m) => m.apiKey), ...tokens, ...workers, ...(services as string[])];
 }
 
 /** The certificate and key, read once at start-up; a file that cannot be read names itself. */

@@ -8,11 +8,13 @@ import type { CheckpointKind, CheckpointPlan, CheckpointWrite } from "../machine
 import type { CommitResultInput, CommitResultOutput } from "../machines/tool-call.js";
 import type { PromptAssets, ModeAssets } from "../prompt/assets.js";
 import { projectHistory, type CanonicalMessage } from "../providers/messages.js";
-import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
+import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint } from "../providers/types.js";
+import type { ToolDefinition, Usage } from "../providers/types.js";
 import { addUsage } from "../providers/usage.js";
 import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../cursor/checkpoint-builder.js";
 import { imageBlobs, referencedBlobs } from "../cursor/attachments.js";
 import { frames } from "../cursor/frames.js";
+import { mcpToolsForRun } from "../cursor/tools/mcp-tools.js";
 import { tokenBreakdown } from "../cursor/token-breakdown.js";
 import { StaleCheckpointError, type NewMessage, type Store } from "../store/index.js";
 import type { ModelConfig } from "./config.js";
@@ -37,6 +39,7 @@ import {
   type RunRequestFacts,
 } from "./run-setup.js";
 import type { HistoryCache } from "./history-cache.js";
+import type { ToolServices } from "./tool-services.js";
 
 export interface RunDeps {
   store: Store;
@@ -46,6 +49,8 @@ export interface RunDeps {
   /** Decoded checkpoint histories shared by the runs of this gateway. */
   history: HistoryCache;
   adapterFor(endpoint: ProviderEndpoint): ProviderAdapter;
+  /** The search and image services behind approved WebSearch / GenerateImage calls. */
+  toolServices: ToolServices;
   /** False once a newer run of the same conversation took over (its late commits must not move the head). */
   isCurrent(): boolean;
 }
@@ -53,6 +58,8 @@ export interface RunDeps {
 interface Prepared {
   model: ResolvedModel;
   mode: ModeAssets;
+  /** The mode's tools, then the MCP tools the client announced (docs/protocol/cursor-tools.md §5.15). */
+  tools: ToolDefinition[];
   toolDefinitionsJson: string;
   adapter: ProviderAdapter;
   builder: CheckpointBuilder;
@@ -88,6 +95,10 @@ export class RunSession {
     private readonly request: AgentRunRequest,
   ) {
     this.facts = readRunRequest(request);
+  }
+
+  get toolServices(): ToolServices {
+    return this.deps.toolServices;
   }
 
   get conversationId(): string {
@@ -127,11 +138,14 @@ export class RunSession {
     for (const m of this.history) this.account(m);
     await store.createRun({ runId: this.requestId, conversationId: this.conversationId, model: model.model });
     const env = this.facts.requestContext?.env;
+    const mcp = mcpToolsForRun(this.request.mcpTools?.mcpTools ?? []);
+    const tools = [...mode.tools, ...mcp.tools];
     const prepared: PreparedRun = {
-      toolNames: mode.tools.map((t) => t.name),
+      toolNames: tools.map((t) => t.name),
       toolContext: {
         conversationId: this.conversationId,
         ...(env?.terminalsFolder ? { terminalsFolder: env.terminalsFolder } : {}),
+        ...(mcp.catalog.byServerTool.size ? { mcp: mcp.catalog } : {}),
       },
     };
     const system: CanonicalMessage = { role: "system", content: mode.systemPrompt };
@@ -143,7 +157,7 @@ export class RunSession {
         ? { kind: "new" as const, userMessage: action.userMessage }
         : { kind: "continue" as const, ...(await loadResumedTurn(store, action.turnId)) };
     const builder = new CheckpointBuilder(this.facts.state, system, start, this.requestId);
-    this.prepared = { model, mode, adapter, builder, toolDefinitionsJson: JSON.stringify(mode.tools) };
+    this.prepared = { model, mode, adapter, builder, tools, toolDefinitionsJson: JSON.stringify(tools) };
     if (action.kind === "userMessage") {
       const runtime = await appendRuntimeMessage(
         this.deps,
@@ -182,7 +196,7 @@ export class RunSession {
     return {
       model: this.ready.model.model,
       system: this.ready.mode.systemPrompt,
-      tools: this.ready.mode.tools,
+      tools: this.ready.tools,
       messages: projectHistory(this.history),
       ...(this.ready.model.maxOutputTokens ? { maxOutputTokens: this.ready.model.maxOutputTokens } : {}),
       ...(this.ready.model.reasoningEffort ? { reasoningEffort: this.ready.model.reasoningEffort } : {}),

@@ -9,6 +9,7 @@ import { runMachine, type RunEnd } from "../machines/run.js";
 import { toolRoundMachine } from "../machines/tool-round.js";
 import { toolCallMachine, type CommitResultInput } from "../machines/tool-call.js";
 import { frames } from "../cursor/frames.js";
+import type { ServiceRequest } from "../cursor/tools/types.js";
 import { coalesceDeltas } from "./delta-coalescer.js";
 import type { RunSession } from "./run-session.js";
 import type { TimerConfig } from "./config.js";
@@ -59,6 +60,9 @@ export function buildRunMachine(session: RunSession, timers: TimerConfig, out: R
               }),
               commitResult: fromPromise(({ input }: { input: CommitResultInput }) =>
                 concise(() => session.commitResult(input)),
+              ),
+              callService: fromPromise(({ input, signal }: { input: ServiceRequest; signal: AbortSignal }) =>
+                session.toolServices.call(input, signal),
               ),
             },
             actions: { emitFrame },

@@ -8,6 +8,7 @@ import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import type { CanonicalToolCall } from "../providers/messages.js";
 import type { ModelEvent, ReplayState, Usage } from "../providers/types.js";
 import { frames } from "../cursor/frames.js";
+import { MCP_TOOL_PREFIX } from "../cursor/tools/mcp-tools.js";
 import { toolDriver } from "../cursor/tools/registry.js";
 import type { ArgsStreamer, ToolInvocation } from "../cursor/tools/types.js";
 
@@ -279,7 +280,10 @@ function startToolCall(
   ev: Extract<ModelEvent, { type: "toolcall_start" }>,
   emitFrame: (m: AgentServerMessage) => void,
 ): Patch {
-  const driver = ctx.toolNames.includes(ev.name) ? toolDriver(ev.name) : undefined;
+  // An MCP tool name (`mcp__…`) the run no longer offers still reaches its driver, which answers that the tool is gone
+  // (docs/protocol/cursor-tools.md §5.15): a model repeating a call from its history gets a tool error, not a failure.
+  const offered = ctx.toolNames.includes(ev.name) || ev.name.startsWith(MCP_TOOL_PREFIX);
+  const driver = offered ? toolDriver(ev.name) : undefined;
   if (!driver)
     return { failure: { kind: "protocol", message: `model called unknown tool ${JSON.stringify(ev.name)}` } };
   if (ctx.tools.has(ev.index))

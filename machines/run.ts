@@ -180,6 +180,7 @@ export const runMachine = runSetup.createMachine({
                   ...roundIds(event.output),
                   nextKvId: event.output.nextKvId,
                   callIndex: context.callIndex + 1,
+                  prepared: { ...context.prepared!, toolContext: event.output.ctx },
                 })),
               },
               {

@@ -3,64 +3,31 @@
 // is committed durably before tool_call_completed. How a call reaches the client (an Exec today; an Interaction
 // query or a local tool later) is a choice of states here, never a flag.
 import { assign, enqueueActions, fromPromise, sendParent, setup } from "xstate";
-import type { AgentServerMessage, ExecClientMessage, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
+import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import { frames } from "../cursor/frames.js";
 import { toolDriver } from "../cursor/tools/registry.js";
-import type {
-  DriverStep,
-  InteractionAnswer,
-  ToolCompletion,
-  ToolContext,
-  ToolInvocation,
-} from "../cursor/tools/types.js";
+import type { DriverStep, ServiceRequest, ServiceResult, ToolCompletion } from "../cursor/tools/types.js";
 import { pendingExecMachine, type PendingExecReport } from "./pending-exec.js";
+import type {
+  ClientInteractionEvent,
+  CommitResultInput,
+  CommitResultOutput,
+  ToolCallEvent,
+  ToolCallFailure,
+  ToolCallInput,
+  ToolCallReport,
+} from "./tool-call-events.js";
 
-export interface ToolCallInput {
-  index: number;
-  modelCallId: string;
-  invocation: ToolInvocation;
-  ctx: ToolContext;
-  /** The Exec id the round set aside for this call's first Exec, so calls keep their start order on the wire. */
-  reservedExecId: number;
-}
-
-/** The engine's durable commit of one result: canonical pair appended, ToolCall step recorded with timestamps. */
-export interface CommitResultInput {
-  callIndex: number;
-  invocation: ToolInvocation;
-  completion: ToolCompletion;
-  startedAtMs: number;
-}
-export interface CommitResultOutput {
-  callIndex: number;
-  toolCall: ToolCall;
-}
-
-export type ToolCallFailure = "protocol" | "commit";
-
-/** What a call tells its round. */
-export type ToolCallReport =
-  | { type: "EXEC_ID_WANTED"; index: number }
-  | { type: "INTERACTION_ID_WANTED"; index: number }
-  | { type: "CALL_COMPLETED"; index: number }
-  | { type: "CALL_FAILED"; index: number; cause: ToolCallFailure; message: string };
-
-/** Client messages for one of this call's Execs, as the round routes them by Exec id. */
-export type ClientExecEvent =
-  | { type: "CLIENT_EXEC"; id: number; message: ExecClientMessage["message"] }
-  | { type: "CLIENT_STREAM_CLOSE"; id: number }
-  | { type: "CLIENT_THROW"; id: number; error: string };
-
-/** The client's interaction_response, routed by the round to the call that owns the interaction id. */
-export type ClientInteractionEvent = { type: "CLIENT_INTERACTION"; id: number; answer: InteractionAnswer };
-
-export type ToolCallEvent =
-  | ClientExecEvent
-  | ClientInteractionEvent
-  | { type: "EXEC_ID_GRANTED"; execId: number }
-  | { type: "INTERACTION_ID_GRANTED"; interactionId: number }
-  | { type: "ABORT" }
-  | PendingExecReport;
+export type {
+  ClientExecEvent,
+  ClientInteractionEvent,
+  CommitResultInput,
+  CommitResultOutput,
+  ToolCallEvent,
+  ToolCallFailure,
+  ToolCallInput,
+  ToolCallReport,
+} from "./tool-call-events.js";
 
 interface ToolCallContext extends ToolCallInput {
   startedAtMs: number;
@@ -91,6 +58,10 @@ const toolCallSetup = setup({
     commitResult: fromPromise<CommitResultOutput, CommitResultInput>(async () => {
       throw new Error("commitResult must be supplied by the engine");
     }),
+    /** An approved tool's own work on the configured search or image service (stopping it aborts the request). */
+    callService: fromPromise<ServiceResult, ServiceRequest>(async () => {
+      throw new Error("callService must be supplied by the engine");
+    }),
   },
   actions: {
     emitFrame: (_, _params: { message: AgentServerMessage }) => {},
@@ -98,7 +69,13 @@ const toolCallSetup = setup({
     wantInteractionId: sendParent(
       ({ context }): ToolCallReport => ({ type: "INTERACTION_ID_WANTED", index: context.index }),
     ),
-    reportCompleted: sendParent(({ context }): ToolCallReport => ({ type: "CALL_COMPLETED", index: context.index })),
+    reportCompleted: sendParent(
+      ({ context }): ToolCallReport => ({
+        type: "CALL_COMPLETED",
+        index: context.index,
+        mcpServers: context.completion?.mcpServers,
+      }),
+    ),
     reportFailed: sendParent(
       ({ context }, params: { cause: ToolCallFailure }): ToolCallReport => ({
         type: "CALL_FAILED",
@@ -129,6 +106,8 @@ const toolCallSetup = setup({
 type StepOf<K extends DriverStep<unknown>["kind"]> = Extract<DriverStep<unknown>, { kind: K }>;
 const stepOf = <K extends DriverStep<unknown>["kind"]>(c: ToolCallContext, _kind: K) => c.step as StepOf<K>;
 const stepIs = (kind: DriverStep<unknown>["kind"]) => ({ type: "stepIs" as const, params: { kind } });
+const serviceStep = (c: ToolCallContext, result: ServiceResult): DriverStep<unknown> =>
+  driverOf(c).onServiceResult!(c.invocation, c.driverState, result);
 
 /** Sends the Exec the driver asked for under the given id and starts its PendingExec. */
 const issueExec = (execId: (args: { context: ToolCallContext; event: ToolCallEvent }) => number) => [
@@ -182,8 +161,8 @@ export const toolCallMachine = toolCallSetup.createMachine({
     "One tool call of a round. tool_call_started is sent first (an empty card when the arguments do not fit the " +
     "tool; their error result is then committed at once). The driver's steps decide the rest: each Exec gets an " +
     "Exec id (the first one set aside by the round, later ones granted by it) and a PendingExec child; a driver " +
-    "delta is a tool_call_delta; the terminal result is taken, committed durably, and only then is " +
-    "tool_call_completed sent. A stream_close or throw before the result, a result of the wrong kind, or a failed " +
+    "delta is a tool_call_delta; an approved service call (WebSearch, GenerateImage) runs while `serving`; the " +
+    "terminal result is taken, committed durably, and only then is tool_call_completed sent. A stream_close or throw before the result, a result of the wrong kind, or a failed " +
     "commit fails the call; an abort aborts the Exec still running, never one whose result was taken.",
   id: "toolCall",
   context: ({ input }) => ({
@@ -242,6 +221,7 @@ export const toolCallMachine = toolCallSetup.createMachine({
         },
         { guard: stepIs("exec"), target: "awaitingExecId", actions: ["keepStep", takeExec] },
         { guard: stepIs("query"), target: "awaitingInteractionId", actions: ["keepStep", takeExec] },
+        { guard: stepIs("service"), target: "serving", actions: "keepStep" },
         {
           guard: stepIs("delta"),
           target: "executing",
@@ -329,6 +309,26 @@ export const toolCallMachine = toolCallSetup.createMachine({
         },
         ABORT: "aborted",
       },
+    },
+    /** The engine runs the approved service call; its result, or its failure, is the driver's next input. */
+    serving: {
+      invoke: {
+        id: "service",
+        src: "callService",
+        input: ({ context }) => stepOf(context, "service").request,
+        onDone: {
+          target: "deciding",
+          actions: assign({ step: ({ context, event }) => serviceStep(context, event.output) }),
+        },
+        onError: {
+          target: "deciding",
+          actions: assign({
+            step: ({ context, event }) =>
+              serviceStep(context, { kind: "error", message: `The service call failed: ${String(event.error)}` }),
+          }),
+        },
+      },
+      on: { ABORT: "aborted" },
     },
     /** The Exec is out; its PendingExec forwards each client message with a payload. */
     executing: {

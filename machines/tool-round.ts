@@ -3,6 +3,7 @@
 // ToolCall child; each result is committed durably, in completion order, before its tool_call_completed; when every
 // call has completed a settled checkpoint is published, and only then may the next model call start.
 import { assign, setup } from "xstate";
+import { refreshedCatalog } from "../cursor/tools/mcp-tools.js";
 import type { ToolContext, ToolInvocation } from "../cursor/tools/types.js";
 import { checkpointMachine, type CheckpointOutput } from "./checkpoint.js";
 import {
@@ -38,7 +39,14 @@ interface ToolRoundContext {
   outcome: Outcome;
 }
 
-export type ToolRoundOutput = { outcome: Outcome; nextExecId: number; nextInteractionId: number; nextKvId: number };
+/** `ctx` carries what the round learned for the next ones (the client's MCP tools, from a GetMcpTools listing). */
+export type ToolRoundOutput = {
+  outcome: Outcome;
+  nextExecId: number;
+  nextInteractionId: number;
+  nextKvId: number;
+  ctx: ToolContext;
+};
 
 export type ToolRoundEvent = ClientExecEvent | ClientInteractionEvent | { type: "CANCEL" } | ToolCallReport;
 
@@ -75,6 +83,13 @@ const toolRoundSetup = setup({
     }),
     takeKvIds: assign({ nextKvId: (_, params: { nextKvId: number }) => params.nextKvId }),
     countCompleted: assign({ completed: ({ context }) => context.completed + 1 }),
+    /** A GetMcpTools listing is the client's live MCP state: later rounds resolve MCP calls against it. */
+    refreshMcp: assign({
+      ctx: ({ context, event }) =>
+        event.type === "CALL_COMPLETED" && event.mcpServers
+          ? { ...context.ctx, mcp: refreshedCatalog(context.ctx.mcp, event.mcpServers) }
+          : context.ctx,
+    }),
   },
   guards: {
     allCallsCompleted: ({ context }) => context.completed === context.calls.length,
@@ -221,7 +236,7 @@ export const toolRoundMachine = toolRoundSetup.createMachine({
         ...clientExecHandlers(clientExecRouting),
         EXEC_ID_WANTED: { actions: grantExecId },
         INTERACTION_ID_WANTED: { actions: grantInteractionId },
-        CALL_COMPLETED: { actions: "countCompleted" },
+        CALL_COMPLETED: { actions: ["countCompleted", "refreshMcp"] },
         CALL_FAILED: [
           {
             guard: { type: "callFailedBy", params: { cause: "protocol" } },
@@ -248,5 +263,6 @@ export const toolRoundMachine = toolRoundSetup.createMachine({
     nextExecId: context.nextExecId,
     nextInteractionId: context.nextInteractionId,
     nextKvId: context.nextKvId,
+    ctx: context.ctx,
   }),
 });

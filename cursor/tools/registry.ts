@@ -5,6 +5,12 @@ import { strReplaceDriver, writeDriver } from "./edit.js";
 import { globDriver } from "./glob.js";
 import { grepDriver } from "./grep.js";
 import { lsDriver } from "./ls.js";
+import { callMcpToolDriver, mcpToolDriver } from "./mcp-call.js";
+import { fetchMcpResourceDriver } from "./mcp-resource.js";
+import { getMcpToolsDriver } from "./mcp-state.js";
+import { MCP_TOOL_PREFIX } from "./mcp-tools.js";
+import { generateImageDriver } from "./generate-image.js";
+import { webSearchDriver } from "./web-search.js";
 import { readDriver } from "./read.js";
 import { shellDriver } from "./shell.js";
 import type { ToolDriver } from "./types.js";
@@ -20,12 +26,18 @@ const drivers: readonly ToolDriver[] = [
   writeDriver,
   strReplaceDriver,
   askQuestionDriver,
+  callMcpToolDriver,
+  fetchMcpResourceDriver,
+  getMcpToolsDriver,
+  webSearchDriver,
+  generateImageDriver,
 ];
 
 const byName = new Map<string, ToolDriver>(drivers.map((d) => [d.name, d]));
 
 export const toolNames: readonly string[] = drivers.map((d) => d.name);
 
+/** The MCP tools offered under their own names (`mcp__…`) share one driver (docs/protocol/cursor-tools.md §5.15). */
 export function toolDriver(name: string): ToolDriver | undefined {
-  return byName.get(name);
+  return byName.get(name) ?? (name.startsWith(MCP_TOOL_PREFIX) ? (mcpToolDriver as ToolDriver) : undefined);
 }

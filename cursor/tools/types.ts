@@ -4,6 +4,7 @@
 // persistence and frame emission; drivers own only the tool's wire shapes.
 import type {
   ExecClientMessage,
+  McpStateServer,
   ExecServerMessage,
   InteractionQuery,
   InteractionResponse,
@@ -21,11 +22,42 @@ export interface ToolInvocation {
   args: Record<string, unknown>;
 }
 
-/** Per-run facts some tools need (Shell: conversation, terminals folder). */
+/** Per-run facts some tools need (Shell: conversation, terminals folder; MCP: the client's tool definitions). */
 export interface ToolContext {
   conversationId: string;
   terminalsFolder?: string;
+  /** The MCP tools the client announced or last listed (cursor/tools/mcp-tools.ts). */
+  mcp?: McpCatalog;
 }
+
+/** The run's MCP definition table (docs/protocol/cursor-tools.md §5.8): by (server, tool) and by model tool name. */
+export interface McpCatalog {
+  byServerTool: ReadonlyMap<string, McpTool>;
+  byModelName: ReadonlyMap<string, McpTool>;
+}
+
+/** One MCP tool as the client defined it, with the server it belongs to and the name the model calls it by. */
+export interface McpTool {
+  server: string;
+  modelName: string;
+  name: string;
+  description: string;
+  providerIdentifier: string;
+  toolName: string;
+  inputSchema: unknown;
+}
+
+/** Work the gateway itself does for a tool after the user approved it (WebSearch, GenerateImage): a side effect
+ * the engine performs with the configured search or image service (docs/protocol/cursor-tools.md §5.9). */
+export type ServiceRequest =
+  | { kind: "webSearch"; query: string }
+  | { kind: "generateImage"; prompt: string; aspectRatio?: string };
+
+export type ServiceResult =
+  | { kind: "webSearch"; references: Array<{ title: string; url: string; chunk: string }> }
+  | { kind: "generateImage"; data: Uint8Array; mimeType: string }
+  /** Not configured, refused or unreachable: the message is for the model and names no key. */
+  | { kind: "error"; message: string };
 
 /** The `message` oneof of an ExecServerMessage, without id / exec_id (the machine assigns those). */
 export type ExecRequest = ExecServerMessage["message"];
@@ -45,6 +77,8 @@ export interface ToolCompletion {
   /** A file the client successfully read: the checkpoint's read_paths grows with it (docs/protocol/cursor-run.md §11).
    * */
   readPath?: string;
+  /** A successful MCP state listing: the run's MCP definition table is refreshed from it. */
+  mcpServers?: McpStateServer[];
 }
 
 /** One step of a driver. `state` is the driver's own, threaded back into the next call. */
@@ -52,6 +86,8 @@ export type DriverStep<S> =
   | { kind: "exec"; request: ExecRequest; state: S }
   /** Ask the user through the client (docs/protocol/cursor-tools.md §1.1): an interaction_query. */
   | { kind: "query"; query: InteractionRequest; state: S }
+  /** Ask the engine to run an approved service call; its result comes back through onServiceResult. */
+  | { kind: "service"; request: ServiceRequest; state: S }
   | { kind: "delta"; delta: ToolCallDelta; state: S }
   | { kind: "wait"; state: S }
   | { kind: "complete"; completion: ToolCompletion; state: S }
@@ -79,4 +115,6 @@ export interface ToolDriver<S = unknown> {
   onExecMessage(call: ToolInvocation, state: S, message: ExecClientMessage["message"]): DriverStep<S>;
   /** The client's interaction_response to the query this driver sent last (tools that ask the user only). */
   onInteractionResponse?(call: ToolInvocation, state: S, answer: InteractionAnswer): DriverStep<S>;
+  /** The result of the service call this driver asked for last (WebSearch, GenerateImage only). */
+  onServiceResult?(call: ToolInvocation, state: S, result: ServiceResult): DriverStep<S>;
 }

@@ -36,7 +36,16 @@ describe("config.example.yaml", () => {
       "api.deepseek.com",
       "127.0.0.1:11434",
     ]);
-    expect(config).to.include.keys("anthropicEndpoint", "security", "limits", "timers", "aep", "workers");
+    expect(config).to.include.keys(
+      "anthropicEndpoint",
+      "security",
+      "limits",
+      "timers",
+      "aep",
+      "workers",
+      "webSearch",
+      "imageGeneration",
+    );
     expect(config.workers?.["claude-code"]?.model).to.be.a("string");
   });
 

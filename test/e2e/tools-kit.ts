@@ -53,9 +53,9 @@ export interface ToolsRig {
 
 let conversationSeq = 0;
 
-async function startToolsRig(label: string): Promise<ToolsRig> {
+async function startToolsRig(label: string, config: object): Promise<ToolsRig> {
   const dataDir = await mkdtemp(join(tmpdir(), `byok-e2e-${label}-`));
-  const gw = await startGatewayProcess({ dataDir, config: { models: [] } });
+  const gw = await startGatewayProcess({ dataDir, config: { models: [], ...config } });
   const fakes: FakeOpenAI[] = [];
   return {
     gw,
@@ -90,8 +90,9 @@ async function startToolsRig(label: string): Promise<ToolsRig> {
 /**
  * Registers the mocha hooks of a file that shares one rig: the gateway starts before its tests, each test's fakes
  * close after it, and the gateway stops at the end. The returned rig delegates to the one the hooks create.
+ * `config` adds config sections, read when the gateway starts (after the file's earlier before() hooks).
  */
-export function useToolsRig(label: string): ToolsRig {
+export function useToolsRig(label: string, config: () => object = () => ({})): ToolsRig {
   let rig: ToolsRig | undefined;
   const started = () => {
     if (!rig) throw new Error(`the ${label} rig is used before its before() hook ran`);
@@ -99,7 +100,7 @@ export function useToolsRig(label: string): ToolsRig {
   };
   before(async function () {
     this.timeout(30_000); // starting the gateway child can be slow on a loaded machine
-    rig = await startToolsRig(label);
+    rig = await startToolsRig(label, config());
   });
   afterEach(() => rig?.closeFakes());
   after(async () => {

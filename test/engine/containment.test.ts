@@ -15,6 +15,7 @@ import {
   ConversationStateStructureSchema,
 } from "../../proto/gen/agent/v1/agent_pb.js";
 import { createProviderAdapter } from "../../providers/index.js";
+import { createToolServices } from "../../engine/tool-services.js";
 import { type TempStore, tempStore } from "../store/temp-store.js";
 
 const MODEL = "contained-model";
@@ -56,6 +57,7 @@ describe("engine containment", () => {
       log,
       history: new HistoryCache(),
       adapterFor: createProviderAdapter,
+      toolServices: createToolServices({}),
       timers: {},
       limits: {},
     });

@@ -26,8 +26,24 @@ const validArgs: Record<string, Record<string, unknown>> = {
 
 describe("tool registry", () => {
   it("lists the tools, each with exactly one driver; unknown names have none", () => {
-    expect([...toolNames]).to.deep.equal(["Read", "Grep", "Glob", "Ls", "Shell", "Write", "StrReplace", "AskQuestion"]);
-    expect(toolDriver("WebSearch")).to.equal(undefined);
+    expect([...toolNames]).to.deep.equal([
+      "Read",
+      "Grep",
+      "Glob",
+      "Ls",
+      "Shell",
+      "Write",
+      "StrReplace",
+      "AskQuestion",
+      "CallMcpTool",
+      "FetchMcpResource",
+      "GetMcpTools",
+      "WebSearch",
+      "GenerateImage",
+    ]);
+    expect(toolDriver("NoSuchTool")).to.equal(undefined);
+    // The MCP tools offered under their own names share one driver (docs/protocol/cursor-tools.md §5.15).
+    expect(toolDriver("mcp__server__tool")?.name).to.equal("MCP tool");
     expect(toolDriver("read")).to.equal(undefined);
   });
 

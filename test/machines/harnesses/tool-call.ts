@@ -1,12 +1,17 @@
 // Harnesses for ToolCall (docs/protocol/cursor-tools.md §2–§5): the real machine under a minimal parent that records
 // what the call reports, real PendingExec children (aborts recorded) and real drivers; the result commit never
-// settles on its own, the path supplies its outcome. One call runs one tool, so four variants together reach every
-// state and transition: Read (one Exec), arguments Read cannot take, Write (a second Exec on a granted id) and Shell
-// (deltas and waits).
+// settles on its own, the path supplies its outcome (as does an approved service call). One call runs one tool, so
+// the variants together reach every state and transition: Read (one Exec), arguments Read cannot take, Write (a second
+// Exec on a granted id), Shell (deltas and waits), AskQuestion (an interaction) and WebSearch (approval, then the
+// service call).
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { createActor, setup, type AnyActorRef, type AnyMachineSnapshot } from "xstate";
-import { ToolCallSchema, type AgentServerMessage } from "../../../proto/gen/agent/v1/agent_pb.js";
+import {
+  ToolCallSchema,
+  WebSearchRequestResponseSchema,
+  type AgentServerMessage,
+} from "../../../proto/gen/agent/v1/agent_pb.js";
 import { pendingExecMachine } from "../../../machines/pending-exec.js";
 import { toolCallMachine, type ToolCallReport } from "../../../machines/tool-call.js";
 import type { ToolInvocation } from "../../../cursor/tools/types.js";
@@ -42,6 +47,7 @@ function variant(
       const call = toolCallMachine.provide({
         actors: {
           commitResult: never(),
+          callService: never(),
           pendingExec: pendingExecMachine.provide({
             actions: { sendAbort: (_, { id }) => void record.aborts.push(id) },
           }),
@@ -88,6 +94,10 @@ function variant(
           return [{ type, output: { callIndex: 0, toolCall: create(ToolCallSchema, {}) } }];
         case "xstate.error.actor.commit":
           return [{ type, error: new Error("SQLITE_FULL") }];
+        case "xstate.done.actor.service":
+          return [{ type, output: { kind: "webSearch", references: [{ title: "T", url: "https://t", chunk: "" }] } }];
+        case "xstate.error.actor.service":
+          return [{ type, error: new Error("connection refused") }];
         case "EXEC_DATA":
         case "EXEC_FAILED":
           return []; // only its own PendingExec children send these
@@ -152,4 +162,18 @@ export const toolCallHarnesses = [
       { type: "CLIENT_INTERACTION", id: QUERY + 1, answer: answered },
     ],
   ),
+  variant(
+    "WebSearch",
+    invocationOf("call_w", "WebSearch", { search_term: "xstate invoke" }),
+    [],
+    [
+      { type: "CLIENT_INTERACTION", id: QUERY, answer: webSearchAnswer("approved", {}) },
+      { type: "CLIENT_INTERACTION", id: QUERY, answer: webSearchAnswer("rejected", { reason: "no" }) },
+    ],
+  ),
 ];
+
+function webSearchAnswer(kind: "approved" | "rejected", value: { reason?: string }) {
+  const result = { case: kind, value } as never;
+  return { case: "webSearchRequestResponse", value: create(WebSearchRequestResponseSchema, { result }) } as const;
+}
