@@ -6,7 +6,7 @@ import type { PreparedRun } from "../machines/run.js";
 import type { AssistantTurn } from "../machines/model-call.js";
 import type { CheckpointKind, CheckpointPlan, CheckpointWrite } from "../machines/checkpoint.js";
 import type { CommitResultInput, CommitResultOutput } from "../machines/tool-call.js";
-import type { PromptAssets, ModeAssets } from "../prompt/assets.js";
+import type { ModeAssets, ModeId, PromptAssets, ToolDefinition } from "../prompt/assets.js";
 import { projectHistory, type CanonicalMessage } from "../providers/messages.js";
 import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
 import { addUsage } from "../providers/usage.js";
@@ -14,6 +14,9 @@ import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../cur
 import { referencedBlobs } from "../cursor/attachments.js";
 import { frames } from "../cursor/frames.js";
 import { tokenBreakdown } from "../cursor/token-breakdown.js";
+import { modeToWire } from "../cursor/modes.js";
+import { savedPlans } from "../cursor/plan-state.js";
+import { offeredTools } from "../cursor/tools/mode-tools.js";
 import { StaleCheckpointError, type NewMessage, type Store } from "../store/index.js";
 import type { ModelConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
@@ -45,7 +48,11 @@ export interface RunDeps {
 
 interface Prepared {
   model: ResolvedModel;
+  /** The mode the run started in: its system prompt is the run's (docs/protocol/cursor-run.md §8.2). */
   mode: ModeAssets;
+  /** The mode the run is in now and the tools it offers; an approved SwitchMode moves both for the next call. */
+  current: ModeId;
+  tools: ToolDefinition[];
   toolDefinitionsJson: string;
   adapter: ProviderAdapter;
   builder: CheckpointBuilder;
@@ -115,10 +122,12 @@ export class RunSession {
     for (const m of this.history) this.account(m);
     await store.createRun({ runId: this.requestId, conversationId: this.conversationId, model: model.model });
     const env = this.facts.requestContext?.env;
+    const tools = offeredTools(mode.mode, mode.tools);
     const prepared: PreparedRun = {
-      toolNames: mode.tools.map((t) => t.name),
+      toolNames: tools.map((t) => t.name),
       toolContext: {
         conversationId: this.conversationId,
+        mode: mode.mode,
         ...(env?.terminalsFolder ? { terminalsFolder: env.terminalsFolder } : {}),
       },
     };
@@ -131,7 +140,15 @@ export class RunSession {
         ? { kind: "new" as const, userMessage: action.userMessage }
         : { kind: "continue" as const, ...(await loadResumedTurn(store, action.turnId)) };
     const builder = new CheckpointBuilder(this.facts.state, system, start, this.requestId);
-    this.prepared = { model, mode, adapter, builder, toolDefinitionsJson: JSON.stringify(mode.tools) };
+    this.prepared = {
+      model,
+      mode,
+      adapter,
+      builder,
+      current: mode.mode,
+      tools,
+      toolDefinitionsJson: JSON.stringify(tools),
+    };
     if (action.kind === "userMessage") {
       const runtime = await appendRuntimeMessage(
         this.deps,
@@ -170,7 +187,7 @@ export class RunSession {
     return {
       model: this.ready.model.model,
       system: this.ready.mode.systemPrompt,
-      tools: this.ready.mode.tools,
+      tools: this.ready.tools,
       messages: projectHistory(this.history),
       ...(this.ready.model.maxOutputTokens ? { maxOutputTokens: this.ready.model.maxOutputTokens } : {}),
       ...(this.ready.model.reasoningEffort ? { reasoningEffort: this.ready.model.reasoningEffort } : {}),
@@ -243,7 +260,17 @@ export class RunSession {
     await this.commitInBatch(message);
     if (completion.readPath) this.ready.builder.addReadPath(completion.readPath);
     this.results.push({ message, toolCall });
-    return { callIndex: input.callIndex, toolCall };
+    if (!completion.switchMode) return { callIndex: input.callIndex, toolCall };
+    return { callIndex: input.callIndex, toolCall, mode: this.switchMode(completion.switchMode) };
+  }
+
+  /** An approved SwitchMode: the next model call offers the new mode's tools; the run keeps its system prompt, and
+   * the checkpoint records the mode so a resume continues in it (docs/protocol/cursor-tools.md §6.5). */
+  private switchMode(id: ModeId): { id: ModeId; toolNames: string[] } {
+    const tools = offeredTools(id, this.deps.assets.modes.get(id)!.tools);
+    this.prepared = { ...this.ready, current: id, tools, toolDefinitionsJson: JSON.stringify(tools) };
+    this.deps.log.info("mode switched", { request_id: this.requestId, conversation_id: this.conversationId, mode: id });
+    return { id, toolNames: tools.map((t) => t.name) };
   }
 
   async buildCheckpoint(kind: CheckpointKind): Promise<CheckpointPlan> {
@@ -325,7 +352,14 @@ export class RunSession {
       toolDefinitions: this.ready.toolDefinitionsJson,
       ...this.projected,
     });
-    return this.ready.builder.snapshot({ pending, usedTokens, maxTokens, breakdown });
+    return this.ready.builder.snapshot({
+      pending,
+      usedTokens,
+      maxTokens,
+      breakdown,
+      mode: modeToWire(this.ready.current),
+      plans: savedPlans(this.history),
+    });
   }
 
   private pushHistory(...messages: CanonicalMessage[]): void {

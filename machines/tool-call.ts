@@ -6,6 +6,7 @@ import { assign, enqueueActions, fromPromise, sendParent, setup } from "xstate";
 import type { AgentServerMessage, ExecClientMessage, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
 import { frames } from "../cursor/frames.js";
 import { toolDriver } from "../cursor/tools/registry.js";
+import type { ModeId } from "../prompt/assets.js";
 import type {
   DriverStep,
   InteractionAnswer,
@@ -34,6 +35,13 @@ export interface CommitResultInput {
 export interface CommitResultOutput {
   callIndex: number;
   toolCall: ToolCall;
+  /** The result switched the run's mode (an approved SwitchMode): the tools the next model call may use. */
+  mode?: ModeSwitch;
+}
+
+export interface ModeSwitch {
+  id: ModeId;
+  toolNames: string[];
 }
 
 export type ToolCallFailure = "protocol" | "commit";
@@ -42,7 +50,7 @@ export type ToolCallFailure = "protocol" | "commit";
 export type ToolCallReport =
   | { type: "EXEC_ID_WANTED"; index: number }
   | { type: "INTERACTION_ID_WANTED"; index: number }
-  | { type: "CALL_COMPLETED"; index: number }
+  | { type: "CALL_COMPLETED"; index: number; mode?: ModeSwitch }
   | { type: "CALL_FAILED"; index: number; cause: ToolCallFailure; message: string };
 
 /** Client messages for one of this call's Execs, as the round routes them by Exec id. */
@@ -98,7 +106,13 @@ const toolCallSetup = setup({
     wantInteractionId: sendParent(
       ({ context }): ToolCallReport => ({ type: "INTERACTION_ID_WANTED", index: context.index }),
     ),
-    reportCompleted: sendParent(({ context }): ToolCallReport => ({ type: "CALL_COMPLETED", index: context.index })),
+    reportCompleted: sendParent(
+      ({ context }, params: { mode: ModeSwitch | undefined }): ToolCallReport => ({
+        type: "CALL_COMPLETED",
+        index: context.index,
+        ...(params.mode ? { mode: params.mode } : {}),
+      }),
+    ),
     reportFailed: sendParent(
       ({ context }, params: { cause: ToolCallFailure }): ToolCallReport => ({
         type: "CALL_FAILED",
@@ -379,7 +393,7 @@ export const toolCallMachine = toolCallSetup.createMachine({
                 ),
               }),
             },
-            "reportCompleted",
+            { type: "reportCompleted", params: ({ event }) => ({ mode: event.output.mode }) },
           ],
         },
         onError: {

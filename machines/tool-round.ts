@@ -8,6 +8,7 @@ import { checkpointMachine, type CheckpointOutput } from "./checkpoint.js";
 import {
   type ClientExecEvent,
   type ClientInteractionEvent,
+  type ModeSwitch,
   type ToolCallReport,
   toolCallMachine,
 } from "./tool-call.js";
@@ -36,9 +37,17 @@ interface ToolRoundContext {
   /** Interaction id → the index of the call that asked. */
   interactionOwners: ReadonlyMap<number, number>;
   outcome: Outcome;
+  /** The last mode switch a call of this round completed with, in completion order. */
+  mode: ModeSwitch | undefined;
 }
 
-export type ToolRoundOutput = { outcome: Outcome; nextExecId: number; nextInteractionId: number; nextKvId: number };
+export type ToolRoundOutput = {
+  outcome: Outcome;
+  nextExecId: number;
+  nextInteractionId: number;
+  nextKvId: number;
+  mode?: ModeSwitch;
+};
 
 export type ToolRoundEvent = ClientExecEvent | ClientInteractionEvent | { type: "CANCEL" } | ToolCallReport;
 
@@ -74,7 +83,10 @@ const toolRoundSetup = setup({
       outcome: (_, params: { message: string }) => ({ kind: "checkpoint" as const, message: params.message }),
     }),
     takeKvIds: assign({ nextKvId: (_, params: { nextKvId: number }) => params.nextKvId }),
-    countCompleted: assign({ completed: ({ context }) => context.completed + 1 }),
+    countCompleted: assign({
+      completed: ({ context }) => context.completed + 1,
+      mode: ({ context, event }) => (event.type === "CALL_COMPLETED" && event.mode) || context.mode,
+    }),
   },
   guards: {
     allCallsCompleted: ({ context }) => context.completed === context.calls.length,
@@ -211,6 +223,7 @@ export const toolRoundMachine = toolRoundSetup.createMachine({
     execOwners: new Map(),
     interactionOwners: new Map(),
     outcome: { kind: "ok" },
+    mode: undefined,
   }),
   initial: "staging",
   states: {
@@ -248,5 +261,6 @@ export const toolRoundMachine = toolRoundSetup.createMachine({
     nextExecId: context.nextExecId,
     nextInteractionId: context.nextInteractionId,
     nextKvId: context.nextKvId,
+    ...(context.mode ? { mode: context.mode } : {}),
   }),
 });

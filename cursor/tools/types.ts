@@ -10,6 +10,7 @@ import type {
   ToolCall,
   ToolCallDelta,
 } from "../../proto/gen/agent/v1/agent_pb.js";
+import type { ModeId } from "../../prompt/assets.js";
 
 /** A complete, strictly parsed model tool call. `callId` is opaque and reused byte-for-byte. */
 export interface ToolInvocation {
@@ -25,6 +26,8 @@ export interface ToolInvocation {
 export interface ToolContext {
   conversationId: string;
   terminalsFolder?: string;
+  /** The mode the run is in when the round starts (SwitchMode names where it switches from). */
+  mode?: ModeId;
 }
 
 /** The `message` oneof of an ExecServerMessage, without id / exec_id (the machine assigns those). */
@@ -45,6 +48,8 @@ export interface ToolCompletion {
   /** A file the client successfully read: the checkpoint's read_paths grows with it (docs/protocol/cursor-run.md §11).
    * */
   readPath?: string;
+  /** An approved SwitchMode: the mode the next model call runs in (docs/protocol/cursor-tools.md §6.5). */
+  switchMode?: ModeId;
 }
 
 /** One step of a driver. `state` is the driver's own, threaded back into the next call. */
