@@ -103,6 +103,29 @@ describe("e2e plans: CreatePlan in plan mode", function () {
     expect(run.lastCheckpoint()!.plans).to.deep.equal({});
   });
 
+  it("a cancel while the plan is with the user ends the run canceled, with nothing left waiting", async () => {
+    const fake = await rig.fake();
+    fake.enqueue({ text: "Here is the plan.", toolCalls: [{ id: "call_plan_3", name: "CreatePlan", args: PLAN }] });
+    const { run } = rig.start(fake, {
+      text: "plan a parser cache",
+      mode: AgentMode.PLAN,
+      hooks: {
+        onInteraction: (_query, ctx) => {
+          void ctx.run.cancel("user pressed stop");
+          return undefined;
+        },
+      },
+    });
+    expect(await run.done).to.deep.include({ ok: false, code: "canceled" });
+    expect(run.kinds().slice(-3)).to.deep.equal([
+      "tool_call_started",
+      "query:create_plan_request_query",
+      "end:canceled",
+    ]);
+    expect(run.aborts).to.deep.equal([]);
+    expect(fake.requests).to.have.length(1);
+  });
+
   it("start_plan_action opens a turn in plan mode whatever the message's own mode", async () => {
     const fake = await rig.fake();
     fake.enqueue({ text: "Let me plan." });
