@@ -25,7 +25,8 @@ export function executePlanTurn(action: ExecutePlanAction): ExecutePlanTurn | un
   const plan = action.planFileContent || action.plan?.plan || "";
   if (plan.trim() === "") return undefined;
   const path = action.planFilePath || action.planFileUri;
-  const actionContext = `<plan_to_execute${attr("id", action.planId)}${attr("path", path)}>\n${plan.replace(/\n+$/, "")}\n</plan_to_execute>`;
+  const open = `<plan_to_execute${attr("id", action.planId)}${attr("path", path)}>`;
+  const actionContext = `${open}\n${plan.replace(/\n+$/, "")}\n</plan_to_execute>`;
   const userMessage = create(UserMessageSchema, {
     text: EXECUTE_PLAN_QUERY,
     messageId: action.kickoffMessageId ?? "",

@@ -6,7 +6,7 @@ import type { PreparedRun } from "../machines/run.js";
 import type { AssistantTurn } from "../machines/model-call.js";
 import type { CheckpointKind, CheckpointPlan, CheckpointWrite } from "../machines/checkpoint.js";
 import type { CommitResultInput, CommitResultOutput } from "../machines/tool-call.js";
-import type { ModeAssets, ModeId, PromptAssets, ToolDefinition } from "../prompt/assets.js";
+import type { PromptAssets } from "../prompt/assets.js";
 import { projectHistory, type CanonicalMessage } from "../providers/messages.js";
 import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
 import { addUsage } from "../providers/usage.js";
@@ -14,13 +14,12 @@ import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../cur
 import { referencedBlobs } from "../cursor/attachments.js";
 import { frames } from "../cursor/frames.js";
 import { tokenBreakdown } from "../cursor/token-breakdown.js";
-import { modeToWire } from "../cursor/modes.js";
 import { savedPlans } from "../cursor/plan-state.js";
-import { offeredTools } from "../cursor/tools/mode-tools.js";
 import { StaleCheckpointError, type NewMessage, type Store } from "../store/index.js";
 import type { ModelConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
 import { resolveModel, type ResolvedModel } from "./models.js";
+import { RunMode } from "./run-mode.js";
 import { RunSetupError } from "./run-errors.js";
 import { addProjected, admitRequest, appendRuntimeMessage, type ProjectedParts } from "./run-context.js";
 import {
@@ -48,12 +47,7 @@ export interface RunDeps {
 
 interface Prepared {
   model: ResolvedModel;
-  /** The mode the run started in: its system prompt is the run's (docs/protocol/cursor-run.md §8.2). */
-  mode: ModeAssets;
-  /** The mode the run is in now and the tools it offers; an approved SwitchMode moves both for the next call. */
-  current: ModeId;
-  tools: ToolDefinition[];
-  toolDefinitionsJson: string;
+  mode: RunMode;
   adapter: ProviderAdapter;
   builder: CheckpointBuilder;
 }
@@ -110,7 +104,7 @@ export class RunSession {
   async prepare(fetched: Array<{ blobId: Uint8Array; data: Uint8Array }>): Promise<PreparedRun> {
     const { store } = this.deps;
     const model = resolveModel(this.deps.models, this.request.requestedModel);
-    const mode = modeAssets(this.deps.assets, this.facts);
+    const mode = new RunMode(this.deps.assets, modeAssets(this.deps.assets, this.facts));
     let adapter: ProviderAdapter;
     try {
       adapter = this.deps.adapterFor(model.endpoint);
@@ -122,16 +116,15 @@ export class RunSession {
     for (const m of this.history) this.account(m);
     await store.createRun({ runId: this.requestId, conversationId: this.conversationId, model: model.model });
     const env = this.facts.requestContext?.env;
-    const tools = offeredTools(mode.mode, mode.tools);
     const prepared: PreparedRun = {
-      toolNames: tools.map((t) => t.name),
+      toolNames: mode.tools.map((t) => t.name),
       toolContext: {
         conversationId: this.conversationId,
-        mode: mode.mode,
+        mode: mode.current,
         ...(env?.terminalsFolder ? { terminalsFolder: env.terminalsFolder } : {}),
       },
     };
-    const system: CanonicalMessage = { role: "system", content: mode.systemPrompt };
+    const system: CanonicalMessage = { role: "system", content: mode.started.systemPrompt };
     const { action } = this.facts;
     // Resume (docs/protocol/cursor-run.md §11): continue the last turn; a pending round runs its tools again before any
     // model call.
@@ -140,15 +133,7 @@ export class RunSession {
         ? { kind: "new" as const, userMessage: action.userMessage }
         : { kind: "continue" as const, ...(await loadResumedTurn(store, action.turnId)) };
     const builder = new CheckpointBuilder(this.facts.state, system, start, this.requestId);
-    this.prepared = {
-      model,
-      mode,
-      adapter,
-      builder,
-      current: mode.mode,
-      tools,
-      toolDefinitionsJson: JSON.stringify(tools),
-    };
+    this.prepared = { model, mode, adapter, builder };
     if (action.kind === "userMessage") {
       const runtime = await appendRuntimeMessage(
         this.deps,
@@ -156,7 +141,7 @@ export class RunSession {
         action.userMessage,
         this.request,
         this.requestId,
-        mode,
+        mode.started,
       );
       this.pushHistory(runtime);
       builder.addRoot(runtime);
@@ -186,8 +171,8 @@ export class RunSession {
   modelRequest(): ModelRequest {
     return {
       model: this.ready.model.model,
-      system: this.ready.mode.systemPrompt,
-      tools: this.ready.tools,
+      system: this.ready.mode.started.systemPrompt,
+      tools: this.ready.mode.tools,
       messages: projectHistory(this.history),
       ...(this.ready.model.maxOutputTokens ? { maxOutputTokens: this.ready.model.maxOutputTokens } : {}),
       ...(this.ready.model.reasoningEffort ? { reasoningEffort: this.ready.model.reasoningEffort } : {}),
@@ -261,16 +246,9 @@ export class RunSession {
     if (completion.readPath) this.ready.builder.addReadPath(completion.readPath);
     this.results.push({ message, toolCall });
     if (!completion.switchMode) return { callIndex: input.callIndex, toolCall };
-    return { callIndex: input.callIndex, toolCall, mode: this.switchMode(completion.switchMode) };
-  }
-
-  /** An approved SwitchMode: the next model call offers the new mode's tools; the run keeps its system prompt, and
-   * the checkpoint records the mode so a resume continues in it (docs/protocol/cursor-tools.md §6.5). */
-  private switchMode(id: ModeId): { id: ModeId; toolNames: string[] } {
-    const tools = offeredTools(id, this.deps.assets.modes.get(id)!.tools);
-    this.prepared = { ...this.ready, current: id, tools, toolDefinitionsJson: JSON.stringify(tools) };
-    this.deps.log.info("mode switched", { request_id: this.requestId, conversation_id: this.conversationId, mode: id });
-    return { id, toolNames: tools.map((t) => t.name) };
+    // An approved SwitchMode (docs/protocol/cursor-tools.md §6.5): the run keeps its system prompt.
+    this.deps.log.info("mode switched", { request_id: this.requestId, mode: completion.switchMode });
+    return { callIndex: input.callIndex, toolCall, mode: this.ready.mode.switchTo(completion.switchMode) };
   }
 
   async buildCheckpoint(kind: CheckpointKind): Promise<CheckpointPlan> {
@@ -348,16 +326,17 @@ export class RunSession {
     const breakdown = tokenBreakdown({
       usedTokens,
       maxTokens,
-      systemPrompt: this.ready.mode.systemPrompt,
-      toolDefinitions: this.ready.toolDefinitionsJson,
+      systemPrompt: this.ready.mode.started.systemPrompt,
+      toolDefinitions: this.ready.mode.toolDefinitionsJson,
       ...this.projected,
     });
-    return this.ready.builder.snapshot({
+    const { builder, mode } = this.ready;
+    return builder.snapshot({
       pending,
       usedTokens,
       maxTokens,
       breakdown,
-      mode: modeToWire(this.ready.current),
+      mode: mode.wire,
       plans: savedPlans(this.history),
     });
   }

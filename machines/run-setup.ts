@@ -4,12 +4,12 @@ import { assign, enqueueActions, fromPromise, sendTo, setup } from "xstate";
 import { createHash } from "node:crypto";
 import type { AgentServerMessage, ExecClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import { frames } from "../cursor/frames.js";
-import type { ToolContext, ToolInvocation } from "../cursor/tools/types.js";
+import type { ModeSwitch, ToolContext, ToolInvocation } from "../cursor/tools/types.js";
 import { checkpointMachine } from "./checkpoint.js";
 import { modelCallMachine, type ModelCallOutput } from "./model-call.js";
 import { type CancelCause, canceled, type FailureCause, failure, type RunEnd } from "./run-ends.js";
 import { toolRoundMachine, type ToolRoundOutput } from "./tool-round.js";
-import type { ClientInteractionEvent, ModeSwitch } from "./tool-call.js";
+import type { ClientInteractionEvent } from "./tool-call.js";
 
 export interface RunInput {
   requestId: string;

@@ -6,10 +6,10 @@ import { assign, enqueueActions, fromPromise, sendParent, setup } from "xstate";
 import type { AgentServerMessage, ExecClientMessage, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
 import { frames } from "../cursor/frames.js";
 import { toolDriver } from "../cursor/tools/registry.js";
-import type { ModeId } from "../prompt/assets.js";
 import type {
   DriverStep,
   InteractionAnswer,
+  ModeSwitch,
   ToolCompletion,
   ToolContext,
   ToolInvocation,
@@ -37,11 +37,6 @@ export interface CommitResultOutput {
   toolCall: ToolCall;
   /** The result switched the run's mode (an approved SwitchMode): the tools the next model call may use. */
   mode?: ModeSwitch;
-}
-
-export interface ModeSwitch {
-  id: ModeId;
-  toolNames: string[];
 }
 
 export type ToolCallFailure = "protocol" | "commit";
@@ -106,13 +101,9 @@ const toolCallSetup = setup({
     wantInteractionId: sendParent(
       ({ context }): ToolCallReport => ({ type: "INTERACTION_ID_WANTED", index: context.index }),
     ),
-    reportCompleted: sendParent(
-      ({ context }, params: { mode: ModeSwitch | undefined }): ToolCallReport => ({
-        type: "CALL_COMPLETED",
-        index: context.index,
-        ...(params.mode ? { mode: params.mode } : {}),
-      }),
-    ),
+    reportCompleted: sendParent(({ context }, { mode }: { mode?: ModeSwitch }): ToolCallReport => {
+      return { type: "CALL_COMPLETED", index: context.index, ...(mode ? { mode } : {}) };
+    }),
     reportFailed: sendParent(
       ({ context }, params: { cause: ToolCallFailure }): ToolCallReport => ({
         type: "CALL_FAILED",

@@ -3,12 +3,11 @@
 // ToolCall child; each result is committed durably, in completion order, before its tool_call_completed; when every
 // call has completed a settled checkpoint is published, and only then may the next model call start.
 import { assign, setup } from "xstate";
-import type { ToolContext, ToolInvocation } from "../cursor/tools/types.js";
+import type { ModeSwitch, ToolContext, ToolInvocation } from "../cursor/tools/types.js";
 import { checkpointMachine, type CheckpointOutput } from "./checkpoint.js";
 import {
   type ClientExecEvent,
   type ClientInteractionEvent,
-  type ModeSwitch,
   type ToolCallReport,
   toolCallMachine,
 } from "./tool-call.js";

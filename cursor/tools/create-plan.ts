@@ -17,6 +17,8 @@ export const CREATE_PLAN = "CreatePlan";
 
 type State = { args: CreatePlanArgs };
 
+const REVIEW_NOTE = "The user now reviews the plan. Tell them it is ready; do not start on it.";
+
 function parseArgs(args: Record<string, unknown>): CreatePlanArgs {
   const todos =
     args.todos === undefined
@@ -46,7 +48,7 @@ function outcome(result: CreatePlanResult): { content: string; isError: boolean 
   switch (result.result.case) {
     case "success":
       return {
-        content: `${planSavedLine(result.planUri)}\nThe user now reviews the plan. Tell them it is ready; do not start on it.`,
+        content: `${planSavedLine(result.planUri)}\n${REVIEW_NOTE}`,
         isError: false,
       };
     case "error":

@@ -78,7 +78,8 @@ export const switchModeDriver: ToolDriver<State> = {
       case "rejected": {
         const { reason } = result.value;
         const rejected = { case: "rejected" as const, value: { reason } };
-        const content = `The user declined to switch to ${to} mode${reason ? `: ${reason}` : "."} Stay in ${from} mode.`;
+        const why = reason ? `: ${reason}` : ".";
+        const content = `The user declined to switch to ${to} mode${why} Stay in ${from} mode.`;
         return {
           kind: "complete",
           completion: { content, isError: true, toolCall: card(call.callId, state.args, rejected) },

@@ -52,6 +52,12 @@ export interface ToolCompletion {
   switchMode?: ModeId;
 }
 
+/** A committed mode switch as the machines carry it: the mode and the tool names its next model call may use. */
+export interface ModeSwitch {
+  id: ModeId;
+  toolNames: string[];
+}
+
 /** One step of a driver. `state` is the driver's own, threaded back into the next call. */
 export type DriverStep<S> =
   | { kind: "exec"; request: ExecRequest; state: S }
