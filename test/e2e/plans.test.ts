@@ -190,7 +190,7 @@ describe("e2e plans: CreatePlan in plan mode", function () {
 });
 
 describe("e2e plans: the plan survives a gateway restart", function () {
-  this.timeout(40_000);
+  this.timeout(60_000);
   let fake: FakeOpenAI;
   let dataDir: string;
   before(async () => {
