@@ -15,6 +15,7 @@ export const BlobKinds = {
   RequestContextSkills: 8,
   RequestContextSubagents: 9,
   RequestContextMcps: 10,
+  ConversationPlan: 11, // the checkpoint's current plan (docs/protocol/cursor-run.md §8.9)
 } as const;
 /** One of BlobKinds; plain number so kinds read back from rows or the wire need no cast. */
 export type BlobKind = number;
@@ -31,6 +32,7 @@ export const EdgeKinds = {
   RequestSkills: 7,
   RequestSubagents: 8,
   RequestMcps: 9,
+  CheckpointPlan: 10,
 } as const;
 
 export interface BlobPut {

@@ -5,9 +5,12 @@
 // model survive.
 import { clone, create, toBinary } from "@bufbuild/protobuf";
 import {
+  type AgentMode,
+  ConversationPlanSchema,
   ConversationStateStructureSchema,
   ConversationStepSchema,
   ConversationTurnStructureSchema,
+  PlanRegistryEntrySchema,
   UserMessageSchema,
   type ConversationStateStructure,
   type ConversationStep,
@@ -17,6 +20,7 @@ import {
 } from "../proto/gen/agent/v1/agent_pb.js";
 import type { CanonicalMessage } from "../providers/messages.js";
 import { BlobKinds, EdgeKinds, blobId, type BlobEdge, type BlobPut } from "../cursor/blob-graph.js";
+import type { SavedPlan } from "./plan-state.js";
 import { encodeRootMessage } from "./root-messages.js";
 
 const hex = (id: Uint8Array) => Buffer.from(id).toString("hex");
@@ -117,6 +121,10 @@ export class CheckpointBuilder {
     usedTokens: number;
     maxTokens: number;
     breakdown?: PromptTokenBreakdownSnapshot;
+    /** The mode the run is in now (an approved SwitchMode moved it); a resume continues in it. */
+    mode?: AgentMode;
+    /** The plans the history saved, oldest first (cursor/plan-state.ts); none leaves the client's fields alone. */
+    plans?: readonly SavedPlan[];
   }): CheckpointSnapshot {
     const turn = create(ConversationTurnStructureSchema, {
       turn: {
@@ -141,8 +149,11 @@ export class CheckpointBuilder {
       maxTokens: opts.maxTokens,
       ...(opts.breakdown ? { breakdown: opts.breakdown } : {}),
     }) as ConversationStateStructure["tokenDetails"];
+    if (opts.mode !== undefined) state.mode = opts.mode;
+    const planBlob = this.applyPlans(state, opts.plans ?? []);
     const data = toBinary(ConversationStateStructureSchema, state);
     const stateBlob = { id: blobId(data), data, kind: BlobKinds.Checkpoint };
+    if (planBlob) this.edge(stateBlob.id, planBlob, EdgeKinds.CheckpointPlan, 0);
     this.edge(stateBlob.id, turnId, EdgeKinds.CheckpointTurn, state.turns.length - 1);
     this.roots.forEach((root, i) => {
       if (this.freshIds.has(hex(root))) this.edge(stateBlob.id, root, EdgeKinds.CheckpointRootPrompt, i);
@@ -155,6 +166,17 @@ export class CheckpointBuilder {
     this.freshEdges = [];
     for (const b of sets) this.onClient.add(hex(b.id));
     return { state, stateBlob, sets, edges };
+  }
+
+  /** `plan` is the blob of the current (last saved) plan; `plans` keeps the client's entries and adds every saved
+   * one by its id. Returns the plan blob's id. */
+  private applyPlans(state: ConversationStateStructure, plans: readonly SavedPlan[]): Uint8Array | undefined {
+    const current = plans.at(-1);
+    if (!current) return undefined;
+    const plan = create(ConversationPlanSchema, { plan: current.plan });
+    state.plan = this.put(toBinary(ConversationPlanSchema, plan), BlobKinds.ConversationPlan);
+    for (const p of plans) state.plans[p.id] = create(PlanRegistryEntrySchema, { id: p.id, path: p.uri });
+    return state.plan;
   }
 
   private addStep(step: ConversationStep): void {

@@ -230,6 +230,9 @@ export async function appendRuntimeMessage(
   const content = renderRuntime(mode.runtimeTemplate, {
     requestContext: formatRequestContext(requestContextParts(facts.requestContext)),
     selectedContext: renderAttachments(textAttachments(userMessage, blobText)),
+    ...(facts.action.kind === "userMessage" && facts.action.actionContext
+      ? { actionContext: facts.action.actionContext }
+      : {}),
     timestamp: new Date().toISOString(),
     userQuery: userQuery(userMessage, blobText),
   });

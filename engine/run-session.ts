@@ -6,20 +6,22 @@ import type { PreparedRun } from "../machines/run.js";
 import type { AssistantTurn } from "../machines/model-call.js";
 import type { CheckpointKind, CheckpointPlan, CheckpointWrite } from "../machines/checkpoint.js";
 import type { CommitResultInput, CommitResultOutput } from "../machines/tool-call.js";
-import type { PromptAssets, ModeAssets } from "../prompt/assets.js";
+import type { PromptAssets } from "../prompt/assets.js";
 import { projectHistory, type CanonicalMessage } from "../providers/messages.js";
 import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint } from "../providers/types.js";
-import type { ToolDefinition, Usage } from "../providers/types.js";
+import type { Usage } from "../providers/types.js";
 import { addUsage } from "../providers/usage.js";
 import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../cursor/checkpoint-builder.js";
 import { imageBlobs, referencedBlobs } from "../cursor/attachments.js";
 import { frames } from "../cursor/frames.js";
 import { mcpToolsForRun } from "../cursor/tools/mcp-tools.js";
 import { tokenBreakdown } from "../cursor/token-breakdown.js";
+import { savedPlans } from "../cursor/plan-state.js";
 import { StaleCheckpointError, type NewMessage, type Store } from "../store/index.js";
 import type { ModelConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
 import { promptCacheKeyOf, resolveModel, type ResolvedModel } from "./models.js";
+import { RunMode } from "./run-mode.js";
 import { RunSetupError } from "./run-errors.js";
 import {
   addProjected,
@@ -57,10 +59,7 @@ export interface RunDeps {
 
 interface Prepared {
   model: ResolvedModel;
-  mode: ModeAssets;
-  /** The mode's tools, then the MCP tools the client announced (docs/protocol/cursor-tools.md §5.15). */
-  tools: ToolDefinition[];
-  toolDefinitionsJson: string;
+  mode: RunMode;
   adapter: ProviderAdapter;
   builder: CheckpointBuilder;
 }
@@ -125,7 +124,6 @@ export class RunSession {
   async prepare(fetched: Array<{ blobId: Uint8Array; data: Uint8Array }>): Promise<PreparedRun> {
     const { store } = this.deps;
     const model = resolveModel(this.deps.models, this.request.requestedModel);
-    const mode = modeAssets(this.deps.assets, this.facts);
     let adapter: ProviderAdapter;
     try {
       adapter = this.deps.adapterFor(model.endpoint);
@@ -139,16 +137,18 @@ export class RunSession {
     await store.createRun({ runId: this.requestId, conversationId: this.conversationId, model: model.model });
     const env = this.facts.requestContext?.env;
     const mcp = mcpToolsForRun(this.request.mcpTools?.mcpTools ?? []);
-    const tools = [...mode.tools, ...mcp.tools];
+    // The MCP tools the client announced follow the mode's tools, whatever the mode (cursor-tools.md §5.15).
+    const mode = new RunMode(this.deps.assets, modeAssets(this.deps.assets, this.facts), mcp.tools);
     const prepared: PreparedRun = {
-      toolNames: tools.map((t) => t.name),
+      toolNames: mode.tools.map((t) => t.name),
       toolContext: {
         conversationId: this.conversationId,
+        mode: mode.current,
         ...(env?.terminalsFolder ? { terminalsFolder: env.terminalsFolder } : {}),
         ...(mcp.catalog.byServerTool.size ? { mcp: mcp.catalog } : {}),
       },
     };
-    const system: CanonicalMessage = { role: "system", content: mode.systemPrompt };
+    const system: CanonicalMessage = { role: "system", content: mode.started.systemPrompt };
     const { action } = this.facts;
     // Resume (docs/protocol/cursor-run.md §11): continue the last turn; a pending round runs its tools again before any
     // model call.
@@ -157,7 +157,7 @@ export class RunSession {
         ? { kind: "new" as const, userMessage: action.userMessage }
         : { kind: "continue" as const, ...(await loadResumedTurn(store, action.turnId)) };
     const builder = new CheckpointBuilder(this.facts.state, system, start, this.requestId);
-    this.prepared = { model, mode, adapter, builder, tools, toolDefinitionsJson: JSON.stringify(tools) };
+    this.prepared = { model, mode, adapter, builder };
     if (action.kind === "userMessage") {
       const runtime = await appendRuntimeMessage(
         this.deps,
@@ -165,7 +165,7 @@ export class RunSession {
         action.userMessage,
         this.request,
         this.requestId,
-        mode,
+        mode.started,
       );
       this.pushHistory(runtime);
       builder.addRoot(runtime);
@@ -195,8 +195,8 @@ export class RunSession {
   modelRequest(): ModelRequest {
     return {
       model: this.ready.model.model,
-      system: this.ready.mode.systemPrompt,
-      tools: this.ready.tools,
+      system: this.ready.mode.started.systemPrompt,
+      tools: this.ready.mode.tools,
       messages: projectHistory(this.history),
       ...(this.ready.model.maxOutputTokens ? { maxOutputTokens: this.ready.model.maxOutputTokens } : {}),
       ...(this.ready.model.reasoningEffort ? { reasoningEffort: this.ready.model.reasoningEffort } : {}),
@@ -272,7 +272,10 @@ export class RunSession {
     await this.commitInBatch(message);
     if (completion.readPath) this.ready.builder.addReadPath(completion.readPath);
     this.results.push({ message, toolCall });
-    return { callIndex: input.callIndex, toolCall };
+    if (!completion.switchMode) return { callIndex: input.callIndex, toolCall };
+    // An approved SwitchMode (docs/protocol/cursor-tools.md §6.5): the run keeps its system prompt.
+    this.deps.log.info("mode switched", { request_id: this.requestId, mode: completion.switchMode });
+    return { callIndex: input.callIndex, toolCall, mode: this.ready.mode.switchTo(completion.switchMode) };
   }
 
   async buildCheckpoint(kind: CheckpointKind): Promise<CheckpointPlan> {
@@ -350,11 +353,19 @@ export class RunSession {
     const breakdown = tokenBreakdown({
       usedTokens,
       maxTokens,
-      systemPrompt: this.ready.mode.systemPrompt,
-      toolDefinitions: this.ready.toolDefinitionsJson,
+      systemPrompt: this.ready.mode.started.systemPrompt,
+      toolDefinitions: this.ready.mode.toolDefinitionsJson,
       ...this.projected,
     });
-    return this.ready.builder.snapshot({ pending, usedTokens, maxTokens, breakdown });
+    const { builder, mode } = this.ready;
+    return builder.snapshot({
+      pending,
+      usedTokens,
+      maxTokens,
+      breakdown,
+      mode: mode.wire,
+      plans: savedPlans(this.history),
+    });
   }
 
   private pushHistory(...messages: CanonicalMessage[]): void {

@@ -13,14 +13,20 @@ import {
 } from "../proto/gen/agent/v1/agent_pb.js";
 import type { ModeAssets, PromptAssets } from "../prompt/assets.js";
 import type { CanonicalMessage } from "../providers/messages.js";
+import { modeFromWire, wireModeName } from "../cursor/modes.js";
+import { executePlanTurn } from "../cursor/plan-actions.js";
 import { decodeRootMessage, RootMessageError } from "../cursor/root-messages.js";
 import type { Store } from "../store/index.js";
 import type { HistoryCache } from "./history-cache.js";
 import { RunSetupError } from "./run-errors.js";
 
-/** A new user message opens a turn; a resume continues the checkpoint's last turn (docs/protocol/cursor-run.md §2.2,
- * §11). */
-export type RunAction = { kind: "userMessage"; userMessage: UserMessage } | { kind: "resume"; turnId: Uint8Array };
+/**
+ * A new user message opens a turn (from user_message_action, start_plan_action or execute_plan_action, each with the
+ * mode it runs in); a resume continues the checkpoint's last turn (docs/protocol/cursor-run.md §2.2, §11).
+ */
+export type RunAction =
+  | { kind: "userMessage"; userMessage: UserMessage; mode: AgentMode; actionContext?: string }
+  | { kind: "resume"; turnId: Uint8Array };
 
 export interface RunRequestFacts {
   conversationId: string;
@@ -31,23 +37,40 @@ export interface RunRequestFacts {
 
 /** The parts of a run_request this slice serves; anything else is refused with a clear reason. */
 export function readRunRequest(req: AgentRunRequest): RunRequestFacts {
-  if (!req.conversationId) throw new RunSetupError("run_request carries no conversation_id", "invalid_argument");
+  const conversationId = req.conversationId;
+  if (!conversationId) throw new RunSetupError("run_request carries no conversation_id", "invalid_argument");
   const state = req.conversationState ?? create(ConversationStateStructureSchema);
   const action = req.action?.action;
+  const opened = (
+    userMessage: UserMessage,
+    mode: AgentMode,
+    requestContext: RequestContext | undefined,
+    actionContext?: string,
+  ): RunRequestFacts => ({
+    conversationId,
+    state,
+    action: { kind: "userMessage" as const, userMessage, mode, ...(actionContext ? { actionContext } : {}) },
+    requestContext,
+  });
   if (action?.case === "userMessageAction" && action.value.userMessage) {
-    return {
-      conversationId: req.conversationId,
-      state,
-      action: { kind: "userMessage", userMessage: action.value.userMessage },
-      requestContext: action.value.requestContext,
-    };
+    const { userMessage, requestContext } = action.value;
+    return opened(userMessage, userMessage.mode, requestContext);
+  }
+  // Planning is plan mode whatever the message's own mode field says (docs/protocol/cursor-run.md §8.10).
+  if (action?.case === "startPlanAction" && action.value.userMessage) {
+    return opened(action.value.userMessage, AgentMode.PLAN, action.value.requestContext);
+  }
+  if (action?.case === "executePlanAction") {
+    const turn = executePlanTurn(action.value);
+    if (!turn) throw new RunSetupError("execute_plan_action carries no plan to execute", "invalid_argument");
+    return opened(turn.userMessage, turn.mode, action.value.requestContext, turn.actionContext);
   }
   if (action?.case === "resumeAction") {
     const turnId = state.turns[state.turns.length - 1];
     if (!turnId)
       throw new RunSetupError("resume_action with a checkpoint that has no turn to resume", "invalid_argument");
     return {
-      conversationId: req.conversationId,
+      conversationId,
       state,
       action: { kind: "resume", turnId },
       requestContext: action.value.requestContext,
@@ -60,19 +83,15 @@ export function readRunRequest(req: AgentRunRequest): RunRequestFacts {
 }
 
 /**
- * UserMessage.mode picks the assets; an action without a user message (resume) takes the checkpoint's mode. Only
- * the agent mode exists so far, and there is no silent fallback (docs/protocol/cursor-run.md §8.7).
+ * The action's mode picks the assets; an action without a user message (resume) takes the checkpoint's mode, which
+ * an approved SwitchMode moved. A mode without assets is refused: there is no silent fallback
+ * (docs/protocol/cursor-run.md §8.7).
  */
 export function modeAssets(assets: PromptAssets, facts: RunRequestFacts): ModeAssets {
-  const mode =
-    facts.action.kind === "userMessage" ? facts.action.userMessage.mode : (facts.state.mode ?? AgentMode.UNSPECIFIED);
-  if (mode !== AgentMode.UNSPECIFIED && mode !== AgentMode.AGENT) {
-    throw new RunSetupError(
-      `mode ${AgentMode[mode] ?? mode} is not supported by byok-gateway yet`,
-      "failed_precondition",
-    );
-  }
-  return assets.modes.get("agent")!;
+  const wire = facts.action.kind === "userMessage" ? facts.action.mode : (facts.state.mode ?? AgentMode.UNSPECIFIED);
+  const mode = modeFromWire(wire);
+  if (!mode) throw new RunSetupError(`mode ${wireModeName(wire)} is not served by byok-gateway`, "failed_precondition");
+  return assets.modes.get(mode)!;
 }
 
 /** The turn a resume continues: its user message and steps, by blob id (the client holds their bytes). */

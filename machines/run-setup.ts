@@ -4,7 +4,7 @@ import { assign, enqueueActions, fromPromise, sendTo, setup } from "xstate";
 import { createHash } from "node:crypto";
 import type { AgentServerMessage, ExecClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import { frames } from "../cursor/frames.js";
-import type { ToolContext, ToolInvocation } from "../cursor/tools/types.js";
+import type { ModeSwitch, ToolContext, ToolInvocation } from "../cursor/tools/types.js";
 import { checkpointMachine } from "./checkpoint.js";
 import { modelCallMachine, type ModelCallOutput } from "./model-call.js";
 import { type CancelCause, canceled, type FailureCause, failure, type RunEnd } from "./run-ends.js";
@@ -47,6 +47,11 @@ interface RunContext extends RunInput {
   /** Why the run ends, recorded on the edge that decides it; the first reason wins. */
   end: RunEnd | undefined;
 }
+
+/** After an approved SwitchMode the next model call offers the new mode's tools, and the next round's calls know the
+ * mode (docs/protocol/cursor-tools.md §6.5). */
+export const switchedMode = (prepared: PreparedRun, mode: ModeSwitch | undefined): PreparedRun =>
+  mode ? { ...prepared, toolNames: mode.toolNames, toolContext: { ...prepared.toolContext, mode: mode.id } } : prepared;
 
 /** The ids a round used stay used for the rest of the request (docs/protocol/cursor-tools.md §3.1). */
 export const roundIds = (o: ToolRoundOutput) => ({ nextExecId: o.nextExecId, nextInteractionId: o.nextInteractionId });

@@ -5,7 +5,17 @@
 // be canceled is a cause in run-ends.ts and one branch of the `ending` decision state.
 import { assign } from "xstate";
 import { cancelCauses, failure, failureCauses, modelFailure, roundFailure, setupFailure } from "./run-ends.js";
-import { ENDING, ignored, outsideEnds, recordCall, roundIds, runSetup, sendGets, unknownIdEnds } from "./run-setup.js";
+import {
+  ENDING,
+  ignored,
+  outsideEnds,
+  recordCall,
+  roundIds,
+  runSetup,
+  sendGets,
+  switchedMode,
+  unknownIdEnds,
+} from "./run-setup.js";
 
 export type { PreparedRun, RunEvent, RunInput } from "./run-setup.js";
 export type { RunEnd } from "./run-ends.js";
@@ -180,7 +190,7 @@ export const runMachine = runSetup.createMachine({
                   ...roundIds(event.output),
                   nextKvId: event.output.nextKvId,
                   callIndex: context.callIndex + 1,
-                  prepared: { ...context.prepared!, toolContext: event.output.ctx },
+                  prepared: switchedMode({ ...context.prepared!, toolContext: event.output.ctx }, event.output.mode),
                 })),
               },
               {

@@ -1,7 +1,13 @@
 // What a ToolCall exchanges with its round and the engine (docs/protocol/cursor-tools.md §2–§5): its input, the
 // commit it asks the engine for, its reports to the round and the client messages the round routes to it.
 import type { ExecClientMessage, McpStateServer, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
-import type { InteractionAnswer, ToolCompletion, ToolContext, ToolInvocation } from "../cursor/tools/types.js";
+import type {
+  InteractionAnswer,
+  ModeSwitch,
+  ToolCompletion,
+  ToolContext,
+  ToolInvocation,
+} from "../cursor/tools/types.js";
 import type { PendingExecReport } from "./pending-exec.js";
 
 export interface ToolCallInput {
@@ -23,6 +29,8 @@ export interface CommitResultInput {
 export interface CommitResultOutput {
   callIndex: number;
   toolCall: ToolCall;
+  /** The result switched the run's mode (an approved SwitchMode): the tools the next model call may use. */
+  mode?: ModeSwitch;
 }
 
 export type ToolCallFailure = "protocol" | "commit";
@@ -31,8 +39,9 @@ export type ToolCallFailure = "protocol" | "commit";
 export type ToolCallReport =
   | { type: "EXEC_ID_WANTED"; index: number }
   | { type: "INTERACTION_ID_WANTED"; index: number }
-  /** A completed GetMcpTools carries the client's live MCP servers, which refresh the run's definition table. */
-  | { type: "CALL_COMPLETED"; index: number; mcpServers?: McpStateServer[] | undefined }
+  /** A completed GetMcpTools carries the client's live MCP servers, which refresh the run's definition table; an
+   * approved SwitchMode, the mode the next model call runs in. */
+  | { type: "CALL_COMPLETED"; index: number; mcpServers?: McpStateServer[] | undefined; mode?: ModeSwitch }
   | { type: "CALL_FAILED"; index: number; cause: ToolCallFailure; message: string };
 
 /** Client messages for one of this call's Execs, as the round routes them by Exec id. */

@@ -6,7 +6,13 @@ import { assign, enqueueActions, fromPromise, sendParent, setup } from "xstate";
 import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import { frames } from "../cursor/frames.js";
 import { toolDriver } from "../cursor/tools/registry.js";
-import type { DriverStep, ServiceRequest, ServiceResult, ToolCompletion } from "../cursor/tools/types.js";
+import type {
+  DriverStep,
+  ModeSwitch,
+  ServiceRequest,
+  ServiceResult,
+  ToolCompletion,
+} from "../cursor/tools/types.js";
 import { pendingExecMachine, type PendingExecReport } from "./pending-exec.js";
 import type {
   ClientInteractionEvent,
@@ -69,13 +75,12 @@ const toolCallSetup = setup({
     wantInteractionId: sendParent(
       ({ context }): ToolCallReport => ({ type: "INTERACTION_ID_WANTED", index: context.index }),
     ),
-    reportCompleted: sendParent(
-      ({ context }): ToolCallReport => ({
-        type: "CALL_COMPLETED",
-        index: context.index,
-        mcpServers: context.completion?.mcpServers,
-      }),
-    ),
+    reportCompleted: sendParent(({ context }, { mode }: { mode?: ModeSwitch }): ToolCallReport => ({
+      type: "CALL_COMPLETED",
+      index: context.index,
+      mcpServers: context.completion?.mcpServers,
+      ...(mode ? { mode } : {}),
+    })),
     reportFailed: sendParent(
       ({ context }, params: { cause: ToolCallFailure }): ToolCallReport => ({
         type: "CALL_FAILED",
@@ -379,7 +384,7 @@ export const toolCallMachine = toolCallSetup.createMachine({
                 ),
               }),
             },
-            "reportCompleted",
+            { type: "reportCompleted", params: ({ event }) => ({ mode: event.output.mode }) },
           ],
         },
         onError: {

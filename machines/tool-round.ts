@@ -4,7 +4,7 @@
 // call has completed a settled checkpoint is published, and only then may the next model call start.
 import { assign, setup } from "xstate";
 import { refreshedCatalog } from "../cursor/tools/mcp-tools.js";
-import type { ToolContext, ToolInvocation } from "../cursor/tools/types.js";
+import type { ModeSwitch, ToolContext, ToolInvocation } from "../cursor/tools/types.js";
 import { checkpointMachine, type CheckpointOutput } from "./checkpoint.js";
 import {
   type ClientExecEvent,
@@ -37,15 +37,19 @@ interface ToolRoundContext {
   /** Interaction id → the index of the call that asked. */
   interactionOwners: ReadonlyMap<number, number>;
   outcome: Outcome;
+  /** The last mode switch a call of this round completed with, in completion order. */
+  mode: ModeSwitch | undefined;
 }
 
-/** `ctx` carries what the round learned for the next ones (the client's MCP tools, from a GetMcpTools listing). */
+/** `ctx` carries what the round learned for the next ones (the client's MCP tools, from a GetMcpTools listing);
+ * `mode`, an approved SwitchMode. */
 export type ToolRoundOutput = {
   outcome: Outcome;
   nextExecId: number;
   nextInteractionId: number;
   nextKvId: number;
   ctx: ToolContext;
+  mode?: ModeSwitch;
 };
 
 export type ToolRoundEvent = ClientExecEvent | ClientInteractionEvent | { type: "CANCEL" } | ToolCallReport;
@@ -82,7 +86,10 @@ const toolRoundSetup = setup({
       outcome: (_, params: { message: string }) => ({ kind: "checkpoint" as const, message: params.message }),
     }),
     takeKvIds: assign({ nextKvId: (_, params: { nextKvId: number }) => params.nextKvId }),
-    countCompleted: assign({ completed: ({ context }) => context.completed + 1 }),
+    countCompleted: assign({
+      completed: ({ context }) => context.completed + 1,
+      mode: ({ context, event }) => (event.type === "CALL_COMPLETED" && event.mode) || context.mode,
+    }),
     /** A GetMcpTools listing is the client's live MCP state: later rounds resolve MCP calls against it. */
     refreshMcp: assign({
       ctx: ({ context, event }) =>
@@ -226,6 +233,7 @@ export const toolRoundMachine = toolRoundSetup.createMachine({
     execOwners: new Map(),
     interactionOwners: new Map(),
     outcome: { kind: "ok" },
+    mode: undefined,
   }),
   initial: "staging",
   states: {
@@ -264,5 +272,6 @@ export const toolRoundMachine = toolRoundSetup.createMachine({
     nextInteractionId: context.nextInteractionId,
     nextKvId: context.nextKvId,
     ctx: context.ctx,
+    ...(context.mode ? { mode: context.mode } : {}),
   }),
 });

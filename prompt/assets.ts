@@ -12,9 +12,14 @@ import { runtimeTemplateProblems } from "./render.js";
 
 export type { ToolDefinition };
 
-/** Adding a mode = its files under prompt/ plus its id here. */
-export const MODE_IDS = ["agent"] as const;
+/** Adding a mode = its files under prompt/ plus its id here (docs/protocol/cursor-tools.md §6). The ids are also
+ * what SwitchMode's `target_mode_id` names. */
+export const MODE_IDS = ["agent", "ask", "plan", "debug", "multitask"] as const;
 export type ModeId = (typeof MODE_IDS)[number];
+
+export function isModeId(id: string): id is ModeId {
+  return (MODE_IDS as readonly string[]).includes(id);
+}
 
 export interface ModeAssets {
   mode: ModeId;
@@ -145,7 +150,7 @@ function checkNoUnknownModes(dir: string): void {
   if (!existsSync(modesDir)) return; // the missing manifest itself is reported by loadManifest
   for (const entry of readdirSync(modesDir)) {
     const mode = entry.replace(/\.json$/, "");
-    if (entry.endsWith(".json") && !(MODE_IDS as readonly string[]).includes(mode)) {
+    if (entry.endsWith(".json") && !isModeId(mode)) {
       throw new PromptAssetError(join(modesDir, entry), `"${mode}" is not a known mode (${MODE_IDS.join(", ")})`);
     }
   }

@@ -1,6 +1,7 @@
 // The tool registry (docs/protocol/cursor-tools.md §1.2, §2): one model tool name → exactly one driver, hence one
 // transport. An unknown name has no driver; the caller reports it as a protocol error, with no fallback transport.
 import { askQuestionDriver } from "./ask-question.js";
+import { createPlanDriver } from "./create-plan.js";
 import { strReplaceDriver, writeDriver } from "./edit.js";
 import { globDriver } from "./glob.js";
 import { grepDriver } from "./grep.js";
@@ -13,6 +14,7 @@ import { generateImageDriver } from "./generate-image.js";
 import { webSearchDriver } from "./web-search.js";
 import { readDriver } from "./read.js";
 import { shellDriver } from "./shell.js";
+import { switchModeDriver } from "./switch-mode.js";
 import type { ToolDriver } from "./types.js";
 
 export { isBackgroundedShell } from "./shell.js";
@@ -31,6 +33,8 @@ const drivers: readonly ToolDriver[] = [
   getMcpToolsDriver,
   webSearchDriver,
   generateImageDriver,
+  createPlanDriver,
+  switchModeDriver,
 ];
 
 const byName = new Map<string, ToolDriver>(drivers.map((d) => [d.name, d]));

@@ -11,6 +11,7 @@ import type {
   ToolCall,
   ToolCallDelta,
 } from "../../proto/gen/agent/v1/agent_pb.js";
+import type { ModeId } from "../../prompt/assets.js";
 
 /** A complete, strictly parsed model tool call. `callId` is opaque and reused byte-for-byte. */
 export interface ToolInvocation {
@@ -28,6 +29,8 @@ export interface ToolContext {
   terminalsFolder?: string;
   /** The MCP tools the client announced or last listed (cursor/tools/mcp-tools.ts). */
   mcp?: McpCatalog;
+  /** The mode the run is in when the round starts (SwitchMode names where it switches from). */
+  mode?: ModeId;
 }
 
 /** The run's MCP definition table (docs/protocol/cursor-tools.md §5.8): by (server, tool) and by model tool name. */
@@ -79,6 +82,14 @@ export interface ToolCompletion {
   readPath?: string;
   /** A successful MCP state listing: the run's MCP definition table is refreshed from it. */
   mcpServers?: McpStateServer[];
+  /** An approved SwitchMode: the mode the next model call runs in (docs/protocol/cursor-tools.md §6.5). */
+  switchMode?: ModeId;
+}
+
+/** A committed mode switch as the machines carry it: the mode and the tool names its next model call may use. */
+export interface ModeSwitch {
+  id: ModeId;
+  toolNames: string[];
 }
 
 /** One step of a driver. `state` is the driver's own, threaded back into the next call. */

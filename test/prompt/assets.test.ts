@@ -4,27 +4,69 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadPromptAssets, PromptAssetError, toolSchemaDigest, type ToolDefinition } from "../../prompt/assets.js";
+import {
+  loadPromptAssets,
+  MODE_IDS,
+  type ModeId,
+  PromptAssetError,
+  toolSchemaDigest,
+  type ToolDefinition,
+} from "../../prompt/assets.js";
 
 const PROMPT_DIR = fileURLToPath(new URL("../../prompt/", import.meta.url));
 const FACTS = JSON.parse(
   readFileSync(fileURLToPath(new URL("./fixtures/tool-parameters.facts.json", import.meta.url)), "utf8"),
 ) as { parameters: Record<string, Record<string, unknown>> };
-const AGENT_TOOLS = [
-  "Read",
-  "Grep",
-  "Glob",
-  "Ls",
-  "Shell",
-  "Write",
-  "StrReplace",
-  "AskQuestion",
-  "CallMcpTool",
-  "FetchMcpResource",
-  "GetMcpTools",
-  "WebSearch",
-  "GenerateImage",
-];
+/** Each mode's manifest: the captured lists without SembleSearch / SembleFindRelated; agent adds our Ls
+ * (docs/protocol/cursor-tools.md §6.2). */
+const MODE_TOOLS: Record<ModeId, string[]> = {
+  agent: [
+    ...["Shell", "Grep", "Delete", "WebSearch", "WebFetch", "GenerateImage", "EditNotebook", "TodoWrite", "StrReplace"],
+    ...["Write", "Read", "ReadLints", "Glob", "AskQuestion", "Task", "GetMcpTools", "FetchMcpResource", "SwitchMode"],
+    ...["CallMcpTool", "Ls"],
+  ],
+  ask: [
+    ...["AskQuestion", "CallMcpTool", "Delete", "FetchMcpResource", "Glob", "Grep", "Read", "ReadLints", "Shell"],
+    ...["StrReplace", "Task", "TodoWrite", "WebFetch", "WebSearch", "Write"],
+  ],
+  plan: [
+    ...[
+      "Shell",
+      "Glob",
+      "Grep",
+      "Read",
+      "TodoWrite",
+      "ReadLints",
+      "WebSearch",
+      "WebFetch",
+      "AskQuestion",
+      "CreatePlan",
+    ],
+    ...["Task", "FetchMcpResource", "CallMcpTool"],
+  ],
+  debug: [
+    ...["AskQuestion", "CallMcpTool", "Delete", "FetchMcpResource", "Glob", "Grep", "Read", "ReadLints", "Shell"],
+    ...["StrReplace", "Task", "TodoWrite", "WebFetch", "WebSearch", "Write"],
+  ],
+  multitask: [
+    ...["AskQuestion", "CallMcpTool", "Delete", "FetchMcpResource", "Glob", "Grep", "Read", "ReadLints", "Shell"],
+    ...["StrReplace", "SwitchMode", "Task", "TodoWrite", "WebFetch", "WebSearch", "Write", "GenerateImage"],
+  ],
+};
+const AGENT_TOOLS = MODE_TOOLS.agent;
+
+/**
+ * The schema digest of each mode's whole manifest (toolSchemaDigest). A change to a tool list, an order, a schema
+ * or a description moves the provider's cache boundary; updating a digest here is the deliberate step that says so.
+ * Ask and debug offer the same list, as in the captures.
+ */
+const MODE_DIGESTS: Record<ModeId, string> = {
+  agent: "6c52bb2f146f123a550890efa124ade658a938b5a829155ad7e38d647a8b679c",
+  ask: "493fb2ce117fc78b7731916b4a311c8b11cdf887c27c82bb6f8f36bfd138edb6",
+  plan: "e2370e375e30dc579646281a417d77072194ca792ff70c4334b98a153882d502",
+  debug: "493fb2ce117fc78b7731916b4a311c8b11cdf887c27c82bb6f8f36bfd138edb6",
+  multitask: "1a804da5cd4aebb4e6d75fba1de31989272ad76544b7019fb51227423aa11090",
+};
 
 /** Removes the description annotations we added (string-valued `description` keys), keeping key order. */
 function withoutDescriptions(value: unknown): unknown {
@@ -51,11 +93,22 @@ describe("prompt assets: loading the real assets", () => {
   const assets = loadPromptAssets();
   const agent = assets.modes.get("agent");
 
-  it("loads the agent mode with its tools in manifest order", () => {
-    expect(agent).to.not.equal(undefined);
-    expect(agent!.tools.map((t) => t.name)).to.deep.equal(AGENT_TOOLS);
-    expect(agent!.systemPrompt.length).to.be.greaterThan(500);
-    expect(agent!.runtimeTemplate).to.include("{{USER_QUERY}}");
+  for (const mode of MODE_IDS) {
+    it(`loads the ${mode} mode with its own prompt and its tools in manifest order`, () => {
+      const assets_ = assets.modes.get(mode)!;
+      expect(assets_.tools.map((t) => t.name)).to.deep.equal(MODE_TOOLS[mode]);
+      expect(assets_.systemPrompt.length).to.be.greaterThan(500);
+      expect(assets_.runtimeTemplate).to.include("{{USER_QUERY}}");
+    });
+
+    it(`keeps the ${mode} mode's schema digest (a tool list change is deliberate)`, () => {
+      expect(toolSchemaDigest(assets.modes.get(mode)!.tools)).to.equal(MODE_DIGESTS[mode]);
+    });
+  }
+
+  it("gives every mode a system prompt of its own", () => {
+    const prompts = new Set(MODE_IDS.map((m) => assets.modes.get(m)!.systemPrompt));
+    expect(prompts.size).to.equal(MODE_IDS.length);
   });
 
   it("defaults to the prompt folder of the source tree", () => {
@@ -65,7 +118,7 @@ describe("prompt assets: loading the real assets", () => {
   });
 
   it("keeps every schema equal to the wire facts, key order included, apart from our descriptions", () => {
-    for (const tool of agent!.tools) {
+    for (const tool of assets.catalog.values()) {
       const expected = FACTS.parameters[tool.name];
       expect(withoutDescriptions(tool.parameters), tool.name).to.deep.equal(expected);
       expect(JSON.stringify(withoutDescriptions(tool.parameters)), tool.name).to.equal(JSON.stringify(expected));
@@ -104,7 +157,7 @@ describe("prompt assets: loading the real assets", () => {
     expect(() => {
       (read.parameters as Record<string, unknown>).additionalProperties = false;
     }).to.throw(TypeError);
-    expect(agent!.tools[0]).to.equal(read);
+    expect(agent!.tools.find((t) => t.name === "Read")).to.equal(read);
   });
 });
 

@@ -1,0 +1,36 @@
+// The mode a run is in (docs/protocol/cursor-tools.md §6.4–§6.5): the mode it started in gives the run its system
+// prompt; the current one — moved by an approved SwitchMode — gives the tools the next model call is offered and
+// the mode every checkpoint records.
+import type { AgentMode } from "../proto/gen/agent/v1/agent_pb.js";
+import { modeToWire } from "../cursor/modes.js";
+import { offeredTools } from "../cursor/tools/mode-tools.js";
+import type { ModeSwitch } from "../cursor/tools/types.js";
+import type { ModeAssets, ModeId, PromptAssets, ToolDefinition } from "../prompt/assets.js";
+
+export class RunMode {
+  current!: ModeId;
+  tools!: ToolDefinition[];
+  /** The offered tools as the provider request carries them, for the context breakdown. */
+  toolDefinitionsJson!: string;
+
+  /** `extraTools` follow the mode's own in every mode (the MCP tools the client announced). */
+  constructor(
+    private readonly assets: PromptAssets,
+    readonly started: ModeAssets,
+    private readonly extraTools: readonly ToolDefinition[] = [],
+  ) {
+    this.switchTo(started.mode);
+  }
+
+  /** Moves the run to `id`; what the machines need to offer the next model call. */
+  switchTo(id: ModeId): ModeSwitch {
+    this.current = id;
+    this.tools = [...offeredTools(id, this.assets.modes.get(id)!.tools), ...this.extraTools];
+    this.toolDefinitionsJson = JSON.stringify(this.tools);
+    return { id, toolNames: this.tools.map((t) => t.name) };
+  }
+
+  get wire(): AgentMode {
+    return modeToWire(this.current);
+  }
+}
