@@ -15,6 +15,8 @@ export const BlobKinds = {
   RequestContextSkills: 8,
   RequestContextSubagents: 9,
   RequestContextMcps: 10,
+  ConversationSummary: 11, // ConversationStateStructure.summary
+  ConversationSummaryArchive: 12, // summary_archive, summary_archives[]
 } as const;
 /** One of BlobKinds; plain number so kinds read back from rows or the wire need no cast. */
 export type BlobKind = number;

@@ -2,7 +2,7 @@
 // checkpoint graph. It decides nothing about lifecycles — the machines do — it only does what they ask, in order.
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { AgentRunRequest, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
-import type { PreparedRun } from "../machines/run.js";
+import type { ContextMeasure, PreparedRun } from "../machines/run.js";
 import type { AssistantTurn } from "../machines/model-call.js";
 import type { CheckpointKind, CheckpointPlan, CheckpointWrite } from "../machines/checkpoint.js";
 import type { CommitResultInput, CommitResultOutput } from "../machines/tool-call.js";
@@ -30,6 +30,7 @@ import {
   type RunRequestFacts,
 } from "./run-setup.js";
 import type { HistoryCache } from "./history-cache.js";
+import { compactionLimit, ContextMeter, summaryMessage, summaryRequest, summaryText } from "./compaction.js";
 
 export interface RunDeps {
   store: Store;
@@ -49,6 +50,7 @@ interface Prepared {
   toolDefinitionsJson: string;
   adapter: ProviderAdapter;
   builder: CheckpointBuilder;
+  meter: ContextMeter;
 }
 
 type Assistant = Extract<CanonicalMessage, { role: "assistant" }>;
@@ -74,6 +76,10 @@ export class RunSession {
   /** What the projected history is made of, kept as it grows, for the checkpoint's context breakdown
    * (docs/protocol/cursor-run.md §9). */
   private projected: ProjectedParts = { rules: "", skills: "", mcp: "", subagents: "", conversationCharacters: 0 };
+  /** Where the verbatim tail starts for the summary call in flight, and the summary message it produced
+   * (docs/protocol/cursor-run.md §8.10). */
+  private summaryCut = 0;
+  private summary: CanonicalMessage | undefined;
 
   constructor(
     private readonly deps: RunDeps,
@@ -96,7 +102,11 @@ export class RunSession {
     const cached = this.deps.history.prefix(this.conversationId, rootIds(state)).messages.length;
     return this.deps.store.missingBlobs([
       ...state.rootPromptMessagesJson.slice(cached),
-      ...(action.kind === "resume" ? [action.turnId] : referencedBlobs(action.userMessage)),
+      ...(action.kind === "resume"
+        ? [action.turnId]
+        : action.kind === "userMessage"
+          ? referencedBlobs(action.userMessage)
+          : []),
     ]);
   }
 
@@ -129,9 +139,17 @@ export class RunSession {
     const start =
       action.kind === "userMessage"
         ? { kind: "new" as const, userMessage: action.userMessage }
-        : { kind: "continue" as const, ...(await loadResumedTurn(store, action.turnId)) };
+        : action.kind === "resume"
+          ? { kind: "continue" as const, ...(await loadResumedTurn(store, action.turnId)) }
+          : { kind: "none" as const };
     const builder = new CheckpointBuilder(this.facts.state, system, start, this.requestId);
-    this.prepared = { model, mode, adapter, builder, toolDefinitionsJson: JSON.stringify(mode.tools) };
+    const meter = new ContextMeter(compactionLimit(model), mode);
+    this.prepared = { model, mode, adapter, builder, meter, toolDefinitionsJson: JSON.stringify(mode.tools) };
+    if (action.kind === "summarize") {
+      if (!this.history.length)
+        throw new RunSetupError("summarize_action on a conversation without history", "failed_precondition");
+      return { ...prepared, summarize: true };
+    }
     if (action.kind === "userMessage") {
       const runtime = await appendRuntimeMessage(
         this.deps,
@@ -177,21 +195,37 @@ export class RunSession {
     };
   }
 
+  /** The next request against the compaction threshold; a summarize_action run summarizes the whole history. */
+  measureContext(): ContextMeasure {
+    return this.ready.meter.measure(this.history, this.facts.action.kind === "summarize");
+  }
+
+  /** The summary call's request: the history before the verbatim tail (all of it for summarize_action). */
+  private summaryCall(): ModelRequest {
+    const { model, meter } = this.ready;
+    const requested = this.facts.action.kind === "summarize";
+    this.summaryCut = requested ? this.history.length : meter.keptFrom(this.history);
+    const compaction = this.deps.assets.modes.get("compaction")!;
+    const summarized = this.history.slice(0, this.summaryCut);
+    return summaryRequest(model, compaction, summarized, requested ? "requested" : "automatic");
+  }
+
   /**
    * The provider pass; provider_call_index is persisted before the HTTP request (docs/protocol/cursor-run.md §6.5), by
    * the settled
    * checkpoint that let this call start when it could carry it, else here.
    */
-  async *stream(callIndex: number, signal: AbortSignal): AsyncIterable<ModelEvent> {
+  async *stream(callIndex: number, signal: AbortSignal, purpose?: "summary"): AsyncIterable<ModelEvent> {
     // The settled checkpoint just published leaves on the wire before this call's request is compiled and sent.
     if (this.persistedCallIndex === callIndex) await nextTurn();
-    const request = this.modelRequest();
+    const request = purpose === "summary" ? this.summaryCall() : this.modelRequest();
     if (this.persistedCallIndex !== callIndex) await this.deps.store.setProviderCallIndex(this.requestId, callIndex);
     this.persistedCallIndex = callIndex;
     this.deps.log.info("provider call started", {
       request_id: this.requestId,
       conversation_id: this.conversationId,
       call_index: callIndex,
+      ...(purpose ? { purpose } : {}),
       model: request.model,
       message_count: request.messages.length,
     });
@@ -210,6 +244,7 @@ export class RunSession {
       this.lastUsage = usage;
       this.totalUsage = addUsage(this.totalUsage, usage);
     }
+    this.ready.meter.answered(this.history, usage);
     if (!turn) return;
     const toolRoundId = turn.toolCalls.length ? `${this.requestId}:round-${this.roundCounter++}` : undefined;
     const message: Assistant = {
@@ -222,6 +257,30 @@ export class RunSession {
     };
     this.assistant = { message, turn };
     this.results = [];
+  }
+
+  /**
+   * A finished summary call: its usage counts like any call's, and its text replaces the history before the
+   * verbatim tail (docs/protocol/cursor-run.md §8.10). The compacted checkpoint makes it the client's.
+   */
+  recordSummary(text: string | undefined, usage: Usage | undefined): void {
+    if (usage) this.totalUsage = addUsage(this.totalUsage, usage);
+    const kept = this.history.slice(this.summaryCut);
+    this.deps.log.info("summary call completed", {
+      request_id: this.requestId,
+      ok: text !== undefined,
+      summarized: this.summaryCut,
+      kept: kept.length,
+      input_tokens: usage?.inputTokens,
+      output_tokens: usage?.outputTokens,
+    });
+    if (!text?.trim()) return;
+    this.summary = summaryMessage(text, this.requestId, this.persistedCallIndex);
+    this.ready.builder.compact(this.summary, text.trim(), this.summaryCut + 1);
+    this.ready.meter.compacted();
+    this.history = [];
+    this.projected = { rules: "", skills: "", mcp: "", subagents: "", conversationCharacters: 0 };
+    this.pushHistory(this.summary, ...kept);
   }
 
   /** One tool result, committed durably in completion order before the UI sees it completed
@@ -247,6 +306,19 @@ export class RunSession {
   }
 
   async buildCheckpoint(kind: CheckpointKind): Promise<CheckpointPlan> {
+    if (kind === "compacted") {
+      const summary = this.summary;
+      if (!summary) throw new Error("compacted checkpoint without a summary");
+      return this.plan(kind, [this.snapshot([])], [summary], (s) => [frames.checkpoint(s[0]!.state)]);
+    }
+    // A summarize_action run ends without a response: turn_ended, then its checkpoint three times, the shape every
+    // successful ending has (docs/protocol/cursor-run.md §10.2).
+    if (kind === "final" && this.facts.action.kind === "summarize") {
+      return this.plan(kind, [this.snapshot([])], [], ([s]) => {
+        const final = frames.checkpoint(s!.state);
+        return [frames.turnEnded(this.totalUsage), final, final, final];
+      });
+    }
     const assistant = this.assistant;
     if (!assistant) throw new Error(`${kind} checkpoint without a model response`);
     const b = this.ready.builder;
@@ -318,12 +390,15 @@ export class RunSession {
   private snapshot(pending: string[]): CheckpointSnapshot {
     const usedTokens = (this.lastUsage?.inputTokens ?? 0) + (this.lastUsage?.outputTokens ?? 0);
     const maxTokens = this.facts.state.tokenDetails?.maxTokens || this.ready.model.contextWindow || 0;
+    const summarizedConversation = summaryText(this.history);
     const breakdown = tokenBreakdown({
       usedTokens,
       maxTokens,
       systemPrompt: this.ready.mode.systemPrompt,
       toolDefinitions: this.ready.toolDefinitionsJson,
       ...this.projected,
+      conversationCharacters: this.projected.conversationCharacters - summarizedConversation.length,
+      summarizedConversation,
     });
     return this.ready.builder.snapshot({ pending, usedTokens, maxTokens, breakdown });
   }

@@ -18,9 +18,12 @@ import type { Store } from "../store/index.js";
 import type { HistoryCache } from "./history-cache.js";
 import { RunSetupError } from "./run-errors.js";
 
-/** A new user message opens a turn; a resume continues the checkpoint's last turn (docs/protocol/cursor-run.md §2.2,
- * §11). */
-export type RunAction = { kind: "userMessage"; userMessage: UserMessage } | { kind: "resume"; turnId: Uint8Array };
+/** A new user message opens a turn; a resume continues the checkpoint's last turn; a summarize replaces the history
+ * with its summary (docs/protocol/cursor-run.md §2.2, §8.10, §11). */
+export type RunAction =
+  | { kind: "userMessage"; userMessage: UserMessage }
+  | { kind: "resume"; turnId: Uint8Array }
+  | { kind: "summarize" };
 
 export interface RunRequestFacts {
   conversationId: string;
@@ -53,6 +56,11 @@ export function readRunRequest(req: AgentRunRequest): RunRequestFacts {
       requestContext: action.value.requestContext,
     };
   }
+  if (action?.case === "summarizeAction") {
+    if (state.pendingToolCalls.length)
+      throw new RunSetupError("summarize_action while a tool round is pending", "failed_precondition");
+    return { conversationId: req.conversationId, state, action: { kind: "summarize" }, requestContext: undefined };
+  }
   throw new RunSetupError(
     `conversation action ${JSON.stringify(action?.case ?? "none")} is not supported by byok-gateway yet`,
     "failed_precondition",
@@ -60,7 +68,8 @@ export function readRunRequest(req: AgentRunRequest): RunRequestFacts {
 }
 
 /**
- * UserMessage.mode picks the assets; an action without a user message (resume) takes the checkpoint's mode. Only
+ * UserMessage.mode picks the assets; an action without a user message (resume, summarize) takes the checkpoint's
+ * mode. Only
  * the agent mode exists so far, and there is no silent fallback (docs/protocol/cursor-run.md §8.7).
  */
 export function modeAssets(assets: PromptAssets, facts: RunRequestFacts): ModeAssets {

@@ -13,7 +13,7 @@ import { runtimeTemplateProblems } from "./render.js";
 export type { ToolDefinition };
 
 /** Adding a mode = its files under prompt/ plus its id here. */
-export const MODE_IDS = ["agent"] as const;
+export const MODE_IDS = ["agent", "compaction"] as const;
 export type ModeId = (typeof MODE_IDS)[number];
 
 export interface ModeAssets {
