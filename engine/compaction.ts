@@ -7,6 +7,7 @@ import { renderRuntime } from "../prompt/render.js";
 import { type CanonicalMessage, projectHistory } from "../providers/messages.js";
 import type { ModelRequest, ProviderKind, Usage } from "../providers/types.js";
 import { estimateTokens } from "../cursor/token-breakdown.js";
+import type { CheckpointBuilder } from "../cursor/checkpoint-builder.js";
 import type { ResolvedModel } from "./models.js";
 
 /** The context window assumed when the model's config names none: the smallest common window of the kind. */
@@ -42,7 +43,7 @@ export function summaryText(history: readonly CanonicalMessage[]): string {
   return first?.role === "user" && isSummary(first) ? first.content : "";
 }
 
-export function summaryMessage(text: string, requestId: string, callIndex: number): CanonicalMessage {
+function summaryMessage(text: string, requestId: string, callIndex: number): CanonicalMessage {
   const content =
     `<conversation_summary>\n${text.trim()}\n</conversation_summary>\n\n` +
     "The conversation before this point was summarized above to fit the model's context window; " +
@@ -89,51 +90,6 @@ function keptFrom(history: readonly CanonicalMessage[], budget: number): number 
   return cut;
 }
 
-/**
- * Measures the requests of one run. The estimate is the larger of the character estimate of the whole request and,
- * once an answer call reported its usage, that call's input and output tokens plus the estimate of what was added
- * since (the provider's own count is the better one whenever there is one).
- */
-export class ContextMeter {
-  private lastCall: { tokens: number; estimateAtCall: number } | undefined;
-  private readonly fixed: number;
-
-  constructor(
-    readonly limit: number,
-    mode: ModeAssets,
-  ) {
-    this.fixed = estimateTokens(mode.systemPrompt) + estimateTokens(JSON.stringify(mode.tools));
-  }
-
-  private estimate(history: readonly CanonicalMessage[]): number {
-    return history.reduce((sum, m) => sum + messageTokens(m), this.fixed);
-  }
-
-  measure(history: readonly CanonicalMessage[], wholeHistory: boolean): ContextMeasure {
-    const chars = this.estimate(history);
-    const provider = this.lastCall ? this.lastCall.tokens + chars - this.lastCall.estimateAtCall : 0;
-    const cut = wholeHistory ? history.length : this.keptFrom(history);
-    const summarizable = history.slice(0, cut).filter((m) => !isSummary(m)).length;
-    return { estimate: Math.max(chars, provider), limit: this.limit, summarizable };
-  }
-
-  /** Where the verbatim tail starts (see keptFrom). */
-  keptFrom(history: readonly CanonicalMessage[]): number {
-    return keptFrom(history, Math.floor(Math.max(0, this.limit - this.fixed) * KEPT_SHARE));
-  }
-
-  /** An answer call's usage, against the history its request was projected from. */
-  answered(history: readonly CanonicalMessage[], usage: Usage | undefined): void {
-    if (usage?.inputTokens === undefined) return;
-    this.lastCall = { tokens: usage.inputTokens + (usage.outputTokens ?? 0), estimateAtCall: this.estimate(history) };
-  }
-
-  /** After a compaction the provider's count describes a history that no longer exists. */
-  compacted(): void {
-    this.lastCall = undefined;
-  }
-}
-
 /** Why the summary is asked for; it becomes the summary request's user query. */
 const QUERIES = {
   automatic:
@@ -142,23 +98,89 @@ const QUERIES = {
   requested: "The user asked for a summary of the whole conversation above. Summarize it.",
 } as const;
 
-/** The summary call: the compaction mode's prompt, no tools, the part to summarize, then the instruction. */
-export function summaryRequest(
-  model: ResolvedModel,
-  compaction: ModeAssets,
-  summarized: readonly CanonicalMessage[],
-  trigger: keyof typeof QUERIES,
-): ModelRequest {
-  const instruction = renderRuntime(compaction.runtimeTemplate, {
-    timestamp: new Date().toISOString(),
-    userQuery: QUERIES[trigger],
-  });
-  return {
-    model: model.model,
-    system: compaction.systemPrompt,
-    tools: [],
-    messages: [...projectHistory(summarized), { role: "user", content: instruction }],
-    ...(model.maxOutputTokens ? { maxOutputTokens: model.maxOutputTokens } : {}),
-    ...(model.reasoningEffort ? { reasoningEffort: model.reasoningEffort } : {}),
-  };
+/**
+ * The compaction of one run. It measures each request: the estimate is the larger of the character estimate of the
+ * whole request and, once an answer call reported its usage, that call's input and output tokens plus the estimate
+ * of what was added since (the provider's own count is the better one whenever there is one). It builds the summary
+ * call and, with its text, the compacted history.
+ */
+export class Compactor {
+  readonly limit: number;
+  private readonly fixed: number;
+  private lastCall: { tokens: number; estimateAtCall: number } | undefined;
+  /** Where the verbatim tail starts for the summary call in flight. */
+  private cut = 0;
+  /** The summary message of the latest compaction, committed with the compacted checkpoint. */
+  summary: CanonicalMessage | undefined;
+
+  constructor(
+    private readonly model: ResolvedModel,
+    mode: ModeAssets,
+    private readonly compaction: ModeAssets,
+    /** summarize_action: the whole history is summarized, nothing is kept verbatim. */
+    private readonly requested: boolean,
+  ) {
+    this.limit = compactionLimit(model);
+    this.fixed = estimateTokens(mode.systemPrompt) + estimateTokens(JSON.stringify(mode.tools));
+  }
+
+  private estimate(history: readonly CanonicalMessage[]): number {
+    return history.reduce((sum, m) => sum + messageTokens(m), this.fixed);
+  }
+
+  private keptFrom(history: readonly CanonicalMessage[]): number {
+    if (this.requested) return history.length;
+    return keptFrom(history, Math.floor(Math.max(0, this.limit - this.fixed) * KEPT_SHARE));
+  }
+
+  measure(history: readonly CanonicalMessage[]): ContextMeasure {
+    const chars = this.estimate(history);
+    const provider = this.lastCall ? this.lastCall.tokens + chars - this.lastCall.estimateAtCall : 0;
+    const summarizable = history.slice(0, this.keptFrom(history)).filter((m) => !isSummary(m)).length;
+    return { estimate: Math.max(chars, provider), limit: this.limit, summarizable };
+  }
+
+  /** An answer call's usage, against the history its request was projected from. */
+  answered(history: readonly CanonicalMessage[], usage: Usage | undefined): void {
+    if (usage?.inputTokens === undefined) return;
+    this.lastCall = { tokens: usage.inputTokens + (usage.outputTokens ?? 0), estimateAtCall: this.estimate(history) };
+  }
+
+  /** The summary call: the compaction mode's prompt, no tools, the part to summarize, then the instruction. */
+  request(history: readonly CanonicalMessage[]): ModelRequest {
+    this.cut = this.keptFrom(history);
+    const instruction = renderRuntime(this.compaction.runtimeTemplate, {
+      timestamp: new Date().toISOString(),
+      userQuery: QUERIES[this.requested ? "requested" : "automatic"],
+    });
+    return {
+      model: this.model.model,
+      system: this.compaction.systemPrompt,
+      tools: [],
+      messages: [...projectHistory(history.slice(0, this.cut)), { role: "user", content: instruction }],
+      ...(this.model.maxOutputTokens ? { maxOutputTokens: this.model.maxOutputTokens } : {}),
+      ...(this.model.reasoningEffort ? { reasoningEffort: this.model.reasoningEffort } : {}),
+    };
+  }
+
+  /**
+   * The summary call's text replaces the history before the verbatim tail, in the checkpoint's roots too; the
+   * compacted history is returned. The provider's last count now describes a history that no longer exists.
+   */
+  apply(
+    history: readonly CanonicalMessage[],
+    text: string,
+    builder: CheckpointBuilder,
+    summaryId: { requestId: string; callIndex: number },
+  ): CanonicalMessage[] {
+    this.summary = summaryMessage(text, summaryId.requestId, summaryId.callIndex);
+    builder.compact(this.summary, text.trim(), this.cut + 1);
+    this.lastCall = undefined;
+    return [this.summary, ...history.slice(this.cut)];
+  }
+
+  /** How many messages the summary call in flight replaces. */
+  get summarized(): number {
+    return this.cut;
+  }
 }

@@ -30,7 +30,7 @@ import {
   type RunRequestFacts,
 } from "./run-setup.js";
 import type { HistoryCache } from "./history-cache.js";
-import { compactionLimit, ContextMeter, summaryMessage, summaryRequest, summaryText } from "./compaction.js";
+import { Compactor, summaryText } from "./compaction.js";
 
 export interface RunDeps {
   store: Store;
@@ -50,7 +50,7 @@ interface Prepared {
   toolDefinitionsJson: string;
   adapter: ProviderAdapter;
   builder: CheckpointBuilder;
-  meter: ContextMeter;
+  compactor: Compactor;
 }
 
 type Assistant = Extract<CanonicalMessage, { role: "assistant" }>;
@@ -76,10 +76,6 @@ export class RunSession {
   /** What the projected history is made of, kept as it grows, for the checkpoint's context breakdown
    * (docs/protocol/cursor-run.md §9). */
   private projected: ProjectedParts = { rules: "", skills: "", mcp: "", subagents: "", conversationCharacters: 0 };
-  /** Where the verbatim tail starts for the summary call in flight, and the summary message it produced
-   * (docs/protocol/cursor-run.md §8.10). */
-  private summaryCut = 0;
-  private summary: CanonicalMessage | undefined;
 
   constructor(
     private readonly deps: RunDeps,
@@ -143,8 +139,9 @@ export class RunSession {
           ? { kind: "continue" as const, ...(await loadResumedTurn(store, action.turnId)) }
           : { kind: "none" as const };
     const builder = new CheckpointBuilder(this.facts.state, system, start, this.requestId);
-    const meter = new ContextMeter(compactionLimit(model), mode);
-    this.prepared = { model, mode, adapter, builder, meter, toolDefinitionsJson: JSON.stringify(mode.tools) };
+    const compaction = this.deps.assets.modes.get("compaction")!;
+    const compactor = new Compactor(model, mode, compaction, action.kind === "summarize");
+    this.prepared = { model, mode, adapter, builder, compactor, toolDefinitionsJson: JSON.stringify(mode.tools) };
     if (action.kind === "summarize") {
       if (!this.history.length)
         throw new RunSetupError("summarize_action on a conversation without history", "failed_precondition");
@@ -195,19 +192,9 @@ export class RunSession {
     };
   }
 
-  /** The next request against the compaction threshold; a summarize_action run summarizes the whole history. */
+  /** The next request against the compaction threshold (docs/protocol/cursor-run.md §8.10). */
   measureContext(): ContextMeasure {
-    return this.ready.meter.measure(this.history, this.facts.action.kind === "summarize");
-  }
-
-  /** The summary call's request: the history before the verbatim tail (all of it for summarize_action). */
-  private summaryCall(): ModelRequest {
-    const { model, meter } = this.ready;
-    const requested = this.facts.action.kind === "summarize";
-    this.summaryCut = requested ? this.history.length : meter.keptFrom(this.history);
-    const compaction = this.deps.assets.modes.get("compaction")!;
-    const summarized = this.history.slice(0, this.summaryCut);
-    return summaryRequest(model, compaction, summarized, requested ? "requested" : "automatic");
+    return this.ready.compactor.measure(this.history);
   }
 
   /**
@@ -218,7 +205,7 @@ export class RunSession {
   async *stream(callIndex: number, signal: AbortSignal, purpose?: "summary"): AsyncIterable<ModelEvent> {
     // The settled checkpoint just published leaves on the wire before this call's request is compiled and sent.
     if (this.persistedCallIndex === callIndex) await nextTurn();
-    const request = purpose === "summary" ? this.summaryCall() : this.modelRequest();
+    const request = purpose === "summary" ? this.ready.compactor.request(this.history) : this.modelRequest();
     if (this.persistedCallIndex !== callIndex) await this.deps.store.setProviderCallIndex(this.requestId, callIndex);
     this.persistedCallIndex = callIndex;
     this.deps.log.info("provider call started", {
@@ -244,7 +231,7 @@ export class RunSession {
       this.lastUsage = usage;
       this.totalUsage = addUsage(this.totalUsage, usage);
     }
-    this.ready.meter.answered(this.history, usage);
+    this.ready.compactor.answered(this.history, usage);
     if (!turn) return;
     const toolRoundId = turn.toolCalls.length ? `${this.requestId}:round-${this.roundCounter++}` : undefined;
     const message: Assistant = {
@@ -264,23 +251,22 @@ export class RunSession {
    * verbatim tail (docs/protocol/cursor-run.md §8.10). The compacted checkpoint makes it the client's.
    */
   recordSummary(text: string | undefined, usage: Usage | undefined): void {
+    const { compactor, builder } = this.ready;
     if (usage) this.totalUsage = addUsage(this.totalUsage, usage);
-    const kept = this.history.slice(this.summaryCut);
     this.deps.log.info("summary call completed", {
       request_id: this.requestId,
       ok: text !== undefined,
-      summarized: this.summaryCut,
-      kept: kept.length,
+      summarized: compactor.summarized,
+      kept: this.history.length - compactor.summarized,
       input_tokens: usage?.inputTokens,
       output_tokens: usage?.outputTokens,
     });
     if (!text?.trim()) return;
-    this.summary = summaryMessage(text, this.requestId, this.persistedCallIndex);
-    this.ready.builder.compact(this.summary, text.trim(), this.summaryCut + 1);
-    this.ready.meter.compacted();
+    const id = { requestId: this.requestId, callIndex: this.persistedCallIndex };
+    const compacted = compactor.apply(this.history, text, builder, id);
     this.history = [];
     this.projected = { rules: "", skills: "", mcp: "", subagents: "", conversationCharacters: 0 };
-    this.pushHistory(this.summary, ...kept);
+    this.pushHistory(...compacted);
   }
 
   /** One tool result, committed durably in completion order before the UI sees it completed
@@ -307,7 +293,7 @@ export class RunSession {
 
   async buildCheckpoint(kind: CheckpointKind): Promise<CheckpointPlan> {
     if (kind === "compacted") {
-      const summary = this.summary;
+      const summary = this.ready.compactor.summary;
       if (!summary) throw new Error("compacted checkpoint without a summary");
       return this.plan(kind, [this.snapshot([])], [summary], (s) => [frames.checkpoint(s[0]!.state)]);
     }
