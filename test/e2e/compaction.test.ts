@@ -12,6 +12,7 @@ import {
   ConversationActionSchema,
   type ConversationStateStructure,
 } from "../../proto/gen/agent/v1/agent_pb.js";
+import { ErrorDetails_Error } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
 import { loadPromptAssets } from "../../prompt/assets.js";
 import { estimateTokens } from "../../cursor/token-breakdown.js";
 import { createWorkspace } from "../support/client-workspace.js";
@@ -213,6 +214,7 @@ describe("e2e: summaries and automatic compaction", function () {
     const failed = run(client, `compaction-${process.pid}-${++seq}`, { text: "read f1.txt, f2.txt and f3.txt" });
     const end = await failed.done;
     expect(end).to.include({ ok: false, code: "unavailable" });
+    expect(end.ok === false && end.errorDetails?.error).to.equal(ErrorDetails_Error.PROVIDER_ERROR);
     assertEndStreamInvariants(failed.frames);
     expect(frameKinds(failed.frames).filter((k) => k.startsWith("summary"))).to.deep.equal(["summary_started"]);
     expect(fake.pending()).to.equal(0);
