@@ -14,7 +14,7 @@ import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../cur
 import { referencedBlobs } from "../cursor/attachments.js";
 import { frames } from "../cursor/frames.js";
 import { tokenBreakdown } from "../cursor/token-breakdown.js";
-import { StaleCheckpointError, type NewMessage, type Store } from "../store/index.js";
+import { StaleCheckpointError, type Store } from "../store/index.js";
 import type { ModelConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
 import { resolveModel, type ResolvedModel } from "./models.js";
@@ -31,6 +31,7 @@ import {
 } from "./run-setup.js";
 import type { HistoryCache } from "./history-cache.js";
 import { Compactor, summaryText } from "./compaction.js";
+import { messageRows, ResultCommits } from "./result-commits.js";
 
 export interface RunDeps {
   store: Store;
@@ -70,9 +71,8 @@ export class RunSession {
   private roundCounter = 0;
   /** The provider_call_index last written for this run; -1 (createRun's value) before the first call. */
   private persistedCallIndex = -1;
-  /** Tool results waiting to be committed together in one transaction, behind the batch being written. */
-  private resultBatch: { messages: ToolResult[]; committed: Promise<void> } | undefined;
-  private resultsWritten: Promise<void> = Promise.resolve();
+  /** Tool results are committed in groups (engine/result-commits.ts). */
+  private readonly resultCommits: ResultCommits;
   /** What the projected history is made of, kept as it grows, for the checkpoint's context breakdown
    * (docs/protocol/cursor-run.md §9). */
   private projected: ProjectedParts = { rules: "", skills: "", mcp: "", subagents: "", conversationCharacters: 0 };
@@ -83,6 +83,7 @@ export class RunSession {
     private readonly request: AgentRunRequest,
   ) {
     this.facts = readRunRequest(request);
+    this.resultCommits = new ResultCommits(deps.store, this.facts.conversationId, requestId);
   }
 
   get conversationId(): string {
@@ -285,7 +286,7 @@ export class RunSession {
       isError: completion.isError,
       ...(this.assistant?.message.toolRoundId ? { toolRoundId: this.assistant.message.toolRoundId } : {}),
     };
-    await this.commitInBatch(message);
+    await this.resultCommits.commit(message);
     if (completion.readPath) this.ready.builder.addReadPath(completion.readPath);
     this.results.push({ message, toolCall });
     return { callIndex: input.callIndex, toolCall };
@@ -356,9 +357,7 @@ export class RunSession {
       blobs: snapshots.flatMap((s) => [...s.sets, s.stateBlob]),
       edges: snapshots.flatMap((s) => s.edges),
       stillCurrent: this.deps.isCurrent,
-      ...(pending.messages.length
-        ? { messages: { runId: this.requestId, rows: this.rows([...pending.messages]) } }
-        : {}),
+      ...(pending.messages.length ? { messages: { runId: this.requestId, rows: messageRows(pending.messages) } } : {}),
       ...(nextCallIndex !== undefined ? { providerCallIndex: { runId: this.requestId, index: nextCallIndex } } : {}),
     });
     if (nextCallIndex !== undefined) this.persistedCallIndex = nextCallIndex;
@@ -409,39 +408,5 @@ export class RunSession {
       publish: publish(snapshots),
       write: { kind, snapshots, messages },
     };
-  }
-
-  /**
-   * Group commit: a result joins the batch still waiting for the store (results of one client append, or those that
-   * complete while the previous batch is being written), so a batch is one transaction and one fsync, and a lone
-   * result waits for nothing. Each caller resumes only once its result is durable, in completion order
-   * (docs/protocol/cursor-tools.md §2.5).
-   */
-  private commitInBatch(message: ToolResult): Promise<void> {
-    const waiting = this.resultBatch;
-    if (waiting) {
-      waiting.messages.push(message);
-      return waiting.committed;
-    }
-    const batch: { messages: ToolResult[]; committed: Promise<void> } = {
-      messages: [message],
-      committed: Promise.resolve(),
-    };
-    batch.committed = this.resultsWritten.then(async () => {
-      this.resultBatch = undefined;
-      await this.deps.store.appendMessages(this.conversationId, this.requestId, this.rows(batch.messages));
-    });
-    this.resultBatch = batch;
-    this.resultsWritten = batch.committed.catch(() => {});
-    return batch.committed;
-  }
-
-  private rows(messages: CanonicalMessage[]): NewMessage[] {
-    return messages.map((m) => ({
-      role: m.role,
-      origin: m.role === "user" ? m.origin : m.role,
-      body: JSON.stringify(m),
-      ...((m.role === "assistant" || m.role === "tool") && m.toolRoundId ? { toolRoundId: m.toolRoundId } : {}),
-    }));
   }
 }
