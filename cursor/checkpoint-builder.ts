@@ -9,6 +9,8 @@ import {
   ConversationPlanSchema,
   ConversationStateStructureSchema,
   ConversationStepSchema,
+  ConversationSummaryArchiveSchema,
+  ConversationSummarySchema,
   ConversationTurnStructureSchema,
   PlanRegistryEntrySchema,
   UserMessageSchema,
@@ -35,10 +37,12 @@ export interface CheckpointSnapshot {
   edges: BlobEdge[];
 }
 
-/** The turn a run writes into: a new one for a user message, or the checkpoint's last one when resuming. */
+/** The turn a run writes into: a new one for a user message, the checkpoint's last one when resuming, or none for a
+ * summarize_action run (its checkpoint changes the history, not the turns). */
 export type TurnStart =
   | { kind: "new"; userMessage: UserMessage }
-  | { kind: "continue"; userMessage: Uint8Array; steps: Uint8Array[] };
+  | { kind: "continue"; userMessage: Uint8Array; steps: Uint8Array[] }
+  | { kind: "none" };
 
 /** The pending_tool_calls entry of a staged checkpoint: the assistant batch as root-message JSON. */
 export function pendingEntry(message: CanonicalMessage): string {
@@ -54,7 +58,10 @@ export class CheckpointBuilder {
   private fresh: BlobPut[] = [];
   private readonly freshIds = new Set<string>();
   private freshEdges: BlobEdge[] = [];
-  private readonly userMessageId: Uint8Array;
+  private readonly userMessageId: Uint8Array | undefined;
+  /** The summary this run wrote and the archives it added (docs/protocol/cursor-run.md §8.10). */
+  private summaryId: Uint8Array | undefined;
+  private readonly archives: Uint8Array[] = [];
 
   constructor(
     private readonly base: ConversationStateStructure,
@@ -73,6 +80,9 @@ export class CheckpointBuilder {
     if (turn.kind === "new") {
       this.priorTurns = [...base.turns];
       this.userMessageId = this.put(toBinary(UserMessageSchema, turn.userMessage), BlobKinds.UserMessage);
+    } else if (turn.kind === "none") {
+      this.priorTurns = [...base.turns];
+      this.userMessageId = undefined;
     } else {
       // A resumed turn grows from where the checkpoint left it; its blobs are already the client's.
       this.priorTurns = base.turns.slice(0, -1);
@@ -91,6 +101,29 @@ export class CheckpointBuilder {
     const id = this.put(encodeRootMessage(message), BlobKinds.RootPromptJson);
     this.roots.push(id);
     return id;
+  }
+
+  /**
+   * A summary replaces the roots after the system prompt up to `keptFrom` (a root index) with one summary root. The
+   * replaced roots stay listed in the new archive, which with the summary itself goes into the checkpoint's summary
+   * fields.
+   */
+  compact(summaryRoot: CanonicalMessage, summary: string, keptFrom: number): void {
+    const summaryMessage = this.put(encodeRootMessage(summaryRoot), BlobKinds.RootPromptJson);
+    const summarizedMessages = this.roots.splice(1, keptFrom - 1, summaryMessage);
+    this.summaryId = this.put(
+      toBinary(ConversationSummarySchema, create(ConversationSummarySchema, { summary })),
+      BlobKinds.ConversationSummary,
+    );
+    const archive = create(ConversationSummaryArchiveSchema, {
+      summarizedMessages,
+      summary,
+      windowTail: this.roots.length - 2,
+      summaryMessage,
+    });
+    this.archives.push(
+      this.put(toBinary(ConversationSummaryArchiveSchema, archive), BlobKinds.ConversationSummaryArchive),
+    );
   }
 
   /** Checkpoint metadata that is not canonical history still advances with typed completions
@@ -126,21 +159,16 @@ export class CheckpointBuilder {
     /** The plans the history saved, oldest first (cursor/plan-state.ts); none leaves the client's fields alone. */
     plans?: readonly SavedPlan[];
   }): CheckpointSnapshot {
-    const turn = create(ConversationTurnStructureSchema, {
-      turn: {
-        case: "agentConversationTurn",
-        value: { userMessage: this.userMessageId, steps: [...this.steps], requestId: this.requestId },
-      },
-    });
-    const turnId = this.put(toBinary(ConversationTurnStructureSchema, turn), BlobKinds.ConversationTurn);
-    this.edge(turnId, this.userMessageId, EdgeKinds.TurnUserMessage, 0);
-    this.steps.forEach((step, i) => {
-      this.edge(turnId, step, EdgeKinds.TurnStep, i);
-    });
-
+    const turnId = this.turnBlob();
     const state = clone(ConversationStateStructureSchema, this.base);
     state.rootPromptMessagesJson = [...this.roots];
-    state.turns = [...this.priorTurns, turnId];
+    state.turns = turnId ? [...this.priorTurns, turnId] : [...this.priorTurns];
+    if (this.summaryId) {
+      state.summary = this.summaryId;
+      state.summaryArchive = this.archives[this.archives.length - 1]!;
+      state.summaryArchives = [...this.base.summaryArchives, ...this.archives];
+      state.selfSummaryCount = this.base.selfSummaryCount + this.archives.length;
+    }
     state.pendingToolCalls = opts.pending;
     state.readPaths = [...this.readPaths];
     state.tokenDetails = create(ConversationStateStructureSchema.field.tokenDetails.message!, {
@@ -154,7 +182,7 @@ export class CheckpointBuilder {
     const data = toBinary(ConversationStateStructureSchema, state);
     const stateBlob = { id: blobId(data), data, kind: BlobKinds.Checkpoint };
     if (planBlob) this.edge(stateBlob.id, planBlob, EdgeKinds.CheckpointPlan, 0);
-    this.edge(stateBlob.id, turnId, EdgeKinds.CheckpointTurn, state.turns.length - 1);
+    if (turnId) this.edge(stateBlob.id, turnId, EdgeKinds.CheckpointTurn, state.turns.length - 1);
     this.roots.forEach((root, i) => {
       if (this.freshIds.has(hex(root))) this.edge(stateBlob.id, root, EdgeKinds.CheckpointRootPrompt, i);
     });
@@ -177,6 +205,23 @@ export class CheckpointBuilder {
     state.plan = this.put(toBinary(ConversationPlanSchema, plan), BlobKinds.ConversationPlan);
     for (const p of plans) state.plans[p.id] = create(PlanRegistryEntrySchema, { id: p.id, path: p.uri });
     return state.plan;
+  }
+
+  /** The current turn as a new blob (none for a run without a turn of its own). */
+  private turnBlob(): Uint8Array | undefined {
+    if (!this.userMessageId) return undefined;
+    const turn = create(ConversationTurnStructureSchema, {
+      turn: {
+        case: "agentConversationTurn",
+        value: { userMessage: this.userMessageId, steps: [...this.steps], requestId: this.requestId },
+      },
+    });
+    const turnId = this.put(toBinary(ConversationTurnStructureSchema, turn), BlobKinds.ConversationTurn);
+    this.edge(turnId, this.userMessageId, EdgeKinds.TurnUserMessage, 0);
+    this.steps.forEach((step, i) => {
+      this.edge(turnId, step, EdgeKinds.TurnStep, i);
+    });
+    return turnId;
   }
 
   private addStep(step: ConversationStep): void {

@@ -32,6 +32,9 @@ export const frames = {
     }),
   tokenDelta: (tokens: number) => update({ case: "tokenDelta", value: { tokens } }),
   heartbeat: () => update({ case: "heartbeat", value: {} }),
+  summaryStarted: () => update({ case: "summaryStarted", value: {} }),
+  summary: (summary: string) => update({ case: "summary", value: { summary } }),
+  summaryCompleted: () => update({ case: "summaryCompleted", value: {} }),
   partialToolCall: (callId: string, modelCallId: string, toolCall: ToolCall, argsTextDelta = "") =>
     update({ case: "partialToolCall", value: { callId, modelCallId, toolCall, argsTextDelta } }),
   toolCallStarted: (callId: string, modelCallId: string, toolCall: ToolCall) =>

@@ -1,4 +1,4 @@
-// The plan conversation actions (docs/protocol/cursor-run.md §2.2, §8.10): start_plan_action is a user message
+// The plan conversation actions (docs/protocol/cursor-run.md §2.2, §8.11): start_plan_action is a user message
 // that opens a turn in plan mode; execute_plan_action carries a plan (its file's content, else the plan text) and
 // the mode to carry it out in, and opens a turn whose runtime message holds the plan as its action context.
 import { create } from "@bufbuild/protobuf";

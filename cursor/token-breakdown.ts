@@ -19,6 +19,8 @@ export interface BreakdownInput {
   skills?: string;
   mcp?: string;
   subagents?: string;
+  /** The summary the history starts with (docs/protocol/cursor-run.md §8.10), when it was compacted. */
+  summarizedConversation?: string;
   /** UTF-16 length of everything else projected: user, assistant and tool content. */
   conversationCharacters: number;
 }
@@ -47,7 +49,7 @@ export function tokenBreakdown(input: BreakdownInput): PromptTokenBreakdownSnaps
     skills: input.skills ?? "",
     mcp: input.mcp ?? "",
     subagents: input.subagents ?? "",
-    summarized_conversation: "",
+    summarized_conversation: input.summarizedConversation ?? "",
   };
   const estimates = FIXED.map(([id]) => estimateTokens(texts[id]));
   const fixed = fitWithin(estimates, input.usedTokens);

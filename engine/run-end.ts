@@ -10,6 +10,7 @@ import { RpcError, providerErrorDetails } from "../cursor/errors.js";
 const detailsFor: Partial<Record<Extract<RunEnd, { kind: "failed" }>["cause"], ErrorDetails_Error>> = {
   provider: ErrorDetails_Error.PROVIDER_ERROR,
   round_checkpoint: ErrorDetails_Error.INTERNAL,
+  summary_checkpoint: ErrorDetails_Error.INTERNAL,
   final_checkpoint: ErrorDetails_Error.INTERNAL,
   backlog: ErrorDetails_Error.RESOURCE_EXHAUSTED,
 };

@@ -2,7 +2,7 @@
 // checkpoint graph. It decides nothing about lifecycles — the machines do — it only does what they ask, in order.
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { AgentRunRequest, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
-import type { PreparedRun } from "../machines/run.js";
+import type { ContextMeasure, PreparedRun } from "../machines/run.js";
 import type { AssistantTurn } from "../machines/model-call.js";
 import type { CheckpointKind, CheckpointPlan, CheckpointWrite } from "../machines/checkpoint.js";
 import type { CommitResultInput, CommitResultOutput } from "../machines/tool-call.js";
@@ -17,7 +17,7 @@ import { frames } from "../cursor/frames.js";
 import { mcpToolsForRun } from "../cursor/tools/mcp-tools.js";
 import { tokenBreakdown } from "../cursor/token-breakdown.js";
 import { savedPlans } from "../cursor/plan-state.js";
-import { StaleCheckpointError, type NewMessage, type Store } from "../store/index.js";
+import { StaleCheckpointError, type Store } from "../store/index.js";
 import type { ModelConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
 import { promptCacheKeyOf, resolveModel, type ResolvedModel } from "./models.js";
@@ -42,6 +42,8 @@ import {
 } from "./run-setup.js";
 import type { HistoryCache } from "./history-cache.js";
 import type { ToolServices } from "./tool-services.js";
+import { Compactor, summaryText } from "./compaction.js";
+import { messageRows, ResultCommits } from "./result-commits.js";
 
 export interface RunDeps {
   store: Store;
@@ -62,6 +64,7 @@ interface Prepared {
   mode: RunMode;
   adapter: ProviderAdapter;
   builder: CheckpointBuilder;
+  compactor: Compactor;
 }
 
 type Assistant = Extract<CanonicalMessage, { role: "assistant" }>;
@@ -81,9 +84,8 @@ export class RunSession {
   private roundCounter = 0;
   /** The provider_call_index last written for this run; -1 (createRun's value) before the first call. */
   private persistedCallIndex = -1;
-  /** Tool results waiting to be committed together in one transaction, behind the batch being written. */
-  private resultBatch: { messages: ToolResult[]; committed: Promise<void> } | undefined;
-  private resultsWritten: Promise<void> = Promise.resolve();
+  /** Tool results are committed in groups (engine/result-commits.ts). */
+  private readonly resultCommits: ResultCommits;
   /** What the projected history is made of, kept as it grows, for the checkpoint's context breakdown
    * (docs/protocol/cursor-run.md §9). */
   private projected: ProjectedParts = { rules: "", skills: "", mcp: "", subagents: "", conversationCharacters: 0 };
@@ -94,6 +96,7 @@ export class RunSession {
     private readonly request: AgentRunRequest,
   ) {
     this.facts = readRunRequest(request);
+    this.resultCommits = new ResultCommits(deps.store, this.facts.conversationId, requestId);
   }
 
   get toolServices(): ToolServices {
@@ -116,7 +119,9 @@ export class RunSession {
       ...state.rootPromptMessagesJson.slice(cached),
       ...(action.kind === "resume"
         ? [action.turnId]
-        : [...referencedBlobs(action.userMessage), ...imageBlobs(action.userMessage)]),
+        : action.kind === "userMessage"
+          ? [...referencedBlobs(action.userMessage), ...imageBlobs(action.userMessage)]
+          : []),
       ...requestContextBlobs(this.request),
     ]);
   }
@@ -155,9 +160,19 @@ export class RunSession {
     const start =
       action.kind === "userMessage"
         ? { kind: "new" as const, userMessage: action.userMessage }
-        : { kind: "continue" as const, ...(await loadResumedTurn(store, action.turnId)) };
+        : action.kind === "resume"
+          ? { kind: "continue" as const, ...(await loadResumedTurn(store, action.turnId)) }
+          : { kind: "none" as const };
     const builder = new CheckpointBuilder(this.facts.state, system, start, this.requestId);
-    this.prepared = { model, mode, adapter, builder };
+    const compaction = this.deps.assets.modes.get("compaction")!;
+    const measured = { ...mode.started, tools: mode.tools };
+    const compactor = new Compactor(model, measured, compaction, action.kind === "summarize");
+    this.prepared = { model, mode, adapter, builder, compactor };
+    if (action.kind === "summarize") {
+      if (!this.history.length)
+        throw new RunSetupError("summarize_action on a conversation without history", "failed_precondition");
+      return { ...prepared, summarize: true };
+    }
     if (action.kind === "userMessage") {
       const runtime = await appendRuntimeMessage(
         this.deps,
@@ -204,21 +219,27 @@ export class RunSession {
     };
   }
 
+  /** The next request against the compaction threshold (docs/protocol/cursor-run.md §8.10). */
+  measureContext(): ContextMeasure {
+    return this.ready.compactor.measure(this.history);
+  }
+
   /**
    * The provider pass; provider_call_index is persisted before the HTTP request (docs/protocol/cursor-run.md §6.5), by
    * the settled
    * checkpoint that let this call start when it could carry it, else here.
    */
-  async *stream(callIndex: number, signal: AbortSignal): AsyncIterable<ModelEvent> {
+  async *stream(callIndex: number, signal: AbortSignal, purpose?: "summary"): AsyncIterable<ModelEvent> {
     // The settled checkpoint just published leaves on the wire before this call's request is compiled and sent.
     if (this.persistedCallIndex === callIndex) await nextTurn();
-    const request = this.modelRequest();
+    const request = purpose === "summary" ? this.ready.compactor.request(this.history) : this.modelRequest();
     if (this.persistedCallIndex !== callIndex) await this.deps.store.setProviderCallIndex(this.requestId, callIndex);
     this.persistedCallIndex = callIndex;
     this.deps.log.info("provider call started", {
       request_id: this.requestId,
       conversation_id: this.conversationId,
       call_index: callIndex,
+      ...(purpose ? { purpose } : {}),
       model: request.model,
       message_count: request.messages.length,
     });
@@ -239,6 +260,7 @@ export class RunSession {
       this.lastUsage = usage;
       this.totalUsage = addUsage(this.totalUsage, usage);
     }
+    this.ready.compactor.answered(this.history, usage);
     if (!turn) return;
     const toolRoundId = turn.toolCalls.length ? `${this.requestId}:round-${this.roundCounter++}` : undefined;
     const message: Assistant = {
@@ -251,6 +273,29 @@ export class RunSession {
     };
     this.assistant = { message, turn };
     this.results = [];
+  }
+
+  /**
+   * A finished summary call: its usage counts like any call's, and its text replaces the history before the
+   * verbatim tail (docs/protocol/cursor-run.md §8.10). The compacted checkpoint makes it the client's.
+   */
+  recordSummary(text: string | undefined, usage: Usage | undefined): void {
+    const { compactor, builder } = this.ready;
+    if (usage) this.totalUsage = addUsage(this.totalUsage, usage);
+    this.deps.log.info("summary call completed", {
+      request_id: this.requestId,
+      ok: text !== undefined,
+      summarized: compactor.summarized,
+      kept: this.history.length - compactor.summarized,
+      input_tokens: usage?.inputTokens,
+      output_tokens: usage?.outputTokens,
+    });
+    if (!text?.trim()) return;
+    const id = { requestId: this.requestId, callIndex: this.persistedCallIndex };
+    const compacted = compactor.apply(this.history, text, builder, id);
+    this.history = [];
+    this.projected = { rules: "", skills: "", mcp: "", subagents: "", conversationCharacters: 0 };
+    this.pushHistory(...compacted);
   }
 
   /** One tool result, committed durably in completion order before the UI sees it completed
@@ -269,7 +314,7 @@ export class RunSession {
       isError: completion.isError,
       ...(this.assistant?.message.toolRoundId ? { toolRoundId: this.assistant.message.toolRoundId } : {}),
     };
-    await this.commitInBatch(message);
+    await this.resultCommits.commit(message);
     if (completion.readPath) this.ready.builder.addReadPath(completion.readPath);
     this.results.push({ message, toolCall });
     if (!completion.switchMode) return { callIndex: input.callIndex, toolCall };
@@ -279,6 +324,19 @@ export class RunSession {
   }
 
   async buildCheckpoint(kind: CheckpointKind): Promise<CheckpointPlan> {
+    if (kind === "compacted") {
+      const summary = this.ready.compactor.summary;
+      if (!summary) throw new Error("compacted checkpoint without a summary");
+      return this.plan(kind, [this.snapshot([])], [summary], (s) => [frames.checkpoint(s[0]!.state)]);
+    }
+    // A summarize_action run ends without a response: turn_ended, then its checkpoint three times, the shape every
+    // successful ending has (docs/protocol/cursor-run.md §10.2).
+    if (kind === "final" && this.facts.action.kind === "summarize") {
+      return this.plan(kind, [this.snapshot([])], [], ([s]) => {
+        const final = frames.checkpoint(s!.state);
+        return [frames.turnEnded(this.totalUsage), final, final, final];
+      });
+    }
     const assistant = this.assistant;
     if (!assistant) throw new Error(`${kind} checkpoint without a model response`);
     const b = this.ready.builder;
@@ -330,9 +388,7 @@ export class RunSession {
       blobs: snapshots.flatMap((s) => [...s.sets, s.stateBlob]),
       edges: snapshots.flatMap((s) => s.edges),
       stillCurrent: this.deps.isCurrent,
-      ...(pending.messages.length
-        ? { messages: { runId: this.requestId, rows: this.rows([...pending.messages]) } }
-        : {}),
+      ...(pending.messages.length ? { messages: { runId: this.requestId, rows: messageRows(pending.messages) } } : {}),
       ...(nextCallIndex !== undefined ? { providerCallIndex: { runId: this.requestId, index: nextCallIndex } } : {}),
     });
     if (nextCallIndex !== undefined) this.persistedCallIndex = nextCallIndex;
@@ -350,12 +406,15 @@ export class RunSession {
   private snapshot(pending: string[]): CheckpointSnapshot {
     const usedTokens = (this.lastUsage?.inputTokens ?? 0) + (this.lastUsage?.outputTokens ?? 0);
     const maxTokens = this.facts.state.tokenDetails?.maxTokens || this.ready.model.contextWindow || 0;
+    const summarizedConversation = summaryText(this.history);
     const breakdown = tokenBreakdown({
       usedTokens,
       maxTokens,
       systemPrompt: this.ready.mode.started.systemPrompt,
       toolDefinitions: this.ready.mode.toolDefinitionsJson,
       ...this.projected,
+      conversationCharacters: this.projected.conversationCharacters - summarizedConversation.length,
+      summarizedConversation,
     });
     const { builder, mode } = this.ready;
     return builder.snapshot({
@@ -388,39 +447,5 @@ export class RunSession {
       publish: publish(snapshots),
       write: { kind, snapshots, messages },
     };
-  }
-
-  /**
-   * Group commit: a result joins the batch still waiting for the store (results of one client append, or those that
-   * complete while the previous batch is being written), so a batch is one transaction and one fsync, and a lone
-   * result waits for nothing. Each caller resumes only once its result is durable, in completion order
-   * (docs/protocol/cursor-tools.md §2.5).
-   */
-  private commitInBatch(message: ToolResult): Promise<void> {
-    const waiting = this.resultBatch;
-    if (waiting) {
-      waiting.messages.push(message);
-      return waiting.committed;
-    }
-    const batch: { messages: ToolResult[]; committed: Promise<void> } = {
-      messages: [message],
-      committed: Promise.resolve(),
-    };
-    batch.committed = this.resultsWritten.then(async () => {
-      this.resultBatch = undefined;
-      await this.deps.store.appendMessages(this.conversationId, this.requestId, this.rows(batch.messages));
-    });
-    this.resultBatch = batch;
-    this.resultsWritten = batch.committed.catch(() => {});
-    return batch.committed;
-  }
-
-  private rows(messages: CanonicalMessage[]): NewMessage[] {
-    return messages.map((m) => ({
-      role: m.role,
-      origin: m.role === "user" ? m.origin : m.role,
-      body: JSON.stringify(m),
-      ...((m.role === "assistant" || m.role === "tool") && m.toolRoundId ? { toolRoundId: m.toolRoundId } : {}),
-    }));
   }
 }

@@ -22,11 +22,13 @@ import { RunSetupError } from "./run-errors.js";
 
 /**
  * A new user message opens a turn (from user_message_action, start_plan_action or execute_plan_action, each with the
- * mode it runs in); a resume continues the checkpoint's last turn (docs/protocol/cursor-run.md §2.2, §11).
+ * mode it runs in); a resume continues the checkpoint's last turn; a summarize replaces the history with its summary
+ * (docs/protocol/cursor-run.md §2.2, §8.10, §8.11, §11).
  */
 export type RunAction =
   | { kind: "userMessage"; userMessage: UserMessage; mode: AgentMode; actionContext?: string }
-  | { kind: "resume"; turnId: Uint8Array };
+  | { kind: "resume"; turnId: Uint8Array }
+  | { kind: "summarize" };
 
 export interface RunRequestFacts {
   conversationId: string;
@@ -56,7 +58,7 @@ export function readRunRequest(req: AgentRunRequest): RunRequestFacts {
     const { userMessage, requestContext } = action.value;
     return opened(userMessage, userMessage.mode, requestContext);
   }
-  // Planning is plan mode whatever the message's own mode field says (docs/protocol/cursor-run.md §8.10).
+  // Planning is plan mode whatever the message's own mode field says (docs/protocol/cursor-run.md §8.11).
   if (action?.case === "startPlanAction" && action.value.userMessage) {
     return opened(action.value.userMessage, AgentMode.PLAN, action.value.requestContext);
   }
@@ -76,6 +78,11 @@ export function readRunRequest(req: AgentRunRequest): RunRequestFacts {
       requestContext: action.value.requestContext,
     };
   }
+  if (action?.case === "summarizeAction") {
+    if (state.pendingToolCalls.length)
+      throw new RunSetupError("summarize_action while a tool round is pending", "failed_precondition");
+    return { conversationId, state, action: { kind: "summarize" }, requestContext: undefined };
+  }
   throw new RunSetupError(
     `conversation action ${JSON.stringify(action?.case ?? "none")} is not supported by byok-gateway yet`,
     "failed_precondition",
@@ -83,8 +90,8 @@ export function readRunRequest(req: AgentRunRequest): RunRequestFacts {
 }
 
 /**
- * The action's mode picks the assets; an action without a user message (resume) takes the checkpoint's mode, which
- * an approved SwitchMode moved. A mode without assets is refused: there is no silent fallback
+ * The action's mode picks the assets; an action without a user message (resume, summarize) takes the checkpoint's
+ * mode, which an approved SwitchMode moved. A mode without assets is refused: there is no silent fallback
  * (docs/protocol/cursor-run.md §8.7).
  */
 export function modeAssets(assets: PromptAssets, facts: RunRequestFacts): ModeAssets {

@@ -43,6 +43,7 @@ export function buildRunMachine(session: RunSession, timers: TimerConfig, out: R
   return runMachine.provide({
     actors: {
       findMissingBlobs: fromPromise(() => concise(() => session.findMissingBlobs())),
+      measureContext: fromPromise(async () => session.measureContext()),
       prepare: fromPromise(({ input }: { input: { fetched: Array<{ blobId: Uint8Array; data: Uint8Array }> } }) =>
         concise(() => session.prepare(input.fetched)),
       ),
@@ -75,6 +76,8 @@ export function buildRunMachine(session: RunSession, timers: TimerConfig, out: R
       emitFrame,
       recordModelCall: (_, { output }) =>
         session.recordModelCall(output.ok ? output.assistant : undefined, output.usage),
+      recordSummary: (_, { output }) =>
+        session.recordSummary(output.ok ? output.assistant.text : undefined, output.usage),
       finish: (_, { end }) => out.finish(end),
     },
     ...(timers.kvReplyDeadlineMs ? { delays: { kvGetDeadline: timers.kvReplyDeadlineMs } } : {}),
@@ -92,7 +95,7 @@ export function providerStream(session: Pick<RunSession, "stream">) {
     const deltas = coalesceDeltas((event) => sendBack({ type: "MODEL", event }));
     void (async () => {
       try {
-        for await (const event of session.stream(input.callIndex, abort.signal)) deltas.push(event);
+        for await (const event of session.stream(input.callIndex, abort.signal, input.purpose)) deltas.push(event);
         deltas.flush();
         sendBack({ type: "STREAM_END" });
       } catch (e) {

@@ -8,7 +8,8 @@ import type { CheckpointSnapshot } from "../cursor/checkpoint-builder.js";
 import { frames } from "../cursor/frames.js";
 import type { CanonicalMessage } from "../providers/messages.js";
 
-export type CheckpointKind = "staged" | "settled" | "final";
+/** `compacted`: the history after a summary replaced its older part (docs/protocol/cursor-run.md §8.10). */
+export type CheckpointKind = "staged" | "settled" | "compacted" | "final";
 
 export interface CheckpointInput {
   kind: CheckpointKind;

@@ -17,6 +17,9 @@ export interface ModelCallInput {
   modelCallId: string;
   /** Tool names offered in this run's manifest; anything else is a protocol error. */
   toolNames: readonly string[];
+  /** A summary call (docs/protocol/cursor-run.md §8.10) streams nothing to the client: its text becomes the
+   * summary update once the call is done. Absent for the run's ordinary answer calls. */
+  purpose?: "summary";
 }
 
 interface OpenToolCall {
@@ -119,7 +122,9 @@ const onModelEvent = modelCallSetup.createAction(
   enqueueActions(({ context, event, enqueue, self }) => {
     if (event.type !== "MODEL") return;
     const ev = event.event;
-    const patch = applyModelEvent(context, ev, (message) => enqueue({ type: "emitFrame", params: { message } }));
+    const patch = applyModelEvent(context, ev, (message) => {
+      if (context.purpose !== "summary") enqueue({ type: "emitFrame", params: { message } });
+    });
     enqueue.assign(patch);
     if (patch.failure) return;
     if (ev.type === "toolcall_start" && toolDriver(ev.name)?.argsStreamer)
@@ -161,10 +166,11 @@ const failProvider = modelCallSetup.createAction(
 const closeThinking = modelCallSetup.createAction(
   enqueueActions(({ context, enqueue }) => {
     if (context.thinkingStartedAt === undefined) return;
-    enqueue({
-      type: "emitFrame",
-      params: { message: frames.thinkingCompleted(Date.now() - context.thinkingStartedAt) },
-    });
+    if (context.purpose !== "summary")
+      enqueue({
+        type: "emitFrame",
+        params: { message: frames.thinkingCompleted(Date.now() - context.thinkingStartedAt) },
+      });
     enqueue.assign({ thinkingStartedAt: undefined });
   }),
 );
@@ -176,7 +182,8 @@ export const modelCallMachine = modelCallSetup.createMachine({
     "HTTP errors, stream errors, a bare EOF, finish length and anything out of contract fail the call; an " +
     "open thinking segment is closed with its real elapsed time first. STOP from the run (cancel, or a " +
     "failure found outside the pass) ends it as stopped, closing thinking the same way. Each ending is its own " +
-    "edge: a provider error, a bare EOF, a broken contract, STOP. Leaving `open` stops the provider actor, " +
+    "edge: a provider error, a bare EOF, a broken contract, STOP. A summary call shows nothing while it " +
+    "streams: its text reaches the client as the run's summary update. Leaving `open` stops the provider actor, " +
     "which aborts the HTTP request, whether it is still waiting for headers or reading the body.",
   id: "modelCall",
   context: ({ input }) => ({
@@ -203,6 +210,7 @@ export const modelCallMachine = modelCallSetup.createMachine({
           callIndex: context.callIndex,
           modelCallId: context.modelCallId,
           toolNames: context.toolNames,
+          ...(context.purpose ? { purpose: context.purpose } : {}),
         }),
       },
       on: {

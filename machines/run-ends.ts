@@ -27,6 +27,8 @@ export const failureCodes = {
   exec_protocol: "invalid_argument",
   /** A tool round's staged or settled checkpoint, or a result commit, failed (SET refused, ACK deadline, store). */
   round_checkpoint: "unavailable",
+  /** The checkpoint carrying a new summary failed (SET refused, ACK deadline, store). */
+  summary_checkpoint: "unavailable",
   /** The final checkpoint failed (SET refused, ACK deadline, store). */
   final_checkpoint: "unavailable",
   /** The run's stream hit the backlog bound. */

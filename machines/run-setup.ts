@@ -22,6 +22,20 @@ export interface PreparedRun {
   /** A resumed checkpoint with a pending tool round: its calls run first, without a model call
    * (docs/protocol/cursor-run.md §11). */
   resumeRound?: ToolInvocation[];
+  /** A summarize_action run: one summary call over the whole history, then the final checkpoint
+   * (docs/protocol/cursor-run.md §8.10). */
+  summarize?: boolean;
+}
+
+/** How large the next model request would be, against the model's compaction threshold
+ * (docs/protocol/cursor-run.md §8.10). */
+export interface ContextMeasure {
+  /** Estimated input tokens of the next request. */
+  estimate: number;
+  /** The threshold: the context window less the safety margin and the output reserve. */
+  limit: number;
+  /** How many messages a summary would replace (a previous summary not counted). */
+  summarizable: number;
 }
 
 export type RunEvent =
@@ -41,6 +55,9 @@ interface RunContext extends RunInput {
   nextInteractionId: number;
   nextKvId: number;
   prepared: PreparedRun | undefined;
+  /** The last measured request was below the compaction threshold: the next one above it is a crossing, and only a
+   * crossing compacts (docs/protocol/cursor-run.md §8.10). */
+  belowWindow: boolean;
   /** The calls of the tool round about to run. */
   roundCalls: ToolInvocation[] | undefined;
   gets: ReadonlyArray<{ id: number; blobId: Uint8Array; data?: Uint8Array }>;
@@ -80,6 +97,8 @@ export const runSetup = setup({
     prepare: fromPromise<PreparedRun, { fetched: Array<{ blobId: Uint8Array; data: Uint8Array }> }>(async () => {
       throw new Error("prepare must be supplied by the engine");
     }),
+    /** The size of the next model request and the compaction threshold (supplied by the engine). */
+    measureContext: fromPromise<ContextMeasure, void>(async () => ({ estimate: 0, limit: 1, summarizable: 0 })),
     modelCall: modelCallMachine,
     toolRound: toolRoundMachine,
     checkpoint: checkpointMachine,
@@ -88,6 +107,8 @@ export const runSetup = setup({
     emitFrame: (_, _params: { message: AgentServerMessage }) => {},
     /** Hands a finished model call (response + usage) to the engine's history (supplied by the engine). */
     recordModelCall: (_, _params: { output: ModelCallOutput }) => {},
+    /** Hands a finished summary call to the engine, which compacts the history with it (supplied by the engine). */
+    recordSummary: (_, _params: { output: ModelCallOutput }) => {},
     /** Terminal commit + EndStream, exactly once (supplied by the engine). */
     finish: (_, _params: { end: RunEnd }) => {},
     /** The first reason to end wins: a later cancel or failure does not rewrite why the run ended. */
@@ -136,6 +157,14 @@ export const runSetup = setup({
     checkpointPublished: (_, params: { ok: boolean }) => params.ok,
     checkpointFailed: (_, params: { ok: boolean }) => !params.ok,
     resumesToolRound: (_, params: { prepared: PreparedRun }) => (params.prepared.resumeRound?.length ?? 0) > 0,
+    summarizes: (_, params: { prepared: PreparedRun }) => params.prepared.summarize === true,
+    summaryRun: ({ context }) => context.prepared?.summarize === true,
+    /** Compact once per crossing: the request is over the threshold, the last one was not, and there is
+     * something older than the kept turns to summarize. */
+    crossesWindow: ({ context }, params: { measure: ContextMeasure }) =>
+      context.belowWindow && params.measure.estimate > params.measure.limit && params.measure.summarizable > 0,
+    emptySummary: (_, params: { output: ModelCallOutput }) =>
+      params.output.ok && params.output.assistant.text.trim() === "",
   },
   delays: { kvGetDeadline: 30_000 },
 });
@@ -203,5 +232,11 @@ export const ignored = { CANCEL: {}, BACKLOG_EXCEEDED: {} } as const;
 /** Every finished model call reaches the engine's history, whatever the run does next. */
 export const recordCall = {
   type: "recordModelCall",
+  params: ({ event }: { event: { output: ModelCallOutput } }) => ({ output: event.output }),
+} as const;
+
+/** A finished summary call reaches the engine the same way, whatever the run does next. */
+export const recordSummaryCall = {
+  type: "recordSummary",
   params: ({ event }: { event: { output: ModelCallOutput } }) => ({ output: event.output }),
 } as const;

@@ -5,11 +5,13 @@
 // be canceled is a cause in run-ends.ts and one branch of the `ending` decision state.
 import { assign } from "xstate";
 import { cancelCauses, failure, failureCauses, modelFailure, roundFailure, setupFailure } from "./run-ends.js";
+import { frames } from "../cursor/frames.js";
 import {
   ENDING,
   ignored,
   outsideEnds,
   recordCall,
+  recordSummaryCall,
   roundIds,
   runSetup,
   sendGets,
@@ -17,7 +19,7 @@ import {
   unknownIdEnds,
 } from "./run-setup.js";
 
-export type { PreparedRun, RunEvent, RunInput } from "./run-setup.js";
+export type { ContextMeasure, PreparedRun, RunEvent, RunInput } from "./run-setup.js";
 export type { RunEnd } from "./run-ends.js";
 
 export const runMachine = runSetup.createMachine({
@@ -29,7 +31,9 @@ export const runMachine = runSetup.createMachine({
     "goes through `ending`, whose branches name the cause. Cancel is accepted in every live state; during a " +
     "model call the pass is stopped first (closing an open thinking segment with its real elapsed time and " +
     "aborting the provider request), during a tool round the round first aborts its running execs. The first " +
-    "reason to end wins, and events arriving after the end change nothing.",
+    "reason to end wins, and events arriving after the end change nothing. Before each model call the run " +
+    "measures the request: when it first crosses the model's compaction threshold, a summary call replaces the " +
+    "older history (compacting) and the run measures again; a summarize_action run is one compaction.",
   id: "run",
   context: ({ input }) => ({
     ...input,
@@ -38,6 +42,7 @@ export const runMachine = runSetup.createMachine({
     nextInteractionId: 1,
     nextKvId: 0,
     prepared: undefined,
+    belowWindow: true,
     roundCalls: undefined,
     gets: [],
     end: undefined,
@@ -114,11 +119,146 @@ export const runMachine = runSetup.createMachine({
                   roundCalls: ({ event }) => event.output.resumeRound,
                 }),
               },
-              { target: "calling", actions: assign({ prepared: ({ event }) => event.output }) },
+              {
+                guard: { type: "summarizes", params: ({ event }) => ({ prepared: event.output }) },
+                target: "compacting",
+                actions: assign({ prepared: ({ event }) => event.output }),
+              },
+              { target: "measuring", actions: assign({ prepared: ({ event }) => event.output }) },
             ],
             onError: {
               target: ENDING,
               actions: { type: "end", params: ({ event }) => ({ end: setupFailure(event.error) }) },
+            },
+          },
+        },
+        /** Before every model call: would its request cross the compaction threshold? */
+        measuring: {
+          invoke: {
+            src: "measureContext",
+            onDone: [
+              {
+                guard: { type: "crossesWindow", params: ({ event }) => ({ measure: event.output }) },
+                target: "compacting",
+                actions: assign({ belowWindow: false }),
+              },
+              {
+                target: "calling",
+                actions: assign({ belowWindow: ({ event }) => event.output.estimate <= event.output.limit }),
+              },
+            ],
+            onError: {
+              target: ENDING,
+              actions: { type: "end", params: ({ event }) => ({ end: setupFailure(event.error) }) },
+            },
+          },
+        },
+        /** A summary call replaces the older history (docs/protocol/cursor-run.md §8.10): summary_started, the
+         * summary, its checkpoint, summary_completed; then the run measures again (or, for summarize_action,
+         * finishes). */
+        compacting: {
+          initial: "summarizing",
+          entry: { type: "emitFrame", params: { message: frames.summaryStarted() } },
+          states: {
+            summarizing: {
+              initial: "streaming",
+              invoke: {
+                id: "modelCall",
+                src: "modelCall",
+                input: ({ context }) => ({
+                  callIndex: context.callIndex,
+                  modelCallId: `${context.requestId}:${context.callIndex}`,
+                  toolNames: [],
+                  purpose: "summary" as const,
+                }),
+                onDone: [
+                  { guard: "endRecorded", target: ENDING, actions: recordSummaryCall },
+                  {
+                    guard: { type: "providerFailed", params: ({ event }) => ({ output: event.output }) },
+                    target: ENDING,
+                    actions: [
+                      recordSummaryCall,
+                      { type: "end", params: ({ event }) => ({ end: modelFailure(event.output) }) },
+                    ],
+                  },
+                  {
+                    guard: { type: "modelBrokeProtocol", params: ({ event }) => ({ output: event.output }) },
+                    target: ENDING,
+                    actions: [
+                      recordSummaryCall,
+                      { type: "end", params: ({ event }) => ({ end: modelFailure(event.output) }) },
+                    ],
+                  },
+                  {
+                    guard: { type: "emptySummary", params: ({ event }) => ({ output: event.output }) },
+                    target: ENDING,
+                    actions: [
+                      recordSummaryCall,
+                      { type: "end", params: { end: failure("provider", "the summary call returned no text") } },
+                    ],
+                  },
+                  {
+                    target: "checkpointing",
+                    actions: [
+                      recordSummaryCall,
+                      {
+                        type: "emitFrame",
+                        params: ({ event }) => ({
+                          message: frames.summary(event.output.ok ? event.output.assistant.text : ""),
+                        }),
+                      },
+                      assign({ callIndex: ({ context }) => context.callIndex + 1 }),
+                    ],
+                  },
+                ],
+              },
+              on: { ...outsideEnds(".stopping", "stopCall"), ...unknownIdEnds(".stopping", "stopCall") },
+              states: {
+                streaming: {},
+                stopping: {
+                  on: {
+                    ...ignored,
+                    CLIENT_EXEC: {},
+                    CLIENT_STREAM_CLOSE: {},
+                    CLIENT_THROW: {},
+                    CLIENT_INTERACTION: {},
+                  },
+                },
+              },
+            },
+            checkpointing: {
+              invoke: {
+                src: "checkpoint",
+                systemId: "checkpoint",
+                input: ({ context }) => ({ kind: "compacted" as const, kvIdBase: context.nextKvId }),
+                onDone: [
+                  {
+                    guard: { type: "checkpointFailed", params: ({ event }) => ({ ok: event.output.ok }) },
+                    target: ENDING,
+                    actions: {
+                      type: "end",
+                      params: ({ event }) => ({
+                        end: failure("summary_checkpoint", event.output.error ?? "summary checkpoint failed"),
+                      }),
+                    },
+                  },
+                  {
+                    guard: "summaryRun",
+                    target: "#run.live.finalizing",
+                    actions: [
+                      assign({ nextKvId: ({ event }) => event.output.nextKvId }),
+                      { type: "emitFrame", params: { message: frames.summaryCompleted() } },
+                    ],
+                  },
+                  {
+                    target: "#run.live.measuring",
+                    actions: [
+                      assign({ nextKvId: ({ event }) => event.output.nextKvId }),
+                      { type: "emitFrame", params: { message: frames.summaryCompleted() } },
+                    ],
+                  },
+                ],
+              },
             },
           },
         },
@@ -185,7 +325,7 @@ export const runMachine = runSetup.createMachine({
               },
               {
                 guard: { type: "roundSettled", params: ({ event }) => ({ output: event.output }) },
-                target: "calling",
+                target: "measuring",
                 actions: assign(({ context, event }) => ({
                   ...roundIds(event.output),
                   nextKvId: event.output.nextKvId,

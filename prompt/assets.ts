@@ -12,10 +12,16 @@ import { runtimeTemplateProblems } from "./render.js";
 
 export type { ToolDefinition };
 
-/** Adding a mode = its files under prompt/ plus its id here (docs/protocol/cursor-tools.md §6). The ids are also
- * what SwitchMode's `target_mode_id` names. */
-export const MODE_IDS = ["agent", "ask", "plan", "debug", "multitask"] as const;
+/** The modes a user picks, which SwitchMode's `target_mode_id` also names (docs/protocol/cursor-tools.md §6). */
+export const USER_MODE_IDS = ["agent", "ask", "plan", "debug", "multitask"] as const;
+/** Adding a mode = its files under prompt/ plus its id here. The gateway's own modes (compaction) follow the user's. */
+export const MODE_IDS = [...USER_MODE_IDS, "compaction"] as const;
 export type ModeId = (typeof MODE_IDS)[number];
+export type UserModeId = (typeof USER_MODE_IDS)[number];
+
+export function isUserModeId(id: string): id is UserModeId {
+  return (USER_MODE_IDS as readonly string[]).includes(id);
+}
 
 export function isModeId(id: string): id is ModeId {
   return (MODE_IDS as readonly string[]).includes(id);

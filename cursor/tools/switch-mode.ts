@@ -9,7 +9,7 @@ import {
   type SwitchModeArgs,
   type SwitchModeResultSchema,
 } from "../../proto/gen/agent/v1/agent_pb.js";
-import { isModeId, MODE_IDS, type ModeId } from "../../prompt/assets.js";
+import { isUserModeId, type ModeId, USER_MODE_IDS } from "../../prompt/assets.js";
 import { ArgsError, optionalString, parseOrInvalid, requiredString } from "./args.js";
 import type { DriverStep, ToolContext, ToolDriver, ToolInvocation } from "./types.js";
 import { toolCall, wireName } from "./wire.js";
@@ -20,7 +20,8 @@ type State = { args: SwitchModeArgs; from: ModeId; to: ModeId };
 
 function parseArgs(call: ToolInvocation, ctx: ToolContext): State {
   const target = requiredString(call.args, "target_mode_id");
-  if (!isModeId(target)) throw new ArgsError(`"target_mode_id" must be one of ${MODE_IDS.join(", ")}, got "${target}"`);
+  if (!isUserModeId(target))
+    throw new ArgsError(`"target_mode_id" must be one of ${USER_MODE_IDS.join(", ")}, got "${target}"`);
   if (!ctx.mode) throw new Error("SwitchMode needs the run's mode in its tool context");
   if (target === ctx.mode) throw new ArgsError(`the conversation is already in ${target} mode`);
   const explanation = optionalString(call.args, "explanation");

@@ -1,18 +1,18 @@
 // Wire-level e2e: every mode runs a closed-loop turn with its own prompt and tool list on the wire; a tool outside
 // the mode's list is refused like an unknown tool; SwitchMode moves the tools of the next model call and the
 // checkpoint's mode; the plan actions open turns in their modes (docs/protocol/cursor-tools.md §6,
-// docs/protocol/cursor-run.md §8.7, §8.10).
+// docs/protocol/cursor-run.md §8.7, §8.11).
 import { expect } from "chai";
 import { AgentMode } from "../../proto/gen/agent/v1/agent_pb.js";
 import { offeredTools } from "../../cursor/tools/mode-tools.js";
-import { loadPromptAssets, MODE_IDS, type ModeId } from "../../prompt/assets.js";
+import { loadPromptAssets, type ModeId, USER_MODE_IDS as MODE_IDS, type UserModeId } from "../../prompt/assets.js";
 import { createWorkspace } from "../support/client-workspace.js";
 import { offeredNames, switchAnswer, systemPrompt } from "../support/modes-client.js";
 import { assertCleanSuccess, assertPrefix, SETTLED_ROUND_THEN_ANSWER, useToolsRig } from "./tools-kit.js";
 
 const assets = loadPromptAssets();
 const offered = (mode: ModeId) => offeredTools(mode, assets.modes.get(mode)!.tools).map((t) => t.name);
-const WIRE: Record<ModeId, AgentMode> = {
+const WIRE: Record<UserModeId, AgentMode> = {
   agent: AgentMode.AGENT,
   ask: AgentMode.ASK,
   plan: AgentMode.PLAN,

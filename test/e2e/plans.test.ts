@@ -1,5 +1,5 @@
 // Wire-level e2e: Plan mode's CreatePlan flow, the plan kept in the checkpoint as a fold of history (surviving a
-// gateway restart), and the start_plan / execute_plan actions (docs/protocol/cursor-run.md §8.9, §8.10;
+// gateway restart), and the start_plan / execute_plan actions (docs/protocol/cursor-run.md §8.9, §8.11;
 // docs/protocol/cursor-tools.md §5.10).
 import { clone, create, fromBinary } from "@bufbuild/protobuf";
 import { expect } from "chai";

@@ -25,7 +25,8 @@ const harnesses: Harness<any>[] = [
 ];
 
 describe("lifecycle machines: paths generated from their graphs", function () {
-  this.timeout(60_000);
+  // The Run graph (with its measuring and compacting states) takes about a minute on a loaded machine.
+  this.timeout(180_000);
   for (const h of harnesses) {
     it(`${h.name}: every generated path replays on the real machine and every ending keeps the invariants`, () => {
       const graph = generatePaths(h);
@@ -76,7 +77,7 @@ describe("lifecycle machines: machines reached through several harness variants"
 });
 
 describe("lifecycle machines: every ending cause is a path of its own", function () {
-  this.timeout(60_000);
+  this.timeout(180_000);
 
   it("run: each failure and cancel cause ends the run as its own path, with its code", () => {
     runEndsReached.clear();

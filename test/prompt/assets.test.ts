@@ -20,6 +20,7 @@ const FACTS = JSON.parse(
 /** Each mode's manifest: the captured lists without SembleSearch / SembleFindRelated; agent adds our Ls
  * (docs/protocol/cursor-tools.md §6.2). */
 const MODE_TOOLS: Record<ModeId, string[]> = {
+  compaction: [],
   agent: [
     ...["Shell", "Grep", "Delete", "WebSearch", "WebFetch", "GenerateImage", "EditNotebook", "TodoWrite", "StrReplace"],
     ...["Write", "Read", "ReadLints", "Glob", "AskQuestion", "Task", "GetMcpTools", "FetchMcpResource", "SwitchMode"],
@@ -61,6 +62,7 @@ const AGENT_TOOLS = MODE_TOOLS.agent;
  * Ask and debug offer the same list, as in the captures.
  */
 const MODE_DIGESTS: Record<ModeId, string> = {
+  compaction: "",
   agent: "6c52bb2f146f123a550890efa124ade658a938b5a829155ad7e38d647a8b679c",
   ask: "493fb2ce117fc78b7731916b4a311c8b11cdf887c27c82bb6f8f36bfd138edb6",
   plan: "e2370e375e30dc579646281a417d77072194ca792ff70c4334b98a153882d502",

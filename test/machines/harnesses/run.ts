@@ -65,6 +65,9 @@ export const runHarness: Harness<Entry[]> = {
     s.context.gets.filter((g: { data?: Uint8Array }) => g.data).length,
     s.context.nextExecId > 1,
     s.context.callIndex > 0,
+    // What the next step depends on only there: where a compaction goes next, whether a measure compacts.
+    s.matches({ live: "compacting" }) ? s.context.prepared?.summarize === true : null,
+    s.matches({ live: "measuring" }) ? s.context.belowWindow : null,
   ],
   payloads(type, s: AnyMachineSnapshot) {
     const interrupted = s.context.end !== undefined;
@@ -77,8 +80,15 @@ export const runHarness: Harness<Entry[]> = {
       return [
         { type, output: prepared },
         { type, output: { ...prepared, resumeRound: [read] } },
+        { type, output: { ...prepared, summarize: true } },
       ];
-    if (/^xstate\.done\.actor\..*finalizing$/.test(type))
+    // Under the threshold, or over it: the first time over it is a crossing.
+    if (/^xstate\.done\.actor\..*measuring$/.test(type))
+      return [
+        { type, output: { estimate: 10, limit: 100, summarizable: 3 } },
+        { type, output: { estimate: 200, limit: 100, summarizable: 3 } },
+      ];
+    if (/^xstate\.done\.actor\..*(finalizing|checkpointing)$/.test(type))
       return [
         { type, output: { ok: true, nextKvId: 6 } },
         { type, output: { ok: false, error: "client refused blob SET 2: disk full", nextKvId: 6 } },
@@ -95,25 +105,36 @@ export const runHarness: Harness<Entry[]> = {
     switch (type) {
       case "xstate.done.actor.modelCall":
         // A stopped pass only follows the run's own STOP.
-        return interrupted
-          ? [{ type, output: { ok: false, failure: { kind: "stopped", message: "model call stopped" } } }]
-          : [
-              { type, output: { ok: true, reason: "stop", assistant, invocations: [] } },
-              {
-                type,
-                output: {
-                  ok: true,
-                  reason: "toolUse",
-                  assistant: { ...assistant, toolCalls: [read] },
-                  invocations: [read],
-                },
-              },
-              { type, output: { ok: false, failure: { kind: "provider", message: "HTTP 500" } } },
-              {
-                type,
-                output: { ok: false, failure: { kind: "protocol", message: 'model called unknown tool "Teleport"' } },
-              },
-            ];
+        if (interrupted)
+          return [{ type, output: { ok: false, failure: { kind: "stopped", message: "model call stopped" } } }];
+        // A summary call: a summary, an empty one, a provider failure, a tool call although none was offered.
+        if (s.matches({ live: "compacting" }))
+          return [
+            {
+              type,
+              output: { ok: true, reason: "stop", assistant: { ...assistant, text: "summary" }, invocations: [] },
+            },
+            { type, output: { ok: true, reason: "stop", assistant, invocations: [] } },
+            { type, output: { ok: false, failure: { kind: "provider", message: "HTTP 500" } } },
+            { type, output: { ok: false, failure: { kind: "protocol", message: 'model called unknown tool "Read"' } } },
+          ];
+        return [
+          { type, output: { ok: true, reason: "stop", assistant, invocations: [] } },
+          {
+            type,
+            output: {
+              ok: true,
+              reason: "toolUse",
+              assistant: { ...assistant, toolCalls: [read] },
+              invocations: [read],
+            },
+          },
+          { type, output: { ok: false, failure: { kind: "provider", message: "HTTP 500" } } },
+          {
+            type,
+            output: { ok: false, failure: { kind: "protocol", message: 'model called unknown tool "Teleport"' } },
+          },
+        ];
       case "xstate.done.actor.toolRound":
         return interrupted
           ? [{ type, output: { outcome: { kind: "canceled", message: "canceled" }, nextExecId: 3, nextKvId: 4 } }]
