@@ -46,7 +46,7 @@ async function load(ctx: BenchContext, server: ServerProcess, runs: number, delt
   for (const [i, turn] of turns.entries()) {
     const [record] = await ctx.fakes.records(`${tag}-${i}`);
     const writes = record?.writes ?? [];
-    perDeltaArrivals(turn).forEach((at, j) => latencies.push(at - writes[j]!));
+    for (const [j, at] of perDeltaArrivals(turn).entries()) latencies.push(at - writes[j]!);
   }
   const gaps = turns.flatMap((t) => t.deltaArrivals.slice(1).map((at, i) => at - t.deltaArrivals[i]!));
   return { latencies, gaps, cpuUsPerDelta: cpuUs / (runs * deltas) };
