@@ -90,7 +90,16 @@ export class RunSession {
   /** Once the request is admitted (engine/run-context.ts): the history roots, the turn a resume continues and the blobs
    * the user message refers to that the store lacks; they come from the client (docs/protocol/cursor-run.md §3.5). */
   async findMissingBlobs(): Promise<Uint8Array[]> {
-    this.facts = await admitRequest(this.deps, this.facts, this.request, this.requestId);
+    this.facts = await admitRequest(this.deps, this.facts, this.request, this.requestId, (input) =>
+      this.deps.store.beginRun({
+        runId: this.requestId,
+        conversationId: this.conversationId,
+        model: resolveModel(this.deps.models, this.request.requestedModel).model,
+        // The router keeps the route in memory at once; it becomes durable with the run (issue 17).
+        route: { route: "local", modelId: this.request.requestedModel?.modelId ?? "" },
+        ...(input ? { input } : {}),
+      }),
+    );
     const { state, action } = this.facts;
     // Roots the history cache holds decoded are stored (garbage collection clears the cache when it deletes).
     const cached = this.deps.history.prefix(this.conversationId, rootIds(state)).messages.length;
@@ -113,7 +122,6 @@ export class RunSession {
     if (fetched.length) await store.putBlobs(fetched.map((f) => ({ id: f.blobId, data: f.data })));
     this.history = await loadHistory(store, this.deps.history, this.conversationId, this.facts.state);
     for (const m of this.history) this.account(m);
-    await store.createRun({ runId: this.requestId, conversationId: this.conversationId, model: model.model });
     const env = this.facts.requestContext?.env;
     const prepared: PreparedRun = {
       toolNames: mode.tools.map((t) => t.name),
