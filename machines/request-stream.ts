@@ -202,9 +202,10 @@ export const requestStreamMachine = requestStreamSetup.createMachine({
               entry: armHeartbeat,
               exit: cancel(HEARTBEAT_TIMER),
               on: {
-                OUTPUT: { actions: [record, cancel(HEARTBEAT_TIMER), armHeartbeat] },
+                // Targeted (drawn in the lifecycle diagram) but not re-entering: no exit or entry actions run.
+                OUTPUT: { target: "quiet", actions: [record, cancel(HEARTBEAT_TIMER), armHeartbeat] },
                 // Emitting with nobody listening is harmless, so the timer simply re-arms.
-                SILENCE: { actions: ["heartbeat", armHeartbeat] },
+                SILENCE: { target: "quiet", actions: ["heartbeat", armHeartbeat] },
               },
             },
           },
