@@ -1,4 +1,4 @@
-// Coalesces the text and thinking deltas a provider read decodes into one ModelEvent (issue 6 follow-up): a fast
+// Coalesces the text and thinking deltas a provider read decodes into few ModelEvents (issue 6 follow-up): a fast
 // provider packs dozens of deltas into one network read, and each delta would otherwise cost one ModelCall event,
 // one RequestStream event and one frame. Cursor renders text_delta and thinking_delta additively, so consecutive
 // deltas of one kind concatenated are wire-equivalent; any other event (a block boundary, a tool call, usage, done)
@@ -16,39 +16,45 @@ export interface DeltaCoalescer {
 }
 
 /**
- * Holds a delta until the current event-loop turn has decoded everything it read (the flush runs in
- * setImmediate, after the microtasks that decode one read), then sends it as one event.
+ * The first delta of an event-loop turn goes out at once: a paced model (one delta per read) and the first token
+ * never wait for a timer (issue 17). The deltas decoded after it in the same turn are held and concatenated until
+ * that turn's decoding is done (setImmediate, after the microtasks that decode one read), then sent as one event.
  */
 export function coalesceDeltas(send: (event: ModelEvent) => void): DeltaCoalescer {
   let held: { type: Delta["type"]; delta: string } | undefined;
-  let timer: NodeJS.Immediate | undefined;
+  /** Set while the current turn already sent a delta; cleared (and the held delta sent) by the immediate. */
+  let turn: NodeJS.Immediate | undefined;
   const flush = () => {
-    if (timer !== undefined) clearImmediate(timer);
-    timer = undefined;
     if (!held) return;
     const event = held;
     held = undefined;
     send(event);
   };
+  const endTurn = () => {
+    turn = undefined;
+    flush();
+  };
   return {
     push(event) {
-      if (event.type === "text_delta" || event.type === "thinking_delta") {
-        if (held?.type === event.type) {
-          held.delta += event.delta;
-          return;
-        }
+      if (event.type !== "text_delta" && event.type !== "thinking_delta") {
         flush();
-        held = { type: event.type, delta: event.delta };
-        timer = setImmediate(flush);
+        send(event);
         return;
       }
-      flush();
-      send(event);
+      if (turn === undefined) {
+        turn = setImmediate(endTurn);
+        send(event);
+      } else if (held?.type === event.type) {
+        held.delta += event.delta;
+      } else {
+        flush();
+        held = { type: event.type, delta: event.delta };
+      }
     },
     flush,
     drop() {
-      if (timer !== undefined) clearImmediate(timer);
-      timer = undefined;
+      if (turn !== undefined) clearImmediate(turn);
+      turn = undefined;
       held = undefined;
     },
   };

@@ -38,9 +38,14 @@ export interface ContextDeps {
 
 const hex = (id: Uint8Array) => Buffer.from(id.buffer, id.byteOffset, id.byteLength).toString("hex");
 
+/** The run's first commit (store.beginRun), told the user message to anchor; returns that message's anchor. */
+export type BeginRun = (
+  input: { messageId: string; baseState: Uint8Array } | undefined,
+) => Promise<Uint8Array | undefined>;
+
 /**
- * Before anything is fetched: an edited message is moved onto its anchor, the pre-fetched blobs are stored, and
- * attached images are refused when the model takes none (`takesImages`, config `images`).
+ * Before anything is fetched: attached images are refused when the model takes none (`takesImages`, config
+ * `images`), the run's first commit moves an edited message onto its anchor, and the pre-fetched blobs are stored.
  */
 export async function admitRequest(
   deps: ContextDeps,
@@ -48,8 +53,11 @@ export async function admitRequest(
   request: AgentRunRequest,
   requestId: string,
   takesImages: boolean,
+  begin: BeginRun,
 ): Promise<RunRequestFacts> {
-  const anchored = await anchoredFacts(deps.store, facts);
+  if (facts.action.kind === "userMessage" && !takesImages)
+    refuseImages(facts.action.userMessage, request.requestedModel?.modelId ?? "");
+  const anchored = await anchoredFacts(begin, facts);
   if (anchored !== facts) {
     deps.log.info("edited message branches from its anchor", {
       request_id: requestId,
@@ -59,8 +67,6 @@ export async function admitRequest(
     });
   }
   await storePreFetched(deps.store, request);
-  if (facts.action.kind === "userMessage" && !takesImages)
-    refuseImages(facts.action.userMessage, request.requestedModel?.modelId ?? "");
   return anchored;
 }
 
@@ -69,11 +75,11 @@ export async function admitRequest(
  * on, whatever later checkpoint the client sends: the history is cut back to the message's anchor and the abandoned
  * branch stays in the store until garbage collection (docs/protocol/cursor-run.md §12.1).
  */
-async function anchoredFacts(store: Store, facts: RunRequestFacts): Promise<RunRequestFacts> {
-  if (facts.action.kind !== "userMessage" || !facts.action.userMessage.messageId) return facts;
-  const sent = toBinary(ConversationStateStructureSchema, facts.state);
-  const base = await store.anchorInput(facts.conversationId, facts.action.userMessage.messageId, sent);
-  if (Buffer.from(base).equals(sent)) return facts;
+async function anchoredFacts(begin: BeginRun, facts: RunRequestFacts): Promise<RunRequestFacts> {
+  const messageId = facts.action.kind === "userMessage" ? facts.action.userMessage.messageId : "";
+  const sent = messageId ? toBinary(ConversationStateStructureSchema, facts.state) : undefined;
+  const base = await begin(sent && { messageId, baseState: sent });
+  if (!base || !sent || Buffer.from(base).equals(sent)) return facts;
   return { ...facts, state: fromBinary(ConversationStateStructureSchema, base) };
 }
 

@@ -127,6 +127,8 @@ export class RunRouter {
       if (this.recent.size <= this.max) break;
       this.recent.delete(oldest);
     }
+    // A local run writes its route in its own first commit (store.beginRun); an upstream one has no commit of ours.
+    if (route.route !== "upstream") return;
     this.store
       .setConversationRoute(conversationId, route)
       .catch((e: unknown) =>

@@ -110,8 +110,17 @@ export class RunSession {
   /** Once the request is admitted (engine/run-context.ts): the history roots, the turn a resume continues and the blobs
    * the user message refers to that the store lacks; they come from the client (docs/protocol/cursor-run.md §3.5). */
   async findMissingBlobs(): Promise<Uint8Array[]> {
-    const { images } = resolveModel(this.deps.models, this.request.requestedModel);
-    this.facts = await admitRequest(this.deps, this.facts, this.request, this.requestId, images);
+    const model = resolveModel(this.deps.models, this.request.requestedModel);
+    this.facts = await admitRequest(this.deps, this.facts, this.request, this.requestId, model.images, (input) =>
+      this.deps.store.beginRun({
+        runId: this.requestId,
+        conversationId: this.conversationId,
+        model: model.model,
+        // The router keeps the route in memory at once; it becomes durable with the run (docs/performance.md).
+        route: { route: "local", modelId: this.request.requestedModel?.modelId ?? "" },
+        ...(input ? { input } : {}),
+      }),
+    );
     const { state, action } = this.facts;
     // Roots the history cache holds decoded are stored (garbage collection clears the cache when it deletes).
     const cached = this.deps.history.prefix(this.conversationId, rootIds(state)).messages.length;
@@ -139,7 +148,6 @@ export class RunSession {
     this.facts = await compileRequestContext(store, this.facts, this.request);
     this.history = await loadHistory(store, this.deps.history, this.conversationId, this.facts.state);
     for (const m of this.history) this.account(m);
-    await store.createRun({ runId: this.requestId, conversationId: this.conversationId, model: model.model });
     const env = this.facts.requestContext?.env;
     const mcp = mcpToolsForRun(this.request.mcpTools?.mcpTools ?? []);
     // The MCP tools the client announced follow the mode's tools, whatever the mode (cursor-tools.md §5.15).

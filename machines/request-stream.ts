@@ -4,7 +4,7 @@
 // object graphs, are what a long run retains and what a replay writes), sends a heartbeat after 5 s of silence (never
 // stored), asks for the run to be abandoned when no subscriber came back within the reconnect grace, ends a stream
 // whose run_request never came, and keeps a terminal stream for 30 s.
-import { assign, emit, enqueueActions, setup } from "xstate";
+import { assign, cancel, emit, enqueueActions, raise, setup } from "xstate";
 import type { AgentClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import { type EndStream, RpcError } from "../cursor/errors.js";
 
@@ -30,7 +30,9 @@ export type RequestStreamEvent =
   | { type: "OUTPUT"; payload: Uint8Array }
   | { type: "END"; end: EndStream }
   | { type: "SUBSCRIBE" }
-  | { type: "UNSUBSCRIBE" };
+  | { type: "UNSUBSCRIBE" }
+  /** Internal: the heartbeat timer ran out (raised by the stream itself, never sent from outside). */
+  | { type: "SILENCE" };
 
 export type RequestStreamEmitted =
   | { type: "frame"; payload: Uint8Array }
@@ -116,6 +118,11 @@ const admitAppend = requestStreamSetup.createAction(
   }),
 );
 
+const HEARTBEAT_TIMER = "heartbeat";
+const armHeartbeat = requestStreamSetup.createAction(
+  raise({ type: "SILENCE" } as const, { id: HEARTBEAT_TIMER, delay: "heartbeatAfter" }),
+);
+
 const record = requestStreamSetup.createAction(
   enqueueActions(({ context, event, enqueue }) => {
     if (event.type !== "OUTPUT") return;
@@ -189,10 +196,17 @@ export const requestStreamMachine = requestStreamSetup.createMachine({
         output: {
           initial: "quiet",
           states: {
+            // The timer is a cancellable delayed event rather than `after`: a frame re-arms it without leaving and
+            // re-entering the state, which every delta would otherwise pay for (issue 17).
             quiet: {
-              on: { OUTPUT: { target: "quiet", reenter: true, actions: record } },
-              // Emitting with nobody listening is harmless, so the timer simply re-arms.
-              after: { heartbeatAfter: { target: "quiet", reenter: true, actions: "heartbeat" } },
+              entry: armHeartbeat,
+              exit: cancel(HEARTBEAT_TIMER),
+              on: {
+                // Targeted (drawn in the lifecycle diagram) but not re-entering: no exit or entry actions run.
+                OUTPUT: { target: "quiet", actions: [record, cancel(HEARTBEAT_TIMER), armHeartbeat] },
+                // Emitting with nobody listening is harmless, so the timer simply re-arms.
+                SILENCE: { target: "quiet", actions: ["heartbeat", armHeartbeat] },
+              },
             },
           },
         },

@@ -5,28 +5,26 @@ import { toBuffer, toBytes } from "./db.js";
 
 /**
  * Records `baseState` as the anchor of the message unless it has one, and returns the anchor: the state given now for
- * a new message, the first one for a message seen before (an edit or a repeat).
+ * a new message, the first one for a message seen before (an edit or a repeat). Runs inside the run's first
+ * transaction (store/run-start.ts).
  */
-export async function anchorInput(
-  db: Knex,
+export async function recordAnchor(
+  trx: Knex.Transaction,
   conversationId: string,
-  messageId: string,
-  baseState: Uint8Array,
+  input: { messageId: string; baseState: Uint8Array },
 ): Promise<Uint8Array> {
-  return db.transaction(async (trx) => {
-    await trx("input_anchors")
-      .insert({
-        conversation_id: conversationId,
-        message_id: messageId,
-        base_state: toBuffer(baseState),
-        created_at: Date.now(),
-      })
-      .onConflict(["conversation_id", "message_id"])
-      .ignore();
-    const row: { base_state: Buffer } = await trx("input_anchors")
-      .select("base_state")
-      .where({ conversation_id: conversationId, message_id: messageId })
-      .first();
-    return toBytes(row.base_state);
-  });
+  await trx("input_anchors")
+    .insert({
+      conversation_id: conversationId,
+      message_id: input.messageId,
+      base_state: toBuffer(input.baseState),
+      created_at: Date.now(),
+    })
+    .onConflict(["conversation_id", "message_id"])
+    .ignore();
+  const row: { base_state: Buffer } = await trx("input_anchors")
+    .select("base_state")
+    .where({ conversation_id: conversationId, message_id: input.messageId })
+    .first();
+  return toBytes(row.base_state);
 }

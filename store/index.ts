@@ -1,6 +1,5 @@
 import { dirname, join } from "node:path";
 import * as aepLedger from "./aep-ledger.js";
-import { anchorInput } from "./anchors.js";
 import type { AepInputRecord, DeliveryStatus, RecordInputResult, RuntimeStatus } from "./aep-ledger.js";
 import * as aepEvents from "./aep-events.js";
 import type { EventLogBounds, LoggedEvent } from "./aep-events.js";
@@ -18,6 +17,7 @@ import { openDb } from "./db.js";
 import { collectBlobs, type GcResult } from "./gc.js";
 import * as messages from "./messages.js";
 import type { NewMessage, StoredMessage } from "./messages.js";
+import { beginRun, type RunStart } from "./run-start.js";
 import * as runs from "./runs.js";
 import type { NewRun, RunOutcome, RunRecord } from "./runs.js";
 import { addUsage, type UsageTotals, usageSince } from "./usage.js";
@@ -32,6 +32,7 @@ export type { ConversationRoute } from "./routes.js";
 export type { GcResult } from "./gc.js";
 export { StaleCheckpointError } from "./conversations.js";
 export type { MessageOrigin, NewMessage, StoredMessage } from "./messages.js";
+export type { RunStart } from "./run-start.js";
 export type { NewRun, RunOutcome, RunRecord, RunStatus, RunUsage, TerminalRunStatus } from "./runs.js";
 export type { ConversationSummary } from "./conversation-list.js";
 export { type UsageRecord, type UsageTotals, usageDay } from "./usage.js";
@@ -62,8 +63,11 @@ export interface Store {
     body: string,
   ): Promise<{ body: string; appended: boolean }>;
   loadMessages(conversationId: string): Promise<StoredMessage[]>;
-  /** The checkpoint a user message was first sent on (docs/protocol/cursor-run.md §12.1); recorded on first sight. */
-  anchorInput(conversationId: string, messageId: string, baseState: Uint8Array): Promise<Uint8Array>;
+  /**
+   * A local run's first commit: its row, its conversation's route and its user message's anchor, the checkpoint the
+   * message was first sent on (docs/protocol/cursor-run.md §12.1), which it returns.
+   */
+  beginRun(start: RunStart): Promise<Uint8Array | undefined>;
   /** A reused runId (request_id reuse) resets the row to running. */
   createRun(r: NewRun): Promise<void>;
   /** Persist before the provider HTTP call (docs/protocol/cursor-run.md §6.5); throws when the run is unknown or
@@ -136,7 +140,7 @@ export async function openStore(opts: StoreLocation & StoreOptions): Promise<Sto
     appendMessages: (c, r, m) => messages.appendMessages(db, c, r, m),
     appendRuntimeMessageOnce: (c, r, e, b) => messages.appendRuntimeMessageOnce(db, c, r, e, b),
     loadMessages: (c) => messages.loadMessages(db, c),
-    anchorInput: (c, m, b) => anchorInput(db, c, m, b),
+    beginRun: (start) => beginRun(db, start),
     createRun: (r) => runs.createRun(db, r),
     setProviderCallIndex: (r, i) => runs.setProviderCallIndex(db, r, i),
     finishRun: (r, o) => runs.finishRun(db, r, o),

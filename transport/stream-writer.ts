@@ -1,6 +1,6 @@
 // Writing AgentServerMessages onto an open streaming response (RunSSE and Run share it;
 // docs/protocol/cursor-transport.md §2.3, §4.3): 5-byte envelopes, frames of 1 KiB or more gzipped when the client
-// accepts it, frames produced in one event-loop turn leaving in one socket write.
+// accepts it, frames written in one synchronous run leaving in one socket write.
 import type { ServerResponse } from "node:http";
 import { toBinary } from "@bufbuild/protobuf";
 import { gzipSync } from "node:zlib";
@@ -17,19 +17,21 @@ export const HEARTBEAT = toBinary(AgentServerMessageSchema, frames.heartbeat());
  * request the compatibility response, which has the same surface.
  */
 export function streamWriter(res: ServerResponse, gzip: boolean): (payload: Uint8Array) => void {
-  // A provider read often carries many deltas: one syscall and one TCP segment instead of one per frame. end()
-  // flushes whatever is still corked.
+  // The frames one machine event produces (a tool card and its delta, a checkpoint's SETs) leave in one syscall
+  // and one TCP segment. Uncorked on the next tick, not the next event-loop turn: a frame never waits behind the
+  // other streams' I/O (issue 17). end() flushes whatever is still corked.
   let corked = false;
   let last: { payload: Uint8Array; frame: Uint8Array } | undefined;
+  const uncork = () => {
+    corked = false;
+    res.uncork();
+  };
   return (payload) => {
     if (res.writableEnded) return;
     if (!corked) {
       corked = true;
       res.cork();
-      setImmediate(() => {
-        corked = false;
-        res.uncork();
-      });
+      process.nextTick(uncork);
     }
     // A repeated frame (the final checkpoint is sent twice) is enveloped and compressed once.
     if (last?.payload !== payload) last = { payload, frame: encodeFrame(payload, gzip) };

@@ -38,6 +38,8 @@ export interface TurnRecord {
   end: RunEnd;
   /** nowMs() of every text_delta frame's arrival. */
   deltaArrivals: number[];
+  /** Text deltas in each of those frames (a server may merge the deltas of one provider read). */
+  frameDeltas: number[];
   /** Text deltas received, counted from the characters (a server could merge deltas into fewer frames). */
   deltas: number;
   kvSets: number;
@@ -57,6 +59,7 @@ export function runTurn(o: TurnOptions): Promise<TurnRecord> {
   const record: TurnRecord = {
     end: { ok: true },
     deltaArrivals: [],
+    frameDeltas: [],
     deltas: 0,
     kvSets: 0,
     kvSetBytes: 0,
@@ -85,8 +88,10 @@ export function runTurn(o: TurnOptions): Promise<TurnRecord> {
   const onMessage = (message: AgentServerMessage): void => {
     const m = message.message;
     if (m.case === "interactionUpdate" && m.value.message.case === "textDelta") {
+      const chars = m.value.message.value.text.length;
       record.deltaArrivals.push(nowMs());
-      textChars += m.value.message.value.text.length;
+      record.frameDeltas.push(chars / DELTA_TEXT.length);
+      textChars += chars;
       return;
     }
     if (m.case === "kvServerMessage") {

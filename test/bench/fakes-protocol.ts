@@ -13,6 +13,8 @@ export interface StreamDirective {
   toolRounds?: number;
   /** Set for multi-turn runs: each request is checked against the previous one of the same conversation. */
   conversation?: string;
+  /** Record when each text delta was written (ProviderRecord.writes). */
+  stampWrites?: boolean;
 }
 
 export function directiveText(d: StreamDirective): string {
@@ -36,6 +38,8 @@ export interface ProviderRecord {
   prefixOk: boolean;
   /** JSON bytes of the messages past that prefix. */
   newMessageBytes: number;
+  /** nowMs() when each text delta was written, when the directive asked for it. */
+  writes?: number[];
 }
 
 export interface FakesReady {

@@ -70,6 +70,8 @@ async function handleProvider(req: IncomingMessage, res: ServerResponse): Promis
 
 async function streamText(res: ServerResponse, d: StreamDirective, record: ProviderRecord): Promise<void> {
   const delta = chunk({ content: DELTA_TEXT });
+  const writes: number[] | undefined = d.stampWrites ? [] : undefined;
+  if (writes) record.writes = writes;
   for (let i = 0; i < d.deltas; i++) {
     if (i === 0) {
       res.write(chunk({ role: "assistant", content: "" }) + delta);
@@ -77,6 +79,7 @@ async function streamText(res: ServerResponse, d: StreamDirective, record: Provi
     } else if (!res.write(delta)) {
       await new Promise((resolve) => res.once("drain", resolve));
     }
+    writes?.push(nowMs());
     if (d.intervalMs) await new Promise((resolve) => setTimeout(resolve, d.intervalMs));
   }
 }

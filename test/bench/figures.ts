@@ -45,13 +45,20 @@ export function ratioOf(gateway: number, baseline: number | null): number | null
   return baseline === null || baseline === 0 ? null : gateway / baseline;
 }
 
-export function summaryLines(figures: readonly Figure[]): string[] {
+/** The verdict on a figure's target; a --quick run is too small to judge one. */
+export function verdict(f: Figure, quick: boolean): string {
+  if (f.target === undefined) return "";
+  if (quick) return `smoke run, targets not judged (${f.target})`;
+  return `${f.met ? "met" : "MISSED"} (${f.target})`;
+}
+
+export function summaryLines(figures: readonly Figure[], quick: boolean): string[] {
   const rows = figures.map((f) => [
     `${f.scenario}: ${f.figure}`,
     `${f.gateway} ${f.unit}`,
     f.baseline === null ? "—" : `${f.baseline} ${f.unit}`,
     f.ratio === null ? "—" : `${f.ratio}×`,
-    f.target === undefined ? "" : `${f.met ? "met" : "MISSED"} (${f.target})`,
+    verdict(f, quick),
   ]);
   const header = ["figure", "gateway", "baseline", "ratio", "target"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));

@@ -8,6 +8,7 @@ import { startFakes, startGateway, startRawRelay } from "./processes.js";
 import { machineFacts, writeReport } from "./report.js";
 import { concurrencyScenario } from "./scenarios/concurrency.js";
 import { conversationScenario } from "./scenarios/conversation.js";
+import { fastStreamsScenario } from "./scenarios/fast-streams.js";
 import { fsyncScenario } from "./scenarios/fsync.js";
 import { promptCacheScenario } from "./scenarios/prompt-cache.js";
 import { relayScenario } from "./scenarios/relay.js";
@@ -17,6 +18,7 @@ import { streamingScenario } from "./scenarios/streaming.js";
 const scenarios = {
   streaming: streamingScenario,
   concurrency: concurrencyScenario,
+  "fast-streams": fastStreamsScenario,
   conversation: conversationScenario,
   fsync: fsyncScenario,
   relay: relayScenario,
@@ -71,7 +73,7 @@ async function main(): Promise<void> {
   }
   const seconds = (Date.now() - started) / 1000;
   process.stdout.write(
-    `\nsummary (${quick ? "quick" : "full"} run, ${seconds.toFixed(0)} s):\n${summaryLines(figures).join("\n")}\n`,
+    `\nsummary (${quick ? "quick" : "full"} run, ${seconds.toFixed(0)} s):\n${summaryLines(figures, quick).join("\n")}\n`,
   );
   if (values.write) {
     await writeReport(values.write, figures, { quick, seconds, before, after: machineFacts() });

@@ -17,6 +17,12 @@ import { type GatewayProcess, killAllGateways, startGatewayProcess } from "../su
 import { assertCleanSuccess } from "./tools-kit.js";
 
 const COMMITS_PER_TOOL_ROUND = 3;
+/**
+ * A turn of one tool round: the run's start (route, input anchor and run row together, issue 17), the runtime
+ * message, the first provider_call_index, the round's three, the final checkpoint with the answer, the terminal
+ * status.
+ */
+const COMMITS_PER_ONE_ROUND_TURN = 8;
 
 describe("e2e: store commits per tool round", function () {
   this.timeout(30_000);
@@ -59,11 +65,12 @@ describe("e2e: store commits per tool round", function () {
     return { commits: (await storeCommits()) - before, requestId: run.requestId };
   }
 
-  it(`commits at most ${COMMITS_PER_TOOL_ROUND} times per tool round`, async () => {
+  it(`commits at most ${COMMITS_PER_TOOL_ROUND} times per tool round and ${COMMITS_PER_ONE_ROUND_TURN} times per one-round turn`, async () => {
     await commitsOfTurn(1); // a fresh store's first run
     const one = await commitsOfTurn(1);
     const three = await commitsOfTurn(3);
     expect((three.commits - one.commits) / 2).to.be.at.most(COMMITS_PER_TOOL_ROUND);
+    expect(one.commits, "commits of a one-round turn").to.be.at.most(COMMITS_PER_ONE_ROUND_TURN);
     // The settled checkpoints carried the call indexes: the run's row names its last call (0-based,
     // docs/protocol/cursor-run.md §6.5).
     const store = await openStore({ dataDir: dir });

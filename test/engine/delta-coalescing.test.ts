@@ -1,4 +1,5 @@
-// The deltas one provider read decodes reach the ModelCall as one event and the client as one frame; block
+// The deltas one provider read decodes reach the ModelCall as at most two events and the client as at most two
+// frames: the turn's first delta at once (no timer before the first token, issue 17), the rest merged; block
 // boundaries and tool calls are never crossed, so kinds keep their order (issue 6 follow-up).
 import { expect } from "chai";
 import { createActor } from "xstate";
@@ -48,14 +49,14 @@ async function runPass(reads: ModelEvent[][]): Promise<{ frames: string[]; outpu
 const text = (delta: string): ModelEvent => ({ type: "text_delta", delta });
 const thinking = (delta: string): ModelEvent => ({ type: "thinking_delta", delta });
 
-describe("delta coalescing (one provider read → one event, one frame)", () => {
-  it("sends the text deltas of one read as one text_delta frame, and a later read as another", async () => {
+describe("delta coalescing (one provider read → its first delta at once, the rest as one frame)", () => {
+  it("sends a read's first text delta at once and the rest of that read as one text_delta frame", async () => {
     const { frames, output } = await runPass([
       [{ type: "start" }, { type: "text_start" }, text("Hel"), text("lo"), text(", ")],
       [text("wor"), text("ld")],
       [{ type: "text_end" }, { type: "usage", usage: { outputTokens: 5 } }, { type: "done", reason: "stop" }],
     ]);
-    expect(frames.filter((f) => f.startsWith("text:"))).to.deep.equal(["text:Hello, ", "text:world"]);
+    expect(frames.filter((f) => f.startsWith("text:"))).to.deep.equal(["text:Hel", "text:lo, ", "text:wor", "text:ld"]);
     expect(output.ok && output.assistant.text).to.equal("Hello, world");
   });
 
@@ -84,7 +85,8 @@ describe("delta coalescing (one provider read → one event, one frame)", () => 
       (f) => f.startsWith("text:") || f.startsWith("thinking:") || f === "thinkingCompleted" || f === "partialToolCall",
     );
     expect(streamed).to.deep.equal([
-      "thinking:ab",
+      "thinking:a",
+      "thinking:b",
       "thinkingCompleted",
       "text:xy",
       "partialToolCall",
@@ -99,12 +101,14 @@ describe("delta coalescing (one provider read → one event, one frame)", () => 
     const sent: ModelEvent[] = [];
     const c = coalesceDeltas((e) => sent.push(e));
     c.push(text("a"));
+    expect(sent, "the turn's first delta waits for nothing").to.deep.equal([text("a")]);
     c.push(text("b"));
-    c.flush();
-    expect(sent).to.deep.equal([text("ab")]);
     c.push(text("c"));
+    c.flush();
+    expect(sent).to.deep.equal([text("a"), text("bc")]);
+    c.push(text("d"));
     c.drop();
     await nextTurn();
-    expect(sent).to.deep.equal([text("ab")]);
+    expect(sent).to.deep.equal([text("a"), text("bc")]);
   });
 });

@@ -64,7 +64,7 @@ export async function streamingScenario(ctx: BenchContext): Promise<Figure[]> {
   for (const p of [50, 99]) {
     const g = percentile(first.gateway, p);
     const r = percentile(first.raw, p);
-    const extra = p === 50 ? { target: "≤ 2 ms over the provider's first byte (p50)", met: g <= 2 } : {};
+    const extra = p === 50 ? { target: "≤ 1 ms over the raw relay (p50)", met: g - r <= 1 } : {};
     figures.push(
       figure({
         scenario: "1 streaming",
@@ -73,6 +73,7 @@ export async function streamingScenario(ctx: BenchContext): Promise<Figure[]> {
         gateway: g,
         baseline: r,
         ratio: ratioOf(g, r),
+        note: `${(g - r).toFixed(2)} ms over the raw relay`,
         ...extra,
       }),
     );
