@@ -1,13 +1,16 @@
 // The tool registry (docs/protocol/cursor-tools.md §1.2, §2): one model tool name → exactly one driver, hence one
 // transport. An unknown name has no driver; the caller reports it as a protocol error, with no fallback transport.
 import { askQuestionDriver } from "./ask-question.js";
-import { strReplaceDriver, writeDriver } from "./edit.js";
+import { deleteDriver } from "./delete.js";
+import { editNotebookDriver, strReplaceDriver, writeDriver } from "./edit.js";
 import { globDriver } from "./glob.js";
 import { grepDriver } from "./grep.js";
 import { lsDriver } from "./ls.js";
 import { readDriver } from "./read.js";
+import { readLintsDriver } from "./read-lints.js";
 import { shellDriver } from "./shell.js";
 import type { ToolDriver } from "./types.js";
+import { webFetchDriver } from "./web-fetch.js";
 
 export { isBackgroundedShell } from "./shell.js";
 
@@ -20,6 +23,10 @@ const drivers: readonly ToolDriver[] = [
   writeDriver,
   strReplaceDriver,
   askQuestionDriver,
+  deleteDriver,
+  readLintsDriver,
+  editNotebookDriver,
+  webFetchDriver,
 ];
 
 const byName = new Map<string, ToolDriver>(drivers.map((d) => [d.name, d]));
