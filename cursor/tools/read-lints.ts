@@ -79,6 +79,8 @@ function fileDiagnostics(r: Extract<Branch, { case: "success" }>, path: string):
   });
 }
 
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+
 const SEVERITY: Record<DiagnosticSeverity, string> = {
   [DiagnosticSeverity.UNSPECIFIED]: "diagnostic",
   [DiagnosticSeverity.ERROR]: "error",
@@ -98,7 +100,7 @@ export function lintsText(files: FileDiagnostics[], failures: string[]): string 
       return `  ${at}${SEVERITY[d.severity] ?? "diagnostic"}${origin ? ` [${origin}]` : ""} ${d.message}${stale}`;
     });
     const shown = f.diagnosticsCount > f.diagnostics.length ? ` (${f.diagnostics.length} shown)` : "";
-    return [`${f.path}: ${f.diagnosticsCount} diagnostics${shown}`, ...lines].join("\n");
+    return [`${f.path}: ${count(f.diagnosticsCount, "diagnostic")}${shown}`, ...lines].join("\n");
   });
   return [...blocks, ...failures].join("\n");
 }
@@ -113,7 +115,7 @@ function finish(call: ToolInvocation, state: State): DriverStep<State> {
   const totalDiagnostics = files.reduce((n, f) => n + f.diagnosticsCount, 0);
   const value = { fileDiagnostics: files, totalFiles: files.length, totalDiagnostics };
   const typed = create(ReadLintsToolResultSchema, { result: { case: "success", value } });
-  const summary = `${totalDiagnostics} diagnostics in ${files.length} file${files.length === 1 ? "" : "s"}.`;
+  const summary = `${count(totalDiagnostics, "diagnostic")} in ${count(files.length, "file")}.`;
   return completed(state, `${lintsText(files, failures)}\n\n${summary}`, false, card(call.callId, args, typed));
 }
 
