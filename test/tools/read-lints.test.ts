@@ -1,7 +1,6 @@
 import { expect } from "chai";
 import { DiagnosticSeverity } from "../../proto/gen/agent/v1/agent_pb.js";
 import { MAX_LINT_PATHS, readLintsDriver } from "../../cursor/tools/read-lints.js";
-import type { DriverStep } from "../../cursor/tools/types.js";
 import {
   CALL_ID,
   branch,
@@ -32,7 +31,7 @@ const success = (path: string, diagnostics: object[]): Message => ({
 /** Runs the call to its end, answering each Exec in turn; returns the paths asked for and the last step. */
 function run(paths: string[], answers: Message[]) {
   const call = invocation("ReadLints", { paths });
-  let step: DriverStep<unknown> = readLintsDriver.begin(call, ctx);
+  let step = readLintsDriver.begin(call, ctx);
   const asked: string[] = [];
   for (const message of answers) {
     const { request, state } = execOf(step);
