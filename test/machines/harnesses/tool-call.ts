@@ -2,11 +2,17 @@
 // what the call reports, real PendingExec children (aborts recorded) and real drivers; the result commit never
 // settles on its own, the path supplies its outcome. One call runs one tool, so four variants together reach every
 // state and transition: Read (one Exec), arguments Read cannot take, Write (a second Exec on a granted id) and Shell
-// (deltas and waits).
+// (deltas and waits); AskQuestion (an interaction query) and WebFetch (a query whose approval hands the call to an
+// Exec on a granted id) cover the interaction transport.
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { createActor, setup, type AnyActorRef, type AnyMachineSnapshot } from "xstate";
-import { ToolCallSchema, type AgentServerMessage } from "../../../proto/gen/agent/v1/agent_pb.js";
+import {
+  FetchResultSchema,
+  ToolCallSchema,
+  WebFetchRequestResponseSchema,
+  type AgentServerMessage,
+} from "../../../proto/gen/agent/v1/agent_pb.js";
 import { pendingExecMachine } from "../../../machines/pending-exec.js";
 import { toolCallMachine, type ToolCallReport } from "../../../machines/tool-call.js";
 import type { ToolInvocation } from "../../../cursor/tools/types.js";
@@ -114,6 +120,18 @@ function variant(
   };
 }
 
+const fetchDecision = (approve: boolean) =>
+  ({
+    case: "webFetchRequestResponse",
+    value: create(WebFetchRequestResponseSchema, {
+      result: approve ? { case: "approved", value: {} } : { case: "rejected", value: { reason: "no" } },
+    }),
+  }) as const;
+const fetched = {
+  case: "fetchResult",
+  value: create(FetchResultSchema, { result: { case: "success", value: { url: "https://x.test", content: "x" } } }),
+} as const;
+
 export const toolCallHarnesses = [
   variant("Read", invocationOf("call_a", "Read", { path: "a.txt" }), [
     { type: "CLIENT_EXEC", id: RESERVED, message: readResult() },
@@ -150,6 +168,15 @@ export const toolCallHarnesses = [
       { type: "CLIENT_INTERACTION", id: QUERY, answer: { case: undefined } },
       { type: "CLIENT_INTERACTION", id: QUERY, answer: { case: "switchModeRequestResponse", value: {} } },
       { type: "CLIENT_INTERACTION", id: QUERY + 1, answer: answered },
+    ],
+  ),
+  variant(
+    "WebFetch",
+    invocationOf("call_f", "WebFetch", { url: "https://x.test" }),
+    [{ type: "CLIENT_EXEC", id: GRANTED, message: fetched }],
+    [
+      { type: "CLIENT_INTERACTION", id: QUERY, answer: fetchDecision(true) },
+      { type: "CLIENT_INTERACTION", id: QUERY, answer: fetchDecision(false) },
     ],
   ),
 ];
