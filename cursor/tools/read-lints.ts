@@ -81,13 +81,13 @@ function fileDiagnostics(r: Extract<Branch, { case: "success" }>, path: string):
 
 const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`;
 
-const SEVERITY: Record<DiagnosticSeverity, string> = {
-  [DiagnosticSeverity.UNSPECIFIED]: "diagnostic",
-  [DiagnosticSeverity.ERROR]: "error",
-  [DiagnosticSeverity.WARNING]: "warning",
-  [DiagnosticSeverity.INFORMATION]: "info",
-  [DiagnosticSeverity.HINT]: "hint",
-};
+/** Keyed by the client's enum value, which may be one this schema does not know ("diagnostic" then). */
+const SEVERITY = new Map<DiagnosticSeverity, string>([
+  [DiagnosticSeverity.ERROR, "error"],
+  [DiagnosticSeverity.WARNING, "warning"],
+  [DiagnosticSeverity.INFORMATION, "info"],
+  [DiagnosticSeverity.HINT, "hint"],
+]);
 
 /** The model's view: each file with its diagnostics as `line:column severity [source code] message`. */
 export function lintsText(files: FileDiagnostics[], failures: string[]): string {
@@ -97,7 +97,7 @@ export function lintsText(files: FileDiagnostics[], failures: string[]): string 
       const at = d.range?.start ? `${d.range.start.line}:${d.range.start.column} ` : "";
       const origin = [d.source, d.code].filter((s) => s !== "").join(" ");
       const stale = d.isStale ? " (stale)" : "";
-      return `  ${at}${SEVERITY[d.severity] ?? "diagnostic"}${origin ? ` [${origin}]` : ""} ${d.message}${stale}`;
+      return `  ${at}${SEVERITY.get(d.severity) ?? "diagnostic"}${origin ? ` [${origin}]` : ""} ${d.message}${stale}`;
     });
     const shown = f.diagnosticsCount > f.diagnostics.length ? ` (${f.diagnostics.length} shown)` : "";
     return [`${f.path}: ${count(f.diagnosticsCount, "diagnostic")}${shown}`, ...lines].join("\n");

@@ -82,6 +82,21 @@ describe("ReadLints driver", () => {
     expect(result.value.fileDiagnostics[0]!.diagnostics[0]!.range?.start).to.deep.include({ line: 12, column: 5 });
   });
 
+  it("a severity the schema does not name, or none, reads as a plain diagnostic; stale ones are marked", () => {
+    const { step } = run(
+      ["a.ts"],
+      [
+        success("a.ts", [
+          { severity: 9, message: "odd" },
+          { message: "old", isStale: true },
+        ]),
+      ],
+    );
+    expect(completionOf(step).content).to.equal(
+      "a.ts: 2 diagnostics\n  diagnostic odd\n  diagnostic old (stale)\n\n2 diagnostics in 1 file.",
+    );
+  });
+
   it("a path the client cannot check is named in the text; the others still count", () => {
     const { step } = run(
       ["src/a.ts", "gone.ts"],
