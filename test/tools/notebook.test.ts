@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import fc from "fast-check";
 import { editNotebookDriver } from "../../cursor/tools/edit.js";
 import { applyNotebookEdit, type NotebookEdit } from "../../cursor/tools/notebook.js";
 import { CALL_ID, branch, clientMessage, completionOf, ctx, execOf, invocation, startedCall } from "./helpers.js";
@@ -196,5 +197,68 @@ describe("EditNotebook driver", () => {
     expect(editNotebookDriver.started(invocation("EditNotebook", { ...args, is_new_cell: "no" }), ctx))
       .to.have.property("invalid")
       .that.contains('"is_new_cell" must be a boolean');
+  });
+});
+
+describe("EditNotebook: properties of the cell edit", () => {
+  // Sources from a small alphabet, so matches and non-matches both come up; markers are outside it.
+  const source = fc.array(fc.constantFrom("a", "b", " ", "\n", "é"), { maxLength: 12 }).map((cs) => cs.join(""));
+  const notebook = fc
+    .record({
+      sources: fc.array(fc.tuple(source, fc.boolean()), { minLength: 1, maxLength: 5 }),
+      indent: fc.constantFrom(1, 2, 4),
+    })
+    .map(({ sources, indent }) => {
+      const cells = sources.map(([text, asString]) => ({
+        cell_type: "code",
+        metadata: {},
+        source: asString ? text : (text.match(/[^\n]*\n|[^\n]+$/g) ?? []),
+      }));
+      return `${JSON.stringify({ cells, metadata: {}, nbformat: 4, nbformat_minor: 4 }, null, indent)}\n`;
+    });
+
+  it("a replacement undone by the reverse replacement gives the notebook back byte for byte", () => {
+    const withMarker = fc.tuple(notebook, fc.nat(), source, source).map(([text, pick, head, tail]) => {
+      const parsed = JSON.parse(text) as { cells: Array<{ source: string | string[] }> };
+      const cellIdx = pick % parsed.cells.length;
+      const cell = parsed.cells[cellIdx]!;
+      const marked = `${head}<m>${tail}`;
+      cell.source = typeof cell.source === "string" ? marked : (marked.match(/[^\n]*\n|[^\n]+$/g) ?? []);
+      const indent = /^\{\n( +)"/.exec(text)![1]!;
+      return { text: `${JSON.stringify(parsed, null, indent)}\n`, cellIdx };
+    });
+    fc.assert(
+      fc.property(withMarker, ({ text, cellIdx }) => {
+        const there = applyNotebookEdit(text, edit({ cellIdx, oldString: "<m>", newString: "<x>\n<y>" }), CALL_ID);
+        if (!there.ok) return expect.fail(there.error);
+        expect(there.after).to.not.equal(text);
+        const back = applyNotebookEdit(
+          there.after,
+          edit({ cellIdx, oldString: "<x>\n<y>", newString: "<m>" }),
+          CALL_ID,
+        );
+        if (!back.ok) return expect.fail(back.error);
+        expect(back.after).to.equal(text);
+      }),
+    );
+  });
+
+  it("an inserted cell lands at cell_idx and leaves every other cell as it was", () => {
+    fc.assert(
+      fc.property(notebook, fc.nat(), source, (text, pick, added) => {
+        const before = cellsOf(text);
+        const cellIdx = pick % (before.length + 1);
+        const out = applyNotebookEdit(
+          text,
+          edit({ cellIdx, isNewCell: true, oldString: "", newString: added }),
+          CALL_ID,
+        );
+        if (!out.ok) return expect.fail(out.error);
+        const after = cellsOf(out.after);
+        expect(after.length).to.equal(before.length + 1);
+        expect([...after.slice(0, cellIdx), ...after.slice(cellIdx + 1)]).to.deep.equal(before);
+        expect((after[cellIdx]!.source as string[]).join("")).to.equal(added);
+      }),
+    );
   });
 });
