@@ -48,6 +48,16 @@ export function optionalInteger(args: Args, key: string, min = INT32_MIN, max = 
   return value;
 }
 
+export function requiredBoolean(args: Args, key: string): boolean {
+  if (args[key] === undefined) throw new ArgsError(`"${key}" is required`);
+  return optionalBoolean(args, key)!;
+}
+
+export function requiredInteger(args: Args, key: string, min = INT32_MIN, max = INT32_MAX): number {
+  if (args[key] === undefined) throw new ArgsError(`"${key}" is required`);
+  return optionalInteger(args, key, min, max)!;
+}
+
 export function optionalEnum<T extends string>(args: Args, key: string, allowed: readonly T[]): T | undefined {
   const value = optionalString(args, key);
   if (value === undefined) return undefined;

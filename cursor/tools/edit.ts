@@ -1,7 +1,7 @@
-// Write and StrReplace (docs/protocol/cursor-tools.md §5.6): card edit_tool_call; live stream_content deltas while
-// the arguments stream; then a hidden read_args, the change computed here on LF text, a hidden write_args with the
-// whole new text, and an EditResult built from before/after. Each hidden phase is its own Exec; the machine
-// gives each a new id and both carry the same tool_call_id.
+// Write, StrReplace and EditNotebook (docs/protocol/cursor-tools.md §5.6): card edit_tool_call; live stream_content
+// deltas while the arguments stream; then a hidden read_args, the change computed here on LF text, a hidden
+// write_args with the whole new text, and an EditResult built from before/after. Each hidden phase is its own Exec;
+// the machine gives each a new id and both carry the same tool_call_id.
 import { create } from "@bufbuild/protobuf";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import {
@@ -12,16 +12,18 @@ import {
   WriteArgsSchema,
 } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { EditArgs, EditResult, ReadResult, WriteResult } from "../../proto/gen/agent/v1/agent_pb.js";
-import { optionalBoolean, parseOrInvalid, requiredString } from "./args.js";
+import { optionalBoolean, parseOrInvalid, requiredBoolean, requiredInteger, requiredString } from "./args.js";
 import { LfStream, diffStats, normalizeLf, replaceExact } from "./edit-text.js";
 import { JsonStringPropertyStream } from "./json-stream.js";
+import { applyNotebookEdit, type NotebookEdit } from "./notebook.js";
 import { editSuccessText } from "./result-text.js";
 import type { ArgsStreamer, DriverStep, ToolDriver, ToolInvocation } from "./types.js";
 import { completed, toolCall, unexpectedMessage } from "./wire.js";
 
 type EditPlan =
   | { tool: "Write"; path: string; contents: string }
-  | { tool: "StrReplace"; path: string; oldString: string; newString: string; replaceAll: boolean };
+  | { tool: "StrReplace"; path: string; oldString: string; newString: string; replaceAll: boolean }
+  | ({ tool: "EditNotebook" } & NotebookEdit);
 
 export type EditState =
   | { phase: "read"; plan: EditPlan }
@@ -79,7 +81,7 @@ function beforeFrom(read: ReadResult, path: string): Before | undefined {
 
 /** The new text, or why there is none. Write: a missing file is an empty "before" (docs/protocol/cursor-tools.md §5.6).
  * */
-function applyPlan(plan: EditPlan, before: Before): Applied | Failed {
+function applyPlan(plan: EditPlan, before: Before, callId: string): Applied | Failed {
   if (before.kind === "failed") return before;
   if (plan.tool === "Write") {
     const text = before.kind === "text" ? before.text : "";
@@ -91,6 +93,11 @@ function applyPlan(plan: EditPlan, before: Before): Applied | Failed {
   }
   // Replacing inside a partial read and writing it back would cut the file short.
   if (before.truncated) return failed(path, `Cannot edit ${path}: the client returned only part of the file.`);
+  if (plan.tool === "EditNotebook") {
+    const edited = applyNotebookEdit(before.text, plan, callId);
+    if (!edited.ok) return failed(path, `Cannot edit ${path}: ${edited.error}.`);
+    return { before: before.text, after: edited.after, created: false };
+  }
   const replaced = replaceExact(before.text, plan.oldString, plan.newString, plan.replaceAll);
   if (replaced.ok) return { before: before.text, after: replaced.after, created: false };
   switch (replaced.reason) {
@@ -150,7 +157,7 @@ function complete(
 function onRead(call: ToolInvocation, state: EditState & { phase: "read" }, read: ReadResult): DriverStep<EditState> {
   const before = beforeFrom(read, state.plan.path);
   if (!before) return { kind: "protocol_error", message: `${state.plan.tool}: read_result has no result branch set` };
-  const applied = applyPlan(state.plan, before);
+  const applied = applyPlan(state.plan, before, call.callId);
   if ("kind" in applied) return complete(call, state, applied.content, true, applied.result);
   const request = create(WriteArgsSchema, { path: state.plan.path, fileText: applied.after, toolCallId: call.callId });
   const next: EditState = { ...applied, phase: "write", plan: state.plan };
@@ -185,8 +192,8 @@ function onWrite(
 
 /** Live projection (docs/protocol/cursor-tools.md §5.6): content deltas right away, not held back until path is known.
  * */
-function editArgsStreamer(callId: string, streamKey: string): ArgsStreamer {
-  const json = new JsonStringPropertyStream(streamKey, ["path"]);
+function editArgsStreamer(callId: string, streamKey: string, pathKey: string): ArgsStreamer {
+  const json = new JsonStringPropertyStream(streamKey, [pathKey]);
   const lf = new LfStream();
   let pathSent = false;
   return {
@@ -215,13 +222,13 @@ function editArgsStreamer(callId: string, streamKey: string): ArgsStreamer {
 
 function editDriver(
   name: EditPlan["tool"],
-  streamKey: string,
+  keys: { stream: string; path: string },
   parse: (args: Record<string, unknown>) => EditPlan,
 ): ToolDriver<EditState> {
   return {
     name,
     placeholder: (callId) => card(callId),
-    argsStreamer: (callId) => editArgsStreamer(callId, streamKey),
+    argsStreamer: (callId) => editArgsStreamer(callId, keys.stream, keys.path),
     started(call) {
       const parsed = parseOrInvalid(name, () => parse(call.args));
       return "invalid" in parsed ? parsed : { toolCall: card(call.callId, cardArgs(parsed.ok)) };
@@ -243,16 +250,30 @@ function editDriver(
   };
 }
 
-export const writeDriver = editDriver("Write", "contents", (args) => ({
+export const writeDriver = editDriver("Write", { stream: "contents", path: "path" }, (args) => ({
   tool: "Write",
   path: requiredString(args, "path"),
   contents: requiredString(args, "contents"),
 }));
 
-export const strReplaceDriver = editDriver("StrReplace", "new_string", (args) => ({
+export const strReplaceDriver = editDriver("StrReplace", { stream: "new_string", path: "path" }, (args) => ({
   tool: "StrReplace",
   path: requiredString(args, "path"),
   oldString: requiredString(args, "old_string"),
   newString: requiredString(args, "new_string"),
   replaceAll: optionalBoolean(args, "replace_all") ?? false,
 }));
+
+export const editNotebookDriver = editDriver(
+  "EditNotebook",
+  { stream: "new_string", path: "target_notebook" },
+  (args) => ({
+    tool: "EditNotebook",
+    path: requiredString(args, "target_notebook"),
+    cellIdx: requiredInteger(args, "cell_idx", 0),
+    isNewCell: requiredBoolean(args, "is_new_cell"),
+    cellLanguage: requiredString(args, "cell_language"),
+    oldString: requiredString(args, "old_string"),
+    newString: requiredString(args, "new_string"),
+  }),
+);

@@ -2,7 +2,8 @@
 // transport. An unknown name has no driver; the caller reports it as a protocol error, with no fallback transport.
 import { askQuestionDriver } from "./ask-question.js";
 import { createPlanDriver } from "./create-plan.js";
-import { strReplaceDriver, writeDriver } from "./edit.js";
+import { deleteDriver } from "./delete.js";
+import { editNotebookDriver, strReplaceDriver, writeDriver } from "./edit.js";
 import { globDriver } from "./glob.js";
 import { grepDriver } from "./grep.js";
 import { lsDriver } from "./ls.js";
@@ -13,9 +14,11 @@ import { MCP_TOOL_PREFIX } from "./mcp-tools.js";
 import { generateImageDriver } from "./generate-image.js";
 import { webSearchDriver } from "./web-search.js";
 import { readDriver } from "./read.js";
+import { readLintsDriver } from "./read-lints.js";
 import { shellDriver } from "./shell.js";
 import { switchModeDriver } from "./switch-mode.js";
 import type { ToolDriver } from "./types.js";
+import { webFetchDriver } from "./web-fetch.js";
 
 export { isBackgroundedShell } from "./shell.js";
 
@@ -35,6 +38,10 @@ const drivers: readonly ToolDriver[] = [
   generateImageDriver,
   createPlanDriver,
   switchModeDriver,
+  deleteDriver,
+  readLintsDriver,
+  editNotebookDriver,
+  webFetchDriver,
 ];
 
 const byName = new Map<string, ToolDriver>(drivers.map((d) => [d.name, d]));

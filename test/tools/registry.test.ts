@@ -12,6 +12,9 @@ const cards: Record<string, string> = {
   Shell: "shellToolCall",
   Write: "editToolCall",
   StrReplace: "editToolCall",
+  Delete: "deleteToolCall",
+  ReadLints: "readLintsToolCall",
+  EditNotebook: "editToolCall",
 };
 
 const validArgs: Record<string, Record<string, unknown>> = {
@@ -22,13 +25,24 @@ const validArgs: Record<string, Record<string, unknown>> = {
   Shell: { command: "true" },
   Write: { path: "a", contents: "" },
   StrReplace: { path: "a", old_string: "x", new_string: "y" },
+  Delete: { path: "a" },
+  ReadLints: { paths: ["a"] },
+  EditNotebook: {
+    target_notebook: "a.ipynb",
+    cell_idx: 0,
+    is_new_cell: false,
+    cell_language: "python",
+    old_string: "x",
+    new_string: "y",
+  },
 };
 
 describe("tool registry", () => {
   it("lists the tools, each with exactly one driver; unknown names have none", () => {
     expect([...toolNames]).to.deep.equal([
       ...["Read", "Grep", "Glob", "Ls", "Shell", "Write", "StrReplace", "AskQuestion", "CallMcpTool"],
-      ...["FetchMcpResource", "GetMcpTools", "WebSearch", "GenerateImage", "CreatePlan", "SwitchMode"],
+      ...["FetchMcpResource", "GetMcpTools", "WebSearch", "GenerateImage", "CreatePlan", "SwitchMode", "Delete"],
+      ...["ReadLints", "EditNotebook", "WebFetch"],
     ]);
     expect(toolDriver("NoSuchTool")).to.equal(undefined);
     // The MCP tools offered under their own names share one driver (docs/protocol/cursor-tools.md §5.15).

@@ -2,13 +2,15 @@
 // what the call reports, real PendingExec children (aborts recorded) and real drivers; the result commit never
 // settles on its own, the path supplies its outcome (as does an approved service call). One call runs one tool, so
 // the variants together reach every state and transition: Read (one Exec), arguments Read cannot take, Write (a second
-// Exec on a granted id), Shell (deltas and waits), AskQuestion (an interaction) and WebSearch (approval, then the
-// service call).
+// Exec on a granted id), Shell (deltas and waits); AskQuestion (an interaction), WebSearch (approval, then the
+// service call) and WebFetch (approval, then an Exec on a granted id).
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { createActor, setup, type AnyActorRef, type AnyMachineSnapshot } from "xstate";
 import {
+  FetchResultSchema,
   ToolCallSchema,
+  WebFetchRequestResponseSchema,
   WebSearchRequestResponseSchema,
   type AgentServerMessage,
 } from "../../../proto/gen/agent/v1/agent_pb.js";
@@ -124,6 +126,18 @@ function variant(
   };
 }
 
+const fetchDecision = (approve: boolean) =>
+  ({
+    case: "webFetchRequestResponse",
+    value: create(WebFetchRequestResponseSchema, {
+      result: approve ? { case: "approved", value: {} } : { case: "rejected", value: { reason: "no" } },
+    }),
+  }) as const;
+const fetched = {
+  case: "fetchResult",
+  value: create(FetchResultSchema, { result: { case: "success", value: { url: "https://x.test", content: "x" } } }),
+} as const;
+
 export const toolCallHarnesses = [
   variant("Read", invocationOf("call_a", "Read", { path: "a.txt" }), [
     { type: "CLIENT_EXEC", id: RESERVED, message: readResult() },
@@ -169,6 +183,15 @@ export const toolCallHarnesses = [
     [
       { type: "CLIENT_INTERACTION", id: QUERY, answer: webSearchAnswer("approved", {}) },
       { type: "CLIENT_INTERACTION", id: QUERY, answer: webSearchAnswer("rejected", { reason: "no" }) },
+    ],
+  ),
+  variant(
+    "WebFetch",
+    invocationOf("call_f", "WebFetch", { url: "https://x.test" }),
+    [{ type: "CLIENT_EXEC", id: GRANTED, message: fetched }],
+    [
+      { type: "CLIENT_INTERACTION", id: QUERY, answer: fetchDecision(true) },
+      { type: "CLIENT_INTERACTION", id: QUERY, answer: fetchDecision(false) },
     ],
   ),
 ];
