@@ -15,6 +15,7 @@ export const BlobKinds = {
   RequestContextSkills: 8,
   RequestContextSubagents: 9,
   RequestContextMcps: 10,
+  TodoItem: 11, // an entry of the checkpoint's todos[]
 } as const;
 /** One of BlobKinds; plain number so kinds read back from rows or the wire need no cast. */
 export type BlobKind = number;

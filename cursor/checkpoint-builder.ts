@@ -5,9 +5,11 @@
 // model survive.
 import { clone, create, toBinary } from "@bufbuild/protobuf";
 import {
+  CommunicateUpdateHistoryEntrySchema,
   ConversationStateStructureSchema,
   ConversationStepSchema,
   ConversationTurnStructureSchema,
+  TodoItemSchema,
   UserMessageSchema,
   type ConversationStateStructure,
   type ConversationStep,
@@ -17,7 +19,9 @@ import {
 } from "../proto/gen/agent/v1/agent_pb.js";
 import type { CanonicalMessage } from "../providers/messages.js";
 import { BlobKinds, EdgeKinds, blobId, type BlobEdge, type BlobPut } from "../cursor/blob-graph.js";
+import type { DerivedState } from "./derived-state.js";
 import { encodeRootMessage } from "./root-messages.js";
+import { todoItem } from "./tools/todo-write.js";
 
 const hex = (id: Uint8Array) => Buffer.from(id).toString("hex");
 
@@ -58,7 +62,7 @@ export class CheckpointBuilder {
     turn: TurnStart,
     private readonly requestId: string,
   ) {
-    for (const id of [...base.rootPromptMessagesJson, ...base.turns]) this.onClient.add(hex(id));
+    for (const id of [...base.rootPromptMessagesJson, ...base.turns, ...base.todos]) this.onClient.add(hex(id));
     // The system root is this run's PromptSpec; a changed prompt gets a new content address
     // (docs/protocol/cursor-run.md §8.1–§8.2).
     this.roots = [
@@ -107,6 +111,11 @@ export class CheckpointBuilder {
     this.addStep(create(ConversationStepSchema, { message: { case: "toolCall", value: toolCall } }));
   }
 
+  /** Steps the current turn holds so far. */
+  get stepCount(): number {
+    return this.steps.length;
+  }
+
   /**
    * A checkpoint of the current turn. `extraRoots` are appended to the stable roots for this snapshot only (the
    * final sequence publishes the transitional checkpoint without the last assistant message,
@@ -117,6 +126,8 @@ export class CheckpointBuilder {
     usedTokens: number;
     maxTokens: number;
     breakdown?: PromptTokenBreakdownSnapshot;
+    /** The history's fold; the client's own fields stay as they are where it derived nothing. */
+    derived?: DerivedState;
   }): CheckpointSnapshot {
     const turn = create(ConversationTurnStructureSchema, {
       turn: {
@@ -135,6 +146,7 @@ export class CheckpointBuilder {
     state.turns = [...this.priorTurns, turnId];
     state.pendingToolCalls = opts.pending;
     state.readPaths = [...this.readPaths];
+    if (opts.derived) this.writeDerived(state, opts.derived);
     state.tokenDetails = create(ConversationStateStructureSchema.field.tokenDetails.message!, {
       ...(this.base.tokenDetails ?? {}),
       usedTokens: opts.usedTokens,
@@ -155,6 +167,22 @@ export class CheckpointBuilder {
     this.freshEdges = [];
     for (const b of sets) this.onClient.add(hex(b.id));
     return { state, stateBlob, sets, edges };
+  }
+
+  /** The to-do list (each item its own TodoItem blob, like every other message-typed field of the structure) and the
+   * progress updates (docs/protocol/cursor-run.md §8.9). */
+  private writeDerived(state: ConversationStateStructure, derived: DerivedState): void {
+    if (derived.todos) {
+      state.todos = derived.todos.map((t) => this.put(toBinary(TodoItemSchema, todoItem(t)), BlobKinds.TodoItem));
+    }
+    if (derived.steps) {
+      const { history, finalSummary, completedSubtitle } = derived.steps;
+      state.communicateUpdateHistory = history.map((h) =>
+        create(CommunicateUpdateHistoryEntrySchema, { step: h.step, messageIndex: h.messageIndex }),
+      );
+      state.communicateUpdateFinalSummary = finalSummary;
+      state.communicateUpdateCompletedSubtitle = completedSubtitle;
+    }
   }
 
   private addStep(step: ConversationStep): void {

@@ -11,6 +11,7 @@ import { projectHistory, type CanonicalMessage } from "../providers/messages.js"
 import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
 import { addUsage } from "../providers/usage.js";
 import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../cursor/checkpoint-builder.js";
+import { foldDerivedState, type DerivedState } from "../cursor/derived-state.js";
 import { referencedBlobs } from "../cursor/attachments.js";
 import { frames } from "../cursor/frames.js";
 import { tokenBreakdown } from "../cursor/token-breakdown.js";
@@ -60,6 +61,8 @@ export class RunSession {
   /** What `prepare` settles for the rest of the run; every later step needs it. */
   private prepared: Prepared | undefined;
   private history: CanonicalMessage[] = [];
+  /** The fold of `history` (to-do list, progress updates), advanced with it; never set any other way. */
+  private derived: DerivedState = {};
   /** The response whose tool round is running; `resumed` when it came from the client's pending checkpoint. */
   private assistant: { message: Assistant; turn: AssistantTurn; resumed?: boolean } | undefined;
   private results: Array<{ message: ToolResult; toolCall: ToolCall }> = [];
@@ -113,6 +116,7 @@ export class RunSession {
     if (fetched.length) await store.putBlobs(fetched.map((f) => ({ id: f.blobId, data: f.data })));
     this.history = await loadHistory(store, this.deps.history, this.conversationId, this.facts.state);
     for (const m of this.history) this.account(m);
+    this.derived = foldDerivedState(this.history);
     await store.createRun({ runId: this.requestId, conversationId: this.conversationId, model: model.model });
     const env = this.facts.requestContext?.env;
     const prepared: PreparedRun = {
@@ -120,6 +124,9 @@ export class RunSession {
       toolContext: {
         conversationId: this.conversationId,
         ...(env?.terminalsFolder ? { terminalsFolder: env.terminalsFolder } : {}),
+        ...(this.facts.requestContext?.adminCommandDenylist.length
+          ? { adminCommandDenylist: [...this.facts.requestContext.adminCommandDenylist] }
+          : {}),
       },
     };
     const system: CanonicalMessage = { role: "system", content: mode.systemPrompt };
@@ -255,9 +262,11 @@ export class RunSession {
       // the batch commits with the staged checkpoint, before the checkpoint is published and any tool runs.
       if (!assistant.resumed) this.addResponseSteps(assistant.turn);
       const batch = assistant.resumed ? [] : [assistant.message];
-      return this.plan(kind, [this.snapshot([pendingEntry(assistant.message)])], batch, (s) => [
+      const plan = this.plan(kind, [this.snapshot([pendingEntry(assistant.message)])], batch, (s) => [
         frames.checkpoint(s[0]!.state),
       ]);
+      const { todos } = this.derived;
+      return { ...plan, turn: { steps: b.stepCount, ...(todos ? { todos } : {}) } };
     }
     if (kind === "settled") {
       const messages = [assistant.message, ...this.results.map((r) => r.message)];
@@ -325,11 +334,12 @@ export class RunSession {
       toolDefinitions: this.ready.toolDefinitionsJson,
       ...this.projected,
     });
-    return this.ready.builder.snapshot({ pending, usedTokens, maxTokens, breakdown });
+    return this.ready.builder.snapshot({ pending, usedTokens, maxTokens, breakdown, derived: this.derived });
   }
 
   private pushHistory(...messages: CanonicalMessage[]): void {
     this.history.push(...messages);
+    this.derived = foldDerivedState(messages, this.derived);
     for (const m of messages) this.account(m);
   }
 

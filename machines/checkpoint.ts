@@ -6,6 +6,7 @@ import { assign, enqueueActions, fromPromise, setup } from "xstate";
 import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import type { CheckpointSnapshot } from "../cursor/checkpoint-builder.js";
 import { frames } from "../cursor/frames.js";
+import type { TurnFacts } from "../cursor/tools/types.js";
 import type { CanonicalMessage } from "../providers/messages.js";
 
 export type CheckpointKind = "staged" | "settled" | "final";
@@ -28,12 +29,15 @@ export interface CheckpointPlan {
   sets: Array<{ id: Uint8Array; data: Uint8Array }>;
   publish: AgentServerMessage[];
   write: CheckpointWrite;
+  /** Where the checkpoint leaves the turn (a staged one: what the round's local tools build on). */
+  turn?: TurnFacts;
 }
 
 export interface CheckpointOutput {
   ok: boolean;
   error?: string;
   nextKvId: number;
+  turn?: TurnFacts;
 }
 
 export type CheckpointEvent = { type: "KV_SET_RESULT"; id: number; error?: string };
@@ -175,5 +179,6 @@ export const checkpointMachine = checkpointSetup.createMachine({
     ok: context.error === undefined,
     ...(context.error ? { error: context.error } : {}),
     nextKvId: context.nextKvId,
+    ...(context.plan?.turn ? { turn: context.plan.turn } : {}),
   }),
 });

@@ -7,7 +7,9 @@ import { grepDriver } from "./grep.js";
 import { lsDriver } from "./ls.js";
 import { readDriver } from "./read.js";
 import { shellDriver } from "./shell.js";
+import { todoWriteDriver } from "./todo-write.js";
 import type { ToolDriver } from "./types.js";
+import { updateCurrentStepDriver } from "./update-current-step.js";
 
 export { isBackgroundedShell } from "./shell.js";
 
@@ -20,6 +22,8 @@ const drivers: readonly ToolDriver[] = [
   writeDriver,
   strReplaceDriver,
   askQuestionDriver,
+  todoWriteDriver,
+  updateCurrentStepDriver,
 ];
 
 const byName = new Map<string, ToolDriver>(drivers.map((d) => [d.name, d]));

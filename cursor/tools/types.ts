@@ -10,6 +10,7 @@ import type {
   ToolCall,
   ToolCallDelta,
 } from "../../proto/gen/agent/v1/agent_pb.js";
+import type { TodoEntry } from "../derived-state.js";
 
 /** A complete, strictly parsed model tool call. `callId` is opaque and reused byte-for-byte. */
 export interface ToolInvocation {
@@ -21,10 +22,22 @@ export interface ToolInvocation {
   args: Record<string, unknown>;
 }
 
-/** Per-run facts some tools need (Shell: conversation, terminals folder). */
+/** Per-run facts some tools need (Shell: conversation, terminals folder, the admin's command denylist). */
 export interface ToolContext {
   conversationId: string;
   terminalsFolder?: string;
+  adminCommandDenylist?: readonly string[];
+  /** Where the round's staged checkpoint left the turn; set for every round's calls (local tools read it). */
+  turn?: TurnFacts;
+}
+
+/** The turn as the round's staged checkpoint holds it, before any of the round's calls ran. */
+export interface TurnFacts {
+  /** Steps of the turn before this call's own: earlier rounds, this response's thinking and text, and the calls
+   * before it in the batch (docs/protocol/cursor-tools.md §5.12). */
+  steps: number;
+  /** The to-do list the history folds to (docs/protocol/cursor-run.md §8.9); undefined when none was written. */
+  todos?: readonly TodoEntry[];
 }
 
 /** The `message` oneof of an ExecServerMessage, without id / exec_id (the machine assigns those). */
