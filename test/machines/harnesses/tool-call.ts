@@ -2,14 +2,15 @@
 // what the call reports, real PendingExec children (aborts recorded) and real drivers; the result commit never
 // settles on its own, the path supplies its outcome. One call runs one tool, so four variants together reach every
 // state and transition: Read (one Exec), arguments Read cannot take, Write (a second Exec on a granted id) and Shell
-// (deltas and waits).
+// (deltas and waits); AskQuestion covers the interaction transport and TodoWrite / UpdateCurrentStep the local one
+// (answered at once: the commit succeeds, fails, or the run is cancelled or its client gone while it is written).
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { createActor, setup, type AnyActorRef, type AnyMachineSnapshot } from "xstate";
 import { ToolCallSchema, type AgentServerMessage } from "../../../proto/gen/agent/v1/agent_pb.js";
 import { pendingExecMachine } from "../../../machines/pending-exec.js";
 import { toolCallMachine, type ToolCallReport } from "../../../machines/tool-call.js";
-import type { ToolInvocation } from "../../../cursor/tools/types.js";
+import type { ToolContext, ToolInvocation } from "../../../cursor/tools/types.js";
 import type { Harness, SuppliedEvent } from "../support/replay-graph.js";
 import { clientMessage } from "../../tools/helpers.js";
 import { never, readResult } from "./exec-and-checkpoint.js";
@@ -32,7 +33,9 @@ function variant(
   invocation: ToolInvocation,
   execMessages: SuppliedEvent[],
   answers: SuppliedEvent[] = [],
+  ctx: ToolContext = { conversationId: "c" },
 ): Harness<CallRecord> {
+  const local = execMessages.length === 0 && answers.length === 0;
   return {
     name: `tool-call (${name})`,
     machine: toolCallMachine,
@@ -52,7 +55,7 @@ function variant(
         invoke: {
           id: "call",
           src: "call",
-          input: { index: 0, modelCallId: "r:0", invocation, ctx: { conversationId: "c" }, reservedExecId: RESERVED },
+          input: { index: 0, modelCallId: "r:0", invocation, ctx, reservedExecId: RESERVED },
         },
         on: { "*": { actions: ({ event }) => void record.reports.push(event as ToolCallReport) } },
       });
@@ -109,6 +112,8 @@ function variant(
       ).to.deep.equal([]);
       expect(record.aborts).to.deep.equal(execStates.filter(([, v]) => v === "aborted").map(([id]) => id));
       if (end !== "aborted") expect(record.aborts).to.deep.equal([]);
+      // A local tool (or arguments no tool takes) never reaches the client: started, then completed or nothing.
+      if (local) expect(kinds.filter((k) => k !== "toolCallStarted" && k !== "toolCallCompleted")).to.deep.equal([]);
     },
     lateEvents: [{ type: "CLIENT_EXEC", id: RESERVED, message: readResult() }, { type: "ABORT" }],
   };
@@ -151,5 +156,25 @@ export const toolCallHarnesses = [
       { type: "CLIENT_INTERACTION", id: QUERY, answer: { case: "switchModeRequestResponse", value: {} } },
       { type: "CLIENT_INTERACTION", id: QUERY + 1, answer: answered },
     ],
+  ),
+  variant(
+    "TodoWrite, local",
+    invocationOf("call_t", "TodoWrite", {
+      todos: [
+        { id: "a", content: "read", status: "in_progress" },
+        { id: "b", content: "fix", status: "pending" },
+      ],
+      merge: false,
+    }),
+    [],
+    [],
+    { conversationId: "c", turn: { steps: 1 } },
+  ),
+  variant(
+    "UpdateCurrentStep, local",
+    invocationOf("call_u", "UpdateCurrentStep", { current_step: "Reading" }),
+    [],
+    [],
+    { conversationId: "c", turn: { steps: 2 } },
   ),
 ];
