@@ -1,6 +1,7 @@
 // The tool registry (docs/protocol/cursor-tools.md §1.2, §2): one model tool name → exactly one driver, hence one
 // transport. An unknown name has no driver; the caller reports it as a protocol error, with no fallback transport.
 import { askQuestionDriver } from "./ask-question.js";
+import { awaitShellDriver } from "./await-shell.js";
 import { strReplaceDriver, writeDriver } from "./edit.js";
 import { globDriver } from "./glob.js";
 import { grepDriver } from "./grep.js";
@@ -19,6 +20,7 @@ const drivers: readonly ToolDriver[] = [
   globDriver,
   lsDriver,
   shellDriver,
+  awaitShellDriver,
   writeDriver,
   strReplaceDriver,
   askQuestionDriver,

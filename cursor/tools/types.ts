@@ -60,6 +60,9 @@ export interface ToolCompletion {
   readPath?: string;
 }
 
+/** How long a driver's pause step lasts: one fixed interval, so a wait is counted in whole pauses. */
+export const DRIVER_PAUSE_MS = 500;
+
 /** One step of a driver. `state` is the driver's own, threaded back into the next call. */
 export type DriverStep<S> =
   | { kind: "exec"; request: ExecRequest; state: S }
@@ -67,6 +70,8 @@ export type DriverStep<S> =
   | { kind: "query"; query: InteractionRequest; state: S }
   | { kind: "delta"; delta: ToolCallDelta; state: S }
   | { kind: "wait"; state: S }
+  /** Nothing to send for DRIVER_PAUSE_MS, then onResume decides (AwaitShell between two looks at a terminal). */
+  | { kind: "pause"; state: S }
   | { kind: "complete"; completion: ToolCompletion; state: S }
   | { kind: "protocol_error"; message: string };
 
@@ -92,4 +97,6 @@ export interface ToolDriver<S = unknown> {
   onExecMessage(call: ToolInvocation, state: S, message: ExecClientMessage["message"]): DriverStep<S>;
   /** The client's interaction_response to the query this driver sent last (tools that ask the user only). */
   onInteractionResponse?(call: ToolInvocation, state: S, answer: InteractionAnswer): DriverStep<S>;
+  /** The pause this driver asked for is over (tools that wait only). */
+  onResume?(call: ToolInvocation, state: S): DriverStep<S>;
 }

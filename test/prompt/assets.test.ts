@@ -16,6 +16,7 @@ const AGENT_TOOLS = [
   "Glob",
   "Ls",
   "Shell",
+  "AwaitShell",
   "Write",
   "StrReplace",
   "AskQuestion",

@@ -32,6 +32,7 @@ describe("tool registry", () => {
       "Glob",
       "Ls",
       "Shell",
+      "AwaitShell",
       "Write",
       "StrReplace",
       "AskQuestion",

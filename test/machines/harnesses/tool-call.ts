@@ -2,7 +2,7 @@
 // what the call reports, real PendingExec children (aborts recorded) and real drivers; the result commit never
 // settles on its own, the path supplies its outcome. One call runs one tool, so four variants together reach every
 // state and transition: Read (one Exec), arguments Read cannot take, Write (a second Exec on a granted id) and Shell
-// (deltas and waits); AskQuestion covers the interaction transport and TodoWrite / UpdateCurrentStep the local one
+// (deltas and waits); AwaitShell pauses between two reads; AskQuestion covers the interaction transport and TodoWrite / UpdateCurrentStep the local one
 // (answered at once: the commit succeeds, fails, or the run is cancelled or its client gone while it is written).
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
@@ -10,7 +10,7 @@ import { createActor, setup, type AnyActorRef, type AnyMachineSnapshot } from "x
 import { ToolCallSchema, type AgentServerMessage } from "../../../proto/gen/agent/v1/agent_pb.js";
 import { pendingExecMachine } from "../../../machines/pending-exec.js";
 import { toolCallMachine, type ToolCallReport } from "../../../machines/tool-call.js";
-import type { ToolContext, ToolInvocation } from "../../../cursor/tools/types.js";
+import { DRIVER_PAUSE_MS, type ToolContext, type ToolInvocation } from "../../../cursor/tools/types.js";
 import type { Harness, SuppliedEvent } from "../support/replay-graph.js";
 import { clientMessage } from "../../tools/helpers.js";
 import { never, readResult } from "./exec-and-checkpoint.js";
@@ -27,6 +27,11 @@ const RESERVED = 5;
 const GRANTED = 8;
 const QUERY = 4;
 const shell = clientMessage;
+const terminal = (text: string) =>
+  clientMessage({
+    case: "readResult",
+    value: { result: { case: "success", value: { output: { case: "content", value: text } } } },
+  });
 
 function variant(
   name: string,
@@ -91,6 +96,8 @@ function variant(
           return [{ type, output: { callIndex: 0, toolCall: create(ToolCallSchema, {}) } }];
         case "xstate.error.actor.commit":
           return [{ type, error: new Error("SQLITE_FULL") }];
+        case "xstate.after.driverPause.toolCall.pausing":
+          return [{ type: "TIMER", ms: DRIVER_PAUSE_MS, delay: "driverPause" }];
         case "EXEC_DATA":
         case "EXEC_FAILED":
           return []; // only its own PendingExec children send these
@@ -176,5 +183,15 @@ export const toolCallHarnesses = [
     [],
     [],
     { conversationId: "c", turn: { steps: 2 } },
+  ),
+  variant(
+    "AwaitShell, pausing between reads",
+    invocationOf("call_w", "AwaitShell", { shell_id: "7", block_until_ms: 1000 }),
+    [
+      { type: "CLIENT_EXEC", id: RESERVED, message: terminal("---\npid: 1\n---\nstarting\n") },
+      { type: "CLIENT_EXEC", id: GRANTED, message: terminal("---\npid: 1\nlast_exit_code: 0\n---\ndone\n") },
+    ],
+    [],
+    { conversationId: "c", terminalsFolder: "/t" },
   ),
 ];
