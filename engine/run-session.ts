@@ -67,6 +67,8 @@ export class RunSession {
   private assistant: { message: Assistant; turn: AssistantTurn; resumed?: boolean } | undefined;
   private results: Array<{ message: ToolResult; toolCall: ToolCall }> = [];
   private lastUsage: Usage | undefined;
+  /** When the current model call began (monotonic ms): the final step's duration is measured from it. */
+  private callStartedAt = 0;
   private totalUsage: Usage = {};
   private roundCounter = 0;
   /** The provider_call_index last written for this run; -1 (createRun's value) before the first call. */
@@ -192,6 +194,7 @@ export class RunSession {
   async *stream(callIndex: number, signal: AbortSignal): AsyncIterable<ModelEvent> {
     // The settled checkpoint just published leaves on the wire before this call's request is compiled and sent.
     if (this.persistedCallIndex === callIndex) await nextTurn();
+    this.callStartedAt = performance.now();
     const request = this.modelRequest();
     if (this.persistedCallIndex !== callIndex) await this.deps.store.setProviderCallIndex(this.requestId, callIndex);
     this.persistedCallIndex = callIndex;
@@ -275,18 +278,22 @@ export class RunSession {
       this.pushHistory(...messages);
       return this.plan(kind, [this.snapshot([])], [], (s) => [frames.checkpoint(s[0]!.state)]);
     }
-    // Final: turn_ended, then the transitional staged checkpoint, the settled one and its repeat
-    // (docs/protocol/cursor-run.md §9, §10.2–§10.5).
+    // Final: step_completed for the answer's last step before its blobs, then turn_ended, the transitional staged
+    // checkpoint, the settled one and its repeat (docs/protocol/cursor-run.md §9, §10.2–§10.5).
+    const stepsBefore = b.stepCount;
     this.addResponseSteps(assistant.turn);
+    const lead =
+      b.stepCount > stepsBefore ? [frames.stepCompleted(b.stepCount, performance.now() - this.callStartedAt)] : [];
     const staged = this.snapshot([pendingEntry(assistant.message)]);
     b.addRoot(assistant.message);
     this.pushHistory(assistant.message);
     const settled = this.snapshot([]);
-    return this.plan(kind, [staged, settled], [assistant.message], ([s, t]) => {
+    const plan = this.plan(kind, [staged, settled], [assistant.message], ([s, t]) => {
       // The repeat is the same message, so it is encoded (and compressed) once: it carries every root id.
       const final = frames.checkpoint(t!.state);
       return [frames.turnEnded(this.totalUsage), frames.checkpoint(s!.state), final, final];
     });
+    return { ...plan, lead };
   }
 
   /**

@@ -29,6 +29,8 @@ export interface CheckpointPlan {
   sets: Array<{ id: Uint8Array; data: Uint8Array }>;
   publish: AgentServerMessage[];
   write: CheckpointWrite;
+  /** Frames that go out before the blobs are SET (the final sequence's step_completed). */
+  lead?: AgentServerMessage[];
   /** Where the checkpoint leaves the turn (a staged one: what the round's local tools build on). */
   turn?: TurnFacts;
 }
@@ -86,6 +88,7 @@ const checkpointSetup = setup({
 
 const sendSets = checkpointSetup.createAction(
   enqueueActions(({ context, enqueue }) => {
+    for (const message of context.plan?.lead ?? []) enqueue({ type: "emitFrame", params: { message } });
     const sets = context.plan?.sets ?? [];
     sets.forEach((blob, i) => {
       enqueue({ type: "emitFrame", params: { message: frames.kvSet(context.nextKvId + i, blob.id, blob.data) } });

@@ -33,6 +33,7 @@ const settledThenAnswer = (extra: number) => [
   "checkpoint",
   "text_delta",
   "token_delta",
+  "step_completed",
   ...Array<string>(3).fill("kv_set"),
   "turn_ended",
   "checkpoint",
@@ -77,6 +78,11 @@ describe("e2e tools: local tools answered by the gateway (TodoWrite, UpdateCurre
     expect(result.value.todos.map((t) => t.id)).to.deep.equal(["read", "fix"]);
     const { startedAtMs, completedAtMs } = completed!.toolCall!;
     expect(Number(completedAtMs)).to.be.greaterThanOrEqual(Number(startedAtMs)).and.greaterThan(0);
+
+    // The answer is the turn's third step (text, the call, the answer): its step_completed precedes the final blobs.
+    const [step] = updates(run, "stepCompleted");
+    expect(step!.stepId).to.equal(3n);
+    expect(step!.stepDurationMs).to.be.a("bigint");
 
     const [staged, settled] = run.checkpoints;
     expect(staged!.todos, "the staged checkpoint comes before the call").to.deep.equal([]);
