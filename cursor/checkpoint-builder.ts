@@ -5,12 +5,13 @@
 // model survive.
 import { clone, create, toBinary } from "@bufbuild/protobuf";
 import {
-  CommunicateUpdateHistoryEntrySchema,
+  CommunicateUpdateTurnStateSchema,
   ConversationStateStructureSchema,
   ConversationStepSchema,
   ConversationTurnStructureSchema,
   TodoItemSchema,
   UserMessageSchema,
+  type CommunicateUpdateTurnState,
   type ConversationStateStructure,
   type ConversationStep,
   type PromptTokenBreakdownSnapshot,
@@ -19,7 +20,7 @@ import {
 } from "../proto/gen/agent/v1/agent_pb.js";
 import type { CanonicalMessage } from "../providers/messages.js";
 import { BlobKinds, EdgeKinds, blobId, type BlobEdge, type BlobPut } from "../cursor/blob-graph.js";
-import type { DerivedState } from "./derived-state.js";
+import type { DerivedState, StepState } from "./derived-state.js";
 import { encodeRootMessage } from "./root-messages.js";
 import { todoItem } from "./tools/todo-write.js";
 
@@ -43,6 +44,16 @@ export type TurnStart =
 /** The pending_tool_calls entry of a staged checkpoint: the assistant batch as root-message JSON. */
 export function pendingEntry(message: CanonicalMessage): string {
   return new TextDecoder().decode(encodeRootMessage(message));
+}
+
+/** The progress fold as Cursor's CommunicateUpdateTurnState: the run's own top-level fields take it apart, and a
+ * child run's entry in communicate_update_states_by_parent_tool_call_id is exactly this. */
+export function communicateUpdateTurnState(steps: StepState): CommunicateUpdateTurnState {
+  return create(CommunicateUpdateTurnStateSchema, {
+    history: steps.history.map((h) => ({ step: h.step, messageIndex: h.messageIndex })),
+    finalSummary: steps.finalSummary,
+    completedSubtitle: steps.completedSubtitle,
+  });
 }
 
 export class CheckpointBuilder {
@@ -176,10 +187,8 @@ export class CheckpointBuilder {
       state.todos = derived.todos.map((t) => this.put(toBinary(TodoItemSchema, todoItem(t)), BlobKinds.TodoItem));
     }
     if (derived.steps) {
-      const { history, finalSummary, completedSubtitle } = derived.steps;
-      state.communicateUpdateHistory = history.map((h) =>
-        create(CommunicateUpdateHistoryEntrySchema, { step: h.step, messageIndex: h.messageIndex }),
-      );
+      const { history, finalSummary, completedSubtitle } = communicateUpdateTurnState(derived.steps);
+      state.communicateUpdateHistory = history;
       state.communicateUpdateFinalSummary = finalSummary;
       state.communicateUpdateCompletedSubtitle = completedSubtitle;
     }

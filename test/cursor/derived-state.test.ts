@@ -9,6 +9,7 @@ import {
   TODO_STATUSES,
 } from "../../cursor/derived-state.js";
 import type { CanonicalMessage } from "../../providers/messages.js";
+import { communicateUpdateTurnState } from "../../cursor/checkpoint-builder.js";
 
 const result = (toolName: string, content: string, isError = false): CanonicalMessage => ({
   role: "tool",
@@ -73,5 +74,16 @@ describe("derived state: the history fold", () => {
         expect(foldDerivedState(JSON.parse(JSON.stringify(history)))).to.deep.equal(whole);
       }),
     );
+  });
+
+  it("gives a child run's CommunicateUpdateTurnState for its parent's map, from the same fold", () => {
+    const steps = foldDerivedState([
+      result("UpdateCurrentStep", encodeUpdateCurrentStepResult({ current_step: "Reading", message_index: 2 })),
+      result("UpdateCurrentStep", encodeUpdateCurrentStepResult({ message_index: 4, final_summary: "Done" })),
+    ]).steps!;
+    const state = communicateUpdateTurnState(steps);
+    expect(state.history.map((h) => [h.step, h.messageIndex])).to.deep.equal([["Reading", 2]]);
+    expect(state.finalSummary).to.equal("Done");
+    expect(state.completedSubtitle).to.equal(undefined);
   });
 });
