@@ -18,6 +18,7 @@ export const BlobKinds = {
   ConversationPlan: 11, // the checkpoint's current plan (docs/protocol/cursor-run.md §8.9)
   ConversationSummary: 12, // ConversationStateStructure.summary
   ConversationSummaryArchive: 13, // summary_archive, summary_archives[]
+  TodoItem: 14, // an entry of the checkpoint's todos[]
 } as const;
 /** One of BlobKinds; plain number so kinds read back from rows or the wire need no cast. */
 export type BlobKind = number;

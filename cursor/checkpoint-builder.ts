@@ -7,13 +7,16 @@ import { clone, create, toBinary } from "@bufbuild/protobuf";
 import {
   type AgentMode,
   ConversationPlanSchema,
+  CommunicateUpdateTurnStateSchema,
   ConversationStateStructureSchema,
   ConversationStepSchema,
   ConversationSummaryArchiveSchema,
   ConversationSummarySchema,
   ConversationTurnStructureSchema,
   PlanRegistryEntrySchema,
+  TodoItemSchema,
   UserMessageSchema,
+  type CommunicateUpdateTurnState,
   type ConversationStateStructure,
   type ConversationStep,
   type PromptTokenBreakdownSnapshot,
@@ -23,7 +26,9 @@ import {
 import type { CanonicalMessage } from "../providers/messages.js";
 import { BlobKinds, EdgeKinds, blobId, type BlobEdge, type BlobPut } from "../cursor/blob-graph.js";
 import type { SavedPlan } from "./plan-state.js";
+import type { DerivedState, StepState } from "./derived-state.js";
 import { encodeRootMessage } from "./root-messages.js";
+import { todoItem } from "./tools/todo-write.js";
 
 const hex = (id: Uint8Array) => Buffer.from(id).toString("hex");
 
@@ -49,6 +54,16 @@ export function pendingEntry(message: CanonicalMessage): string {
   return new TextDecoder().decode(encodeRootMessage(message));
 }
 
+/** The progress fold as Cursor's CommunicateUpdateTurnState: the run's own top-level fields take it apart, and a
+ * child run's entry in communicate_update_states_by_parent_tool_call_id is exactly this. */
+export function communicateUpdateTurnState(steps: StepState): CommunicateUpdateTurnState {
+  return create(CommunicateUpdateTurnStateSchema, {
+    history: steps.history.map((h) => ({ step: h.step, messageIndex: h.messageIndex })),
+    finalSummary: steps.finalSummary,
+    completedSubtitle: steps.completedSubtitle,
+  });
+}
+
 export class CheckpointBuilder {
   private readonly roots: Uint8Array[];
   private readonly priorTurns: Uint8Array[];
@@ -69,7 +84,7 @@ export class CheckpointBuilder {
     turn: TurnStart,
     private readonly requestId: string,
   ) {
-    for (const id of [...base.rootPromptMessagesJson, ...base.turns]) this.onClient.add(hex(id));
+    for (const id of [...base.rootPromptMessagesJson, ...base.turns, ...base.todos]) this.onClient.add(hex(id));
     // The system root is this run's PromptSpec; a changed prompt gets a new content address
     // (docs/protocol/cursor-run.md §8.1–§8.2).
     this.roots = [
@@ -144,6 +159,11 @@ export class CheckpointBuilder {
     this.addStep(create(ConversationStepSchema, { message: { case: "toolCall", value: toolCall } }));
   }
 
+  /** Steps the current turn holds so far. */
+  get stepCount(): number {
+    return this.steps.length;
+  }
+
   /**
    * A checkpoint of the current turn. `extraRoots` are appended to the stable roots for this snapshot only (the
    * final sequence publishes the transitional checkpoint without the last assistant message,
@@ -158,6 +178,8 @@ export class CheckpointBuilder {
     mode?: AgentMode;
     /** The plans the history saved, oldest first (cursor/plan-state.ts); none leaves the client's fields alone. */
     plans?: readonly SavedPlan[];
+    /** The history's fold; the client's own fields stay as they are where it derived nothing. */
+    derived?: DerivedState;
   }): CheckpointSnapshot {
     const turnId = this.turnBlob();
     const state = clone(ConversationStateStructureSchema, this.base);
@@ -171,6 +193,7 @@ export class CheckpointBuilder {
     }
     state.pendingToolCalls = opts.pending;
     state.readPaths = [...this.readPaths];
+    if (opts.derived) this.writeDerived(state, opts.derived);
     state.tokenDetails = create(ConversationStateStructureSchema.field.tokenDetails.message!, {
       ...(this.base.tokenDetails ?? {}),
       usedTokens: opts.usedTokens,
@@ -222,6 +245,20 @@ export class CheckpointBuilder {
       this.edge(turnId, step, EdgeKinds.TurnStep, i);
     });
     return turnId;
+  }
+
+  /** The to-do list (each item its own TodoItem blob, like every other message-typed field of the structure) and the
+   * progress updates (docs/protocol/cursor-run.md §8.9). */
+  private writeDerived(state: ConversationStateStructure, derived: DerivedState): void {
+    if (derived.todos) {
+      state.todos = derived.todos.map((t) => this.put(toBinary(TodoItemSchema, todoItem(t)), BlobKinds.TodoItem));
+    }
+    if (derived.steps) {
+      const { history, finalSummary, completedSubtitle } = communicateUpdateTurnState(derived.steps);
+      state.communicateUpdateHistory = history;
+      state.communicateUpdateFinalSummary = finalSummary;
+      state.communicateUpdateCompletedSubtitle = completedSubtitle;
+    }
   }
 
   private addStep(step: ConversationStep): void {

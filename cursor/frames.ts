@@ -43,6 +43,12 @@ export const frames = {
     update({ case: "toolCallDelta", value: { callId, modelCallId, toolCallDelta } }),
   toolCallCompleted: (callId: string, modelCallId: string, toolCall: ToolCall) =>
     update({ case: "toolCallCompleted", value: { callId, modelCallId, toolCall } }),
+  /** A step of the turn is over: its 1-based position in the turn and how long it took. */
+  stepCompleted: (stepId: number, durationMs: number) =>
+    update({
+      case: "stepCompleted",
+      value: { stepId: BigInt(stepId), stepDurationMs: BigInt(Math.max(0, Math.round(durationMs))) },
+    }),
   turnEnded: (u: Usage) =>
     update({
       case: "turnEnded",

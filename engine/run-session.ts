@@ -12,6 +12,7 @@ import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint } from
 import type { Usage } from "../providers/types.js";
 import { addUsage } from "../providers/usage.js";
 import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../cursor/checkpoint-builder.js";
+import { foldDerivedState, type DerivedState } from "../cursor/derived-state.js";
 import { imageBlobs, referencedBlobs } from "../cursor/attachments.js";
 import { frames } from "../cursor/frames.js";
 import { mcpToolsForRun } from "../cursor/tools/mcp-tools.js";
@@ -76,10 +77,14 @@ export class RunSession {
   /** What `prepare` settles for the rest of the run; every later step needs it. */
   private prepared: Prepared | undefined;
   private history: CanonicalMessage[] = [];
+  /** The fold of `history` (to-do list, progress updates), advanced with it; never set any other way. */
+  private derived: DerivedState = {};
   /** The response whose tool round is running; `resumed` when it came from the client's pending checkpoint. */
   private assistant: { message: Assistant; turn: AssistantTurn; resumed?: boolean } | undefined;
   private results: Array<{ message: ToolResult; toolCall: ToolCall }> = [];
   private lastUsage: Usage | undefined;
+  /** When the current model call began (monotonic ms): the final step's duration is measured from it. */
+  private callStartedAt = 0;
   private totalUsage: Usage = {};
   private roundCounter = 0;
   /** The provider_call_index last written for this run; -1 (createRun's value) before the first call. */
@@ -148,6 +153,7 @@ export class RunSession {
     this.facts = await compileRequestContext(store, this.facts, this.request);
     this.history = await loadHistory(store, this.deps.history, this.conversationId, this.facts.state);
     for (const m of this.history) this.account(m);
+    this.derived = foldDerivedState(this.history);
     const env = this.facts.requestContext?.env;
     const mcp = mcpToolsForRun(this.request.mcpTools?.mcpTools ?? []);
     // The MCP tools the client announced follow the mode's tools, whatever the mode (cursor-tools.md §5.15).
@@ -159,6 +165,9 @@ export class RunSession {
         mode: mode.current,
         ...(env?.terminalsFolder ? { terminalsFolder: env.terminalsFolder } : {}),
         ...(mcp.catalog.byServerTool.size ? { mcp: mcp.catalog } : {}),
+        ...(this.facts.requestContext?.adminCommandDenylist.length
+          ? { adminCommandDenylist: [...this.facts.requestContext.adminCommandDenylist] }
+          : {}),
       },
     };
     const system: CanonicalMessage = { role: "system", content: mode.started.systemPrompt };
@@ -240,6 +249,7 @@ export class RunSession {
   async *stream(callIndex: number, signal: AbortSignal, purpose?: "summary"): AsyncIterable<ModelEvent> {
     // The settled checkpoint just published leaves on the wire before this call's request is compiled and sent.
     if (this.persistedCallIndex === callIndex) await nextTurn();
+    this.callStartedAt = performance.now();
     const request = purpose === "summary" ? this.ready.compactor.request(this.history) : this.modelRequest();
     if (this.persistedCallIndex !== callIndex) await this.deps.store.setProviderCallIndex(this.requestId, callIndex);
     this.persistedCallIndex = callIndex;
@@ -353,9 +363,11 @@ export class RunSession {
       // the batch commits with the staged checkpoint, before the checkpoint is published and any tool runs.
       if (!assistant.resumed) this.addResponseSteps(assistant.turn);
       const batch = assistant.resumed ? [] : [assistant.message];
-      return this.plan(kind, [this.snapshot([pendingEntry(assistant.message)])], batch, (s) => [
+      const plan = this.plan(kind, [this.snapshot([pendingEntry(assistant.message)])], batch, (s) => [
         frames.checkpoint(s[0]!.state),
       ]);
+      const { todos } = this.derived;
+      return { ...plan, turn: { steps: b.stepCount, ...(todos ? { todos } : {}) } };
     }
     if (kind === "settled") {
       const messages = [assistant.message, ...this.results.map((r) => r.message)];
@@ -364,18 +376,22 @@ export class RunSession {
       this.pushHistory(...messages);
       return this.plan(kind, [this.snapshot([])], [], (s) => [frames.checkpoint(s[0]!.state)]);
     }
-    // Final: turn_ended, then the transitional staged checkpoint, the settled one and its repeat
-    // (docs/protocol/cursor-run.md §9, §10.2–§10.5).
+    // Final: step_completed for the answer's last step before its blobs, then turn_ended, the transitional staged
+    // checkpoint, the settled one and its repeat (docs/protocol/cursor-run.md §9, §10.2–§10.5).
+    const stepsBefore = b.stepCount;
     this.addResponseSteps(assistant.turn);
+    const lead =
+      b.stepCount > stepsBefore ? [frames.stepCompleted(b.stepCount, performance.now() - this.callStartedAt)] : [];
     const staged = this.snapshot([pendingEntry(assistant.message)]);
     b.addRoot(assistant.message);
     this.pushHistory(assistant.message);
     const settled = this.snapshot([]);
-    return this.plan(kind, [staged, settled], [assistant.message], ([s, t]) => {
+    const plan = this.plan(kind, [staged, settled], [assistant.message], ([s, t]) => {
       // The repeat is the same message, so it is encoded (and compressed) once: it carries every root id.
       const final = frames.checkpoint(t!.state);
       return [frames.turnEnded(this.totalUsage), frames.checkpoint(s!.state), final, final];
     });
+    return { ...plan, lead };
   }
 
   /**
@@ -432,11 +448,13 @@ export class RunSession {
       breakdown,
       mode: mode.wire,
       plans: savedPlans(this.history),
+      derived: this.derived,
     });
   }
 
   private pushHistory(...messages: CanonicalMessage[]): void {
     this.history.push(...messages);
+    this.derived = foldDerivedState(messages, this.derived);
     for (const m of messages) this.account(m);
   }
 

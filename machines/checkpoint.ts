@@ -6,6 +6,7 @@ import { assign, enqueueActions, fromPromise, setup } from "xstate";
 import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import type { CheckpointSnapshot } from "../cursor/checkpoint-builder.js";
 import { frames } from "../cursor/frames.js";
+import type { TurnFacts } from "../cursor/tools/types.js";
 import type { CanonicalMessage } from "../providers/messages.js";
 
 /** `compacted`: the history after a summary replaced its older part (docs/protocol/cursor-run.md §8.10). */
@@ -29,12 +30,17 @@ export interface CheckpointPlan {
   sets: Array<{ id: Uint8Array; data: Uint8Array }>;
   publish: AgentServerMessage[];
   write: CheckpointWrite;
+  /** Frames that go out before the blobs are SET (the final sequence's step_completed). */
+  lead?: AgentServerMessage[];
+  /** Where the checkpoint leaves the turn (a staged one: what the round's local tools build on). */
+  turn?: TurnFacts;
 }
 
 export interface CheckpointOutput {
   ok: boolean;
   error?: string;
   nextKvId: number;
+  turn?: TurnFacts;
 }
 
 export type CheckpointEvent = { type: "KV_SET_RESULT"; id: number; error?: string };
@@ -83,6 +89,7 @@ const checkpointSetup = setup({
 
 const sendSets = checkpointSetup.createAction(
   enqueueActions(({ context, enqueue }) => {
+    for (const message of context.plan?.lead ?? []) enqueue({ type: "emitFrame", params: { message } });
     const sets = context.plan?.sets ?? [];
     sets.forEach((blob, i) => {
       enqueue({ type: "emitFrame", params: { message: frames.kvSet(context.nextKvId + i, blob.id, blob.data) } });
@@ -176,5 +183,6 @@ export const checkpointMachine = checkpointSetup.createMachine({
     ok: context.error === undefined,
     ...(context.error ? { error: context.error } : {}),
     nextKvId: context.nextKvId,
+    ...(context.plan?.turn ? { turn: context.plan.turn } : {}),
   }),
 });

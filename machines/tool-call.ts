@@ -1,17 +1,18 @@
 // ToolCall: the life of one tool call inside a round (docs/protocol/cursor-tools.md §2–§5). tool_call_started is
 // sent, the tool's pure driver decides each next step, every Exec it asks for is a PendingExec child, and the result
-// is committed durably before tool_call_completed. How a call reaches the client (an Exec today; an Interaction
-// query or a local tool later) is a choice of states here, never a flag.
+// is committed durably before tool_call_completed. How a call reaches the client (an Exec, an Interaction query, or
+// nothing for a local tool) is a choice of states here, never a flag; a driver that waits pauses between its Execs.
 import { assign, enqueueActions, fromPromise, sendParent, setup } from "xstate";
 import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import { frames } from "../cursor/frames.js";
 import { toolDriver } from "../cursor/tools/registry.js";
-import type {
-  DriverStep,
-  ModeSwitch,
-  ServiceRequest,
-  ServiceResult,
-  ToolCompletion,
+import {
+  DRIVER_PAUSE_MS,
+  type DriverStep,
+  type ModeSwitch,
+  type ServiceRequest,
+  type ServiceResult,
+  type ToolCompletion,
 } from "../cursor/tools/types.js";
 import { pendingExecMachine, type PendingExecReport } from "./pending-exec.js";
 import type {
@@ -106,6 +107,7 @@ const toolCallSetup = setup({
       event.type === "CLIENT_INTERACTION" && event.id === context.interactionId && event.answer.case !== undefined,
     fromCurrentExec: ({ context, event }) => event.type === "EXEC_DATA" && event.execId === context.execId,
   },
+  delays: { driverPause: DRIVER_PAUSE_MS },
 });
 
 type StepOf<K extends DriverStep<unknown>["kind"]> = Extract<DriverStep<unknown>, { kind: K }>;
@@ -245,6 +247,8 @@ export const toolCallMachine = toolCallSetup.createMachine({
           ],
         },
         { guard: stepIs("wait"), target: "executing", actions: "keepStep" },
+        // The Exec's terminal result was consumed; the driver looks again after the pause.
+        { guard: stepIs("pause"), target: "pausing", actions: ["keepStep", takeExec] },
         {
           guard: stepIs("complete"),
           target: "committing",
@@ -359,6 +363,23 @@ export const toolCallMachine = toolCallSetup.createMachine({
         },
         ABORT: { target: "aborted", actions: abortExec },
       },
+    },
+    /** Nothing is out: the driver waits before its next step (AwaitShell, §5.13); an abort has nothing to abort. */
+    pausing: {
+      after: {
+        driverPause: {
+          target: "deciding",
+          actions: assign({
+            step: ({ context }) => {
+              const driver = driverOf(context);
+              return driver.onResume
+                ? driver.onResume(context.invocation, context.driverState)
+                : { kind: "protocol_error", message: `${driver.name} cannot resume from a pause` };
+            },
+          }),
+        },
+      },
+      on: { ABORT: "aborted" },
     },
     /** The result is made durable before anyone is told (§4.2). */
     committing: {

@@ -86,6 +86,11 @@ const toolRoundSetup = setup({
       outcome: (_, params: { message: string }) => ({ kind: "checkpoint" as const, message: params.message }),
     }),
     takeKvIds: assign({ nextKvId: (_, params: { nextKvId: number }) => params.nextKvId }),
+    /** The staged checkpoint says where the turn stands; the round's local tools build on it. */
+    takeTurn: assign({
+      ctx: ({ context }, params: { output: CheckpointOutput }) =>
+        params.output.turn ? { ...context.ctx, turn: params.output.turn } : context.ctx,
+    }),
     countCompleted: assign({
       completed: ({ context }) => context.completed + 1,
       mode: ({ context, event }) => (event.type === "CALL_COMPLETED" && event.mode) || context.mode,
@@ -112,15 +117,20 @@ const toolRoundSetup = setup({
   },
 });
 
+/** A call's context: the turn's steps before it include the calls before it in the batch (§5.12). */
+const callContext = (ctx: ToolContext, index: number): ToolContext =>
+  ctx.turn ? { ...ctx, turn: { ...ctx.turn, steps: ctx.turn.steps + index } } : ctx;
+
 /** Every call starts at once, in order; each gets the next Exec id for its first Exec (§4.2, §4.4). */
 const startCalls = toolRoundSetup.enqueueActions(({ context, enqueue }) => {
   const owners = new Map(context.execOwners);
   context.calls.forEach((invocation, index) => {
     const reservedExecId = context.nextExecId + index;
     owners.set(reservedExecId, index);
+    const ctx = callContext(context.ctx, index);
     enqueue.spawnChild("toolCall", {
       id: callChild(index),
-      input: { index, modelCallId: context.modelCallId, invocation, ctx: context.ctx, reservedExecId },
+      input: { index, modelCallId: context.modelCallId, invocation, ctx, reservedExecId },
     });
   });
   enqueue.assign({ nextExecId: context.nextExecId + context.calls.length, execOwners: owners });
@@ -206,7 +216,13 @@ function checkpointState(kind: "staged" | "settled", next: "running" | "settled"
             },
           ],
         },
-        { target: next, actions: { type: "takeKvIds", params: ({ event }) => ({ nextKvId: event.output.nextKvId }) } },
+        {
+          target: next,
+          actions: [
+            { type: "takeKvIds", params: ({ event }) => ({ nextKvId: event.output.nextKvId }) },
+            { type: "takeTurn", params: ({ event }) => ({ output: event.output }) },
+          ],
+        },
       ],
     },
     on: { ...clientExecHandlers(routing), CANCEL: { target: "canceled", actions: "markCanceled" } },

@@ -1,6 +1,6 @@
 // Blob garbage collection by mark and sweep (docs/protocol/cursor-run.md §6.6): blobs are shared between checkpoints,
-// branches and subagents, so reference counts would lie. Roots are the conversation heads, every root prompt and turn a
-// head's checkpoint lists, and the blobs canonical messages name; everything reachable from them over blob_edges is
+// branches and subagents, so reference counts would lie. Roots are the conversation heads, every root prompt, turn and
+// to-do a head's checkpoint lists, and the blobs canonical messages name; everything reachable from them over blob_edges is
 // live. A head's checkpoint lists roots and turns that earlier snapshots wrote, and its edges name only the new ones, so
 // the head itself is read for them. A blob still unreachable after the retention period is deleted with its outgoing
 // edges; the period covers runs in flight, whose new blobs are not yet under a head. A blob kept for its age is a root
@@ -46,7 +46,7 @@ export async function collectBlobs(db: Knex, createdBefore: number): Promise<GcR
   });
 }
 
-/** Every root prompt and turn id the heads' checkpoints list, whichever snapshot first wrote it. */
+/** Every root prompt, turn and to-do id the heads' checkpoints list, whichever snapshot first wrote it. */
 async function markHeadReferences(tx: Knex.Transaction): Promise<void> {
   const heads: Array<{ data: Buffer }> = await tx("conversation_heads as h")
     .join("blobs as b", "b.id", "h.checkpoint_id")
@@ -65,7 +65,7 @@ async function markHeadReferences(tx: Knex.Transaction): Promise<void> {
 function referencedIds(data: Uint8Array): Uint8Array[] {
   try {
     const state = fromBinary(ConversationStateStructureSchema, data);
-    return [...state.rootPromptMessagesJson, ...state.turns];
+    return [...state.rootPromptMessagesJson, ...state.turns, ...state.todos];
   } catch {
     // A head that is not a checkpoint this gateway can read keeps what its edges reach, and no more.
     return [];

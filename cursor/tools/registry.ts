@@ -1,6 +1,7 @@
 // The tool registry (docs/protocol/cursor-tools.md §1.2, §2): one model tool name → exactly one driver, hence one
 // transport. An unknown name has no driver; the caller reports it as a protocol error, with no fallback transport.
 import { askQuestionDriver } from "./ask-question.js";
+import { awaitShellDriver } from "./await-shell.js";
 import { createPlanDriver } from "./create-plan.js";
 import { deleteDriver } from "./delete.js";
 import { editNotebookDriver, strReplaceDriver, writeDriver } from "./edit.js";
@@ -17,7 +18,9 @@ import { readDriver } from "./read.js";
 import { readLintsDriver } from "./read-lints.js";
 import { shellDriver } from "./shell.js";
 import { switchModeDriver } from "./switch-mode.js";
+import { todoWriteDriver } from "./todo-write.js";
 import type { ToolDriver } from "./types.js";
+import { updateCurrentStepDriver } from "./update-current-step.js";
 import { webFetchDriver } from "./web-fetch.js";
 
 export { isBackgroundedShell } from "./shell.js";
@@ -28,6 +31,7 @@ const drivers: readonly ToolDriver[] = [
   globDriver,
   lsDriver,
   shellDriver,
+  awaitShellDriver,
   writeDriver,
   strReplaceDriver,
   askQuestionDriver,
@@ -42,6 +46,8 @@ const drivers: readonly ToolDriver[] = [
   readLintsDriver,
   editNotebookDriver,
   webFetchDriver,
+  todoWriteDriver,
+  updateCurrentStepDriver,
 ];
 
 const byName = new Map<string, ToolDriver>(drivers.map((d) => [d.name, d]));

@@ -4,7 +4,9 @@
 import { create } from "@bufbuild/protobuf";
 import {
   ShellArgsSchema,
+  ShellOutputNotificationConfigSchema,
   ShellResultSchema,
+  SmartModeApprovalSchema,
   TimeoutBehavior,
   ToolCallDeltaSchema,
 } from "../../proto/gen/agent/v1/agent_pb.js";
@@ -47,27 +49,37 @@ export interface ShellState {
   output: string;
 }
 
-/**
- * Validates every parameter of the model schema. notify_on_output, the smart-mode fields and
- * required_permissions are checked but not sent: how they map onto ShellArgs is not established by the seeds.
- */
-function parseArgs(callId: string, args: Record<string, unknown>): ShellArgs {
+/** notify_on_output → output_notification: the client reports matching output later (the unit of debounce is not
+ * established, so the model's number is passed as given). */
+function outputNotification(args: Record<string, unknown>) {
+  const notify = optionalObject(args, "notify_on_output");
+  if (!notify) return undefined;
+  try {
+    const pattern = requiredString(notify, "pattern");
+    const reason = requiredString(notify, "reason");
+    const debounce = optionalInteger(notify, "debounce_ms", 0);
+    return create(ShellOutputNotificationConfigSchema, { pattern, reason, debounce });
+  } catch (err) {
+    throw err instanceof ArgsError ? new ArgsError(`notify_on_output: ${err.message}`) : err;
+  }
+}
+
+/** request_smart_mode_approval asks the client to put the command to the user, for smart_mode_block_reason. */
+function smartModeApproval(callId: string, args: Record<string, unknown>) {
+  const requested = optionalBoolean(args, "request_smart_mode_approval");
+  const reason = optionalString(args, "smart_mode_block_reason");
+  if (!requested) return undefined;
+  if (!reason) throw new ArgsError('"smart_mode_block_reason" is required with request_smart_mode_approval');
+  return create(SmartModeApprovalSchema, { requestId: callId, reason });
+}
+
+/** Every parameter of the model schema is validated; required_permissions has no ShellArgs field (the client asks
+ * for permissions itself), so it is checked and not sent. */
+function parseArgs(callId: string, args: Record<string, unknown>, ctx: ToolContext): ShellArgs {
   const command = requiredString(args, "command");
   const workingDirectory = optionalString(args, "working_directory") ?? "";
   const blockUntilMs = optionalInteger(args, "block_until_ms", 0) ?? DEFAULT_BLOCK_UNTIL_MS;
   const description = optionalString(args, "description");
-  const notify = optionalObject(args, "notify_on_output");
-  if (notify) {
-    try {
-      requiredString(notify, "pattern");
-      requiredString(notify, "reason");
-      optionalInteger(notify, "debounce_ms", 0);
-    } catch (err) {
-      throw err instanceof ArgsError ? new ArgsError(`notify_on_output: ${err.message}`) : err;
-    }
-  }
-  optionalBoolean(args, "request_smart_mode_approval");
-  optionalString(args, "smart_mode_block_reason");
   optionalStringArray(args, "required_permissions", PERMISSIONS);
   return create(ShellArgsSchema, {
     command,
@@ -79,6 +91,10 @@ function parseArgs(callId: string, args: Record<string, unknown>): ShellArgs {
     fileOutputThresholdBytes: FILE_OUTPUT_THRESHOLD_BYTES,
     closeStdin: true,
     description,
+    outputNotification: outputNotification(args),
+    smartModeApproval: smartModeApproval(callId, args),
+    conversationId: ctx.conversationId,
+    adminCommandDenylist: [...(ctx.adminCommandDenylist ?? [])],
   });
 }
 
@@ -200,12 +216,12 @@ export function isBackgroundedShell(completion: ToolCompletion): boolean {
 export const shellDriver: ToolDriver<ShellState> = {
   name: NAME,
   placeholder: (callId) => card(callId),
-  started(call) {
-    const parsed = parseOrInvalid(NAME, () => parseArgs(call.callId, call.args));
+  started(call, ctx) {
+    const parsed = parseOrInvalid(NAME, () => parseArgs(call.callId, call.args, ctx));
     return "invalid" in parsed ? parsed : { toolCall: card(call.callId, parsed.ok) };
   },
   begin(call, ctx: ToolContext): DriverStep<ShellState> {
-    const parsed = parseOrInvalid(NAME, () => parseArgs(call.callId, call.args));
+    const parsed = parseOrInvalid(NAME, () => parseArgs(call.callId, call.args, ctx));
     if ("invalid" in parsed) return { kind: "protocol_error", message: parsed.invalid };
     const { terminalsFolder } = ctx;
     const state: ShellState = { args: parsed.ok, terminalsFolder, stdout: "", stderr: "", output: "" };

@@ -12,6 +12,7 @@ import type {
   ToolCallDelta,
 } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { ModeId } from "../../prompt/assets.js";
+import type { TodoEntry } from "../derived-state.js";
 
 /** A complete, strictly parsed model tool call. `callId` is opaque and reused byte-for-byte. */
 export interface ToolInvocation {
@@ -23,14 +24,27 @@ export interface ToolInvocation {
   args: Record<string, unknown>;
 }
 
-/** Per-run facts some tools need (Shell: conversation, terminals folder; MCP: the client's tool definitions). */
+/** Per-run facts some tools need (Shell: conversation, terminals folder, the admin's command denylist; MCP: the
+ * client's tool definitions). */
 export interface ToolContext {
   conversationId: string;
   terminalsFolder?: string;
+  adminCommandDenylist?: readonly string[];
   /** The MCP tools the client announced or last listed (cursor/tools/mcp-tools.ts). */
   mcp?: McpCatalog;
   /** The mode the run is in when the round starts (SwitchMode names where it switches from). */
   mode?: ModeId;
+  /** Where the round's staged checkpoint left the turn; set for every round's calls (local tools read it). */
+  turn?: TurnFacts;
+}
+
+/** The turn as the round's staged checkpoint holds it, before any of the round's calls ran. */
+export interface TurnFacts {
+  /** Steps of the turn before this call's own: earlier rounds, this response's thinking and text, and the calls
+   * before it in the batch (docs/protocol/cursor-tools.md §5.12). */
+  steps: number;
+  /** The to-do list the history folds to (docs/protocol/cursor-run.md §8.9); undefined when none was written. */
+  todos?: readonly TodoEntry[];
 }
 
 /** The run's MCP definition table (docs/protocol/cursor-tools.md §5.8): by (server, tool) and by model tool name. */
@@ -92,6 +106,9 @@ export interface ModeSwitch {
   toolNames: string[];
 }
 
+/** How long a driver's pause step lasts: one fixed interval, so a wait is counted in whole pauses. */
+export const DRIVER_PAUSE_MS = 500;
+
 /** One step of a driver. `state` is the driver's own, threaded back into the next call. */
 export type DriverStep<S> =
   | { kind: "exec"; request: ExecRequest; state: S }
@@ -101,6 +118,8 @@ export type DriverStep<S> =
   | { kind: "service"; request: ServiceRequest; state: S }
   | { kind: "delta"; delta: ToolCallDelta; state: S }
   | { kind: "wait"; state: S }
+  /** Nothing to send for DRIVER_PAUSE_MS, then onResume decides (AwaitShell between two looks at a terminal). */
+  | { kind: "pause"; state: S }
   | { kind: "complete"; completion: ToolCompletion; state: S }
   | { kind: "protocol_error"; message: string };
 
@@ -128,4 +147,6 @@ export interface ToolDriver<S = unknown> {
   onInteractionResponse?(call: ToolInvocation, state: S, answer: InteractionAnswer): DriverStep<S>;
   /** The result of the service call this driver asked for last (WebSearch, GenerateImage only). */
   onServiceResult?(call: ToolInvocation, state: S, result: ServiceResult): DriverStep<S>;
+  /** The pause this driver asked for is over (tools that wait only). */
+  onResume?(call: ToolInvocation, state: S): DriverStep<S>;
 }

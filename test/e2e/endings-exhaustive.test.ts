@@ -30,7 +30,7 @@ const MODEL = "byok-e2e-exhaustive";
 const STALL_MODEL = "byok-e2e-stall";
 const KEY = "sk-e2e-exhaustive-5d20a7";
 const repeat = (kind: string, times: number): string[] => Array<string>(times).fill(kind);
-const TEXT_UNTIL_FINAL_SETS = ["text_delta", "token_delta", ...repeat("kv_set", 6)];
+const TEXT_UNTIL_FINAL_SETS = ["text_delta", "token_delta", "step_completed", ...repeat("kv_set", 6)];
 const chunk = (delta: object) =>
   `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
 

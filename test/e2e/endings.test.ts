@@ -36,6 +36,7 @@ const repeat = (kind: string, times: number): string[] => Array<string>(times).f
 const firstTextRun = [
   "text_delta",
   "token_delta",
+  "step_completed",
   ...repeat("kv_set", 6),
   "turn_ended",
   "checkpoint",

@@ -153,6 +153,7 @@ describe("e2e: HTTP/2 cleartext (h2c) on the gateway port", () => {
     expect(kinds.filter((k) => k !== "heartbeat")).to.deep.equal([
       "textDelta",
       "tokenDelta",
+      "stepCompleted",
       // system prompt, runtime message, UserMessage, assistant step, turn, final assistant root
       ...Array<string>(6).fill("kv_set"),
       "turnEnded",

@@ -110,7 +110,7 @@ describe("e2e: run-time protocol errors", function () {
     "tool_call_started",
     "exec:read_args",
   ];
-  const TEXT_UNTIL_FINAL_SETS = ["text_delta", "token_delta", ...repeat("kv_set", 6)];
+  const TEXT_UNTIL_FINAL_SETS = ["text_delta", "token_delta", "step_completed", ...repeat("kv_set", 6)];
 
   const execResult = (id: number) =>
     create(AgentClientMessageSchema, {

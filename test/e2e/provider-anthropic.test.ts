@@ -128,6 +128,7 @@ describe("e2e: anthropic provider closed loop with signed thinking, then a resta
       "checkpoint", // settled
       "text_delta",
       "token_delta",
+      "step_completed",
       ...repeat("kv_set", 3),
       ...checkpointTail,
     ]);

@@ -124,6 +124,7 @@ describe("e2e: OpenAI Responses closed loop with reasoning replay and restart", 
       // the final answer: its reasoning item has no summary, so nothing to show but a capsule to replay
       "text_delta",
       "token_delta",
+      "step_completed",
       ...repeat("kv_set", 3),
       ...checkpointTail,
     ]);
@@ -170,7 +171,13 @@ describe("e2e: OpenAI Responses closed loop with reasoning replay and restart", 
       checkpoint: run.lastCheckpoint()!,
     });
     expect(await next.done).to.deep.equal({ ok: true });
-    expect(next.kinds()).to.deep.equal(["text_delta", "token_delta", ...repeat("kv_set", 5), ...checkpointTail]);
+    expect(next.kinds()).to.deep.equal([
+      "text_delta",
+      "token_delta",
+      "step_completed",
+      ...repeat("kv_set", 5),
+      ...checkpointTail,
+    ]);
     assertEndStreamInvariants(next.frames);
     expect(reopened.violations()).to.deep.equal([]);
 

@@ -91,6 +91,7 @@ describe("e2e: restart continues a conversation from the client's checkpoint", f
       "checkpoint",
       "text_delta",
       "token_delta",
+      "step_completed",
       ...repeat("kv_set", 3),
       ...checkpointTail, // final: text step, turn, assistant root
     ]);
@@ -154,7 +155,13 @@ describe("e2e: restart continues a conversation from the client's checkpoint", f
       });
       expect(await run.done).to.deep.equal({ ok: true });
       // New blobs only: runtime user root, user message, assistant root, assistant step, turn. Nothing is fetched.
-      expect(run.kinds()).to.deep.equal(["text_delta", "token_delta", ...repeat("kv_set", 5), ...checkpointTail]);
+      expect(run.kinds()).to.deep.equal([
+        "text_delta",
+        "token_delta",
+        "step_completed",
+        ...repeat("kv_set", 5),
+        ...checkpointTail,
+      ]);
       assertEndStreamInvariants(run.frames);
       expect(client.violations()).to.deep.equal([]);
 
@@ -187,6 +194,7 @@ describe("e2e: restart continues a conversation from the client's checkpoint", f
       ...repeat("kv_get", roots.length),
       "text_delta",
       "token_delta",
+      "step_completed",
       ...repeat("kv_set", 5),
       ...checkpointTail,
     ]);

@@ -52,6 +52,7 @@ describe("e2e tools: recorded provider streams", function () {
     expect(run.kinds(streamed)).to.deep.equal([
       "text_delta",
       "token_delta",
+      "step_completed",
       "kv_set",
       "kv_set",
       "kv_set",
@@ -89,6 +90,7 @@ describe("e2e tools: recorded provider streams", function () {
       "thinking_completed",
       "text_delta",
       "token_delta",
+      "step_completed",
       "kv_set",
       "kv_set",
       "kv_set",
@@ -169,6 +171,7 @@ describe("e2e tools: recorded provider streams", function () {
       "thinking_completed",
       "text_delta",
       "token_delta",
+      "step_completed",
       "kv_set",
       "kv_set",
       "kv_set",

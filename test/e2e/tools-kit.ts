@@ -24,6 +24,7 @@ export const SETTLED_ROUND_THEN_ANSWER = [
   "checkpoint",
   "text_delta",
   "token_delta",
+  "step_completed",
   ...Array<string>(3).fill("kv_set"),
   "turn_ended",
   "checkpoint",

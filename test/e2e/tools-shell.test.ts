@@ -200,4 +200,39 @@ describe("e2e tools: Shell", function () {
       .and.include("listening on :3000\n");
     expect(toolMessage.content).to.not.include("Exit code");
   });
+
+  it("sends the conversation, the admin denylist and the model's output notification in ShellArgs", async () => {
+    const fake = await rig.fake();
+    const args = {
+      command: "npm run dev",
+      block_until_ms: 0,
+      notify_on_output: { pattern: "listening on", reason: "the server is up", debounce_ms: 250 },
+    };
+    fake.enqueue({ toolCalls: [{ id: "call_sh_notify", name: "Shell", args }] }, { text: "Started." });
+    const conversationId = `tools-shell-notify-${process.pid}`;
+    const env = { workspacePaths: ["/workspace"], terminalsFolder: "/workspace/.terminals" };
+    const requestContext = { env, adminCommandDenylist: ["rm -rf /"] };
+    const { client, run } = rig.start(fake, { text: "start the server", shell, conversationId, requestContext });
+    await run.done;
+    assertCleanSuccess(run, client);
+
+    const [sent] = shellArgs(run);
+    expect(sent!.conversationId).to.equal(conversationId);
+    expect(sent!.adminCommandDenylist).to.deep.equal(["rm -rf /"]);
+    expect(sent!.outputNotification).to.include({ pattern: "listening on", reason: "the server is up", debounce: 250 });
+    expect(sent!.smartModeApproval).to.equal(undefined);
+  });
+
+  it("smart-mode approval without its reason is an error result and no shell runs", async () => {
+    const fake = await rig.fake();
+    const args = { command: "npm run dev", request_smart_mode_approval: true };
+    fake.enqueue({ toolCalls: [{ id: "call_sh_smart", name: "Shell", args }] }, { text: "Ok." });
+    const { client, run } = rig.start(fake, { text: "start the server", shell });
+    await run.done;
+    assertCleanSuccess(run, client);
+    expect(shellArgs(run)).to.deep.equal([]);
+    expect(run.kinds()).to.include.members(["tool_call_started", "tool_call_completed"]);
+    const toolMessage = assertPrefix(fake.requests[0]!, fake.requests[1]!)[1] as { content: string };
+    expect(toolMessage.content).to.include('"smart_mode_block_reason" is required');
+  });
 });

@@ -28,6 +28,7 @@ const MODEL = "byok-e2e";
 const TEXT_ONLY = [
   "text_delta",
   "token_delta",
+  "step_completed",
   ...repeat("kv_set", 6),
   "turn_ended",
   "checkpoint",
@@ -51,6 +52,7 @@ const READ_AFTER_EXEC = [
   "checkpoint",
   "text_delta",
   "token_delta",
+  "step_completed",
   ...repeat("kv_set", 3),
   "turn_ended",
   "checkpoint",

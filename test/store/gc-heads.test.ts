@@ -7,19 +7,25 @@ import {
   UserMessageSchema,
   type ConversationStateStructure,
 } from "../../proto/gen/agent/v1/agent_pb.js";
+import type { DerivedState } from "../../cursor/derived-state.js";
 import { tempStore, type TempStore } from "./temp-store.js";
 
 const HOUR = 3_600_000;
 const hex = (id: Uint8Array) => Buffer.from(id).toString("hex");
 
 /** One turn the way a run writes it: built on the state the client sent back, committed snapshot by snapshot. */
-async function turn(t: TempStore, base: ConversationStateStructure, n: number): Promise<CheckpointSnapshot> {
+async function turn(
+  t: TempStore,
+  base: ConversationStateStructure,
+  n: number,
+  derived?: DerivedState,
+): Promise<CheckpointSnapshot> {
   const userMessage = create(UserMessageSchema, { text: `question ${n}`, messageId: `m${n}` });
   const b = new CheckpointBuilder(base, { role: "system", content: "prompt" }, { kind: "new", userMessage }, `r${n}`);
   b.addRoot({ role: "user", content: `runtime ${n}`, origin: "runtime", eventId: `run-request:r${n}` });
   b.addAssistantStep(`answer ${n}`);
   b.addRoot({ role: "assistant", text: `answer ${n}`, toolCalls: [] });
-  const s = b.snapshot({ pending: [], usedTokens: 0, maxTokens: 0 });
+  const s = b.snapshot({ pending: [], usedTokens: 0, maxTokens: 0, ...(derived ? { derived } : {}) });
   await t.store.commitCheckpoint({
     conversationId: "c",
     checkpointId: s.stateBlob.id,
@@ -35,6 +41,21 @@ describe("store: garbage collection keeps everything a head reaches (docs/protoc
     t = await tempStore();
   });
   afterEach(() => t.cleanup());
+
+  it("keeps the to-do items the head lists, and only those (docs/protocol/cursor-run.md §8.9)", async () => {
+    const todo = (id: string, status: "pending" | "completed") => ({ id, content: `do ${id}`, status });
+    const first = await turn(t, create(ConversationStateStructureSchema), 1, { todos: [todo("a", "pending")] });
+    const second = await turn(t, first.state, 2, { todos: [todo("a", "completed"), todo("b", "pending")] });
+    expect(second.state.todos).to.have.length(2);
+    const db = await t.inspect();
+    await db("blobs").update({ created_at: Date.now() - 10 * HOUR });
+
+    await t.store.collectBlobs(Date.now() - HOUR);
+
+    expect((await t.store.missingBlobs(second.state.todos)).map(hex)).to.deep.equal([]);
+    // The first checkpoint's item is no longer listed by the head: swept.
+    expect((await t.store.missingBlobs(first.state.todos)).map(hex)).to.deep.equal(first.state.todos.map(hex));
+  });
 
   it("a multi-turn conversation's head still resolves after its blobs age past the retention and a sweep", async () => {
     let state = create(ConversationStateStructureSchema);

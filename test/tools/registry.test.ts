@@ -40,9 +40,9 @@ const validArgs: Record<string, Record<string, unknown>> = {
 describe("tool registry", () => {
   it("lists the tools, each with exactly one driver; unknown names have none", () => {
     expect([...toolNames]).to.deep.equal([
-      ...["Read", "Grep", "Glob", "Ls", "Shell", "Write", "StrReplace", "AskQuestion", "CallMcpTool"],
+      ...["Read", "Grep", "Glob", "Ls", "Shell", "AwaitShell", "Write", "StrReplace", "AskQuestion", "CallMcpTool"],
       ...["FetchMcpResource", "GetMcpTools", "WebSearch", "GenerateImage", "CreatePlan", "SwitchMode", "Delete"],
-      ...["ReadLints", "EditNotebook", "WebFetch"],
+      ...["ReadLints", "EditNotebook", "WebFetch", "TodoWrite", "UpdateCurrentStep"],
     ]);
     expect(toolDriver("NoSuchTool")).to.equal(undefined);
     // The MCP tools offered under their own names share one driver (docs/protocol/cursor-tools.md §5.15).

@@ -64,6 +64,45 @@ describe("Shell driver", () => {
     });
   });
 
+  it("sends the conversation, the admin's denylist, output notification and smart-mode approval", () => {
+    const args = {
+      command: "npm run dev",
+      notify_on_output: { pattern: "ready on", reason: "the server is up", debounce_ms: 500 },
+      request_smart_mode_approval: true,
+      smart_mode_block_reason: "starts a server",
+    };
+    const withDenylist = { ...ctx, adminCommandDenylist: ["rm -rf /"] };
+    const { request } = execOf(shellDriver.begin(invocation("Shell", args), withDenylist));
+    if (request.case !== "shellStreamArgs") expect.fail("expected shell_stream_args");
+    expect(request.value.conversationId).to.equal(ctx.conversationId);
+    expect(request.value.adminCommandDenylist).to.deep.equal(["rm -rf /"]);
+    expect(request.value.outputNotification).to.include({
+      pattern: "ready on",
+      reason: "the server is up",
+      debounce: 500,
+    });
+    expect(request.value.smartModeApproval).to.include({ requestId: CALL_ID, reason: "starts a server" });
+    const plain = execOf(shellDriver.begin(invocation("Shell", { command: "ls" }), ctx)).request.value as {
+      outputNotification?: unknown;
+      smartModeApproval?: unknown;
+      adminCommandDenylist: string[];
+    };
+    expect(plain.outputNotification).to.equal(undefined);
+    expect(plain.smartModeApproval).to.equal(undefined);
+    expect(plain.adminCommandDenylist).to.deep.equal([]);
+  });
+
+  it("refuses smart-mode approval without its reason and a notification without its pattern", () => {
+    const noReason = { command: "x", request_smart_mode_approval: true };
+    expect(shellDriver.started(invocation("Shell", noReason), ctx))
+      .to.have.property("invalid")
+      .that.contains('"smart_mode_block_reason" is required');
+    const noPattern = { command: "x", notify_on_output: { reason: "r" } };
+    expect(shellDriver.started(invocation("Shell", noPattern), ctx))
+      .to.have.property("invalid")
+      .that.contains('notify_on_output: "pattern" is required');
+  });
+
   it("defaults block_until_ms to 30000 and keeps 0 as background-at-once", () => {
     const byDefault = execOf(shellDriver.begin(invocation("Shell", { command: "ls" }), ctx)).request.value as {
       timeout: number;

@@ -2,8 +2,10 @@
 // what the call reports, real PendingExec children (aborts recorded) and real drivers; the result commit never
 // settles on its own, the path supplies its outcome (as does an approved service call). One call runs one tool, so
 // the variants together reach every state and transition: Read (one Exec), arguments Read cannot take, Write (a second
-// Exec on a granted id), Shell (deltas and waits); AskQuestion (an interaction), WebSearch (approval, then the
-// service call) and WebFetch (approval, then an Exec on a granted id).
+// Exec on a granted id), Shell (deltas and waits); AwaitShell pauses between two reads; AskQuestion (an interaction),
+// WebSearch (approval, then the service call) and WebFetch (approval, then an Exec on a granted id); TodoWrite and
+// UpdateCurrentStep the local transport (answered at once: the commit succeeds, fails, or the run is cancelled or its
+// client gone while it is written).
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { createActor, setup, type AnyActorRef, type AnyMachineSnapshot } from "xstate";
@@ -16,7 +18,7 @@ import {
 } from "../../../proto/gen/agent/v1/agent_pb.js";
 import { pendingExecMachine } from "../../../machines/pending-exec.js";
 import { toolCallMachine, type ToolCallReport } from "../../../machines/tool-call.js";
-import type { ToolInvocation } from "../../../cursor/tools/types.js";
+import { DRIVER_PAUSE_MS, type ToolContext, type ToolInvocation } from "../../../cursor/tools/types.js";
 import type { Harness, SuppliedEvent } from "../support/replay-graph.js";
 import { clientMessage } from "../../tools/helpers.js";
 import { never, readResult } from "./exec-and-checkpoint.js";
@@ -33,13 +35,20 @@ const RESERVED = 5;
 const GRANTED = 8;
 const QUERY = 4;
 const shell = clientMessage;
+const terminal = (text: string) =>
+  clientMessage({
+    case: "readResult",
+    value: { result: { case: "success", value: { output: { case: "content", value: text } } } },
+  });
 
 function variant(
   name: string,
   invocation: ToolInvocation,
   execMessages: SuppliedEvent[],
   answers: SuppliedEvent[] = [],
+  ctx: ToolContext = { conversationId: "c" },
 ): Harness<CallRecord> {
+  const local = execMessages.length === 0 && answers.length === 0;
   return {
     name: `tool-call (${name})`,
     machine: toolCallMachine,
@@ -60,7 +69,7 @@ function variant(
         invoke: {
           id: "call",
           src: "call",
-          input: { index: 0, modelCallId: "r:0", invocation, ctx: { conversationId: "c" }, reservedExecId: RESERVED },
+          input: { index: 0, modelCallId: "r:0", invocation, ctx, reservedExecId: RESERVED },
         },
         on: { "*": { actions: ({ event }) => void record.reports.push(event as ToolCallReport) } },
       });
@@ -100,6 +109,8 @@ function variant(
           return [{ type, output: { kind: "webSearch", references: [{ title: "T", url: "https://t", chunk: "" }] } }];
         case "xstate.error.actor.service":
           return [{ type, error: new Error("connection refused") }];
+        case "xstate.after.driverPause.toolCall.pausing":
+          return [{ type: "TIMER", ms: DRIVER_PAUSE_MS, delay: "driverPause" }];
         case "EXEC_DATA":
         case "EXEC_FAILED":
           return []; // only its own PendingExec children send these
@@ -121,6 +132,8 @@ function variant(
       ).to.deep.equal([]);
       expect(record.aborts).to.deep.equal(execStates.filter(([, v]) => v === "aborted").map(([id]) => id));
       if (end !== "aborted") expect(record.aborts).to.deep.equal([]);
+      // A local tool (or arguments no tool takes) never reaches the client: started, then completed or nothing.
+      if (local) expect(kinds.filter((k) => k !== "toolCallStarted" && k !== "toolCallCompleted")).to.deep.equal([]);
     },
     lateEvents: [{ type: "CLIENT_EXEC", id: RESERVED, message: readResult() }, { type: "ABORT" }],
   };
@@ -193,6 +206,36 @@ export const toolCallHarnesses = [
       { type: "CLIENT_INTERACTION", id: QUERY, answer: fetchDecision(true) },
       { type: "CLIENT_INTERACTION", id: QUERY, answer: fetchDecision(false) },
     ],
+  ),
+  variant(
+    "TodoWrite, local",
+    invocationOf("call_t", "TodoWrite", {
+      todos: [
+        { id: "a", content: "read", status: "in_progress" },
+        { id: "b", content: "fix", status: "pending" },
+      ],
+      merge: false,
+    }),
+    [],
+    [],
+    { conversationId: "c", turn: { steps: 1 } },
+  ),
+  variant(
+    "UpdateCurrentStep, local",
+    invocationOf("call_u", "UpdateCurrentStep", { current_step: "Reading" }),
+    [],
+    [],
+    { conversationId: "c", turn: { steps: 2 } },
+  ),
+  variant(
+    "AwaitShell, pausing between reads",
+    invocationOf("call_w", "AwaitShell", { shell_id: "7", block_until_ms: 1000 }),
+    [
+      { type: "CLIENT_EXEC", id: RESERVED, message: terminal("---\npid: 1\n---\nstarting\n") },
+      { type: "CLIENT_EXEC", id: GRANTED, message: terminal("---\npid: 1\nlast_exit_code: 0\n---\ndone\n") },
+    ],
+    [],
+    { conversationId: "c", terminalsFolder: "/t" },
   ),
 ];
 
