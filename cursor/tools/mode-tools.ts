@@ -6,7 +6,13 @@ import type { ModeId, ToolDefinition } from "../../prompt/assets.js";
 import { toolDriver } from "./registry.js";
 
 /** Tools that write or delete workspace files. Shell is not among them: see READ_ONLY_MODES. */
-export const WORKSPACE_WRITERS: ReadonlySet<string> = new Set(["Write", "StrReplace", "Delete", "EditNotebook", "GenerateImage"]);
+export const WORKSPACE_WRITERS: ReadonlySet<string> = new Set([
+  "Write",
+  "StrReplace",
+  "Delete",
+  "EditNotebook",
+  "GenerateImage",
+]);
 
 /**
  * Ask answers and Plan plans: neither changes a file. Shell stays offered to both (the captured lists have it):

@@ -22,9 +22,9 @@ const FACTS = JSON.parse(
 const MODE_TOOLS: Record<ModeId, string[]> = {
   compaction: [],
   agent: [
-    ...["Shell", "Grep", "Delete", "WebSearch", "WebFetch", "GenerateImage", "EditNotebook", "TodoWrite", "StrReplace"],
-    ...["Write", "Read", "ReadLints", "Glob", "AskQuestion", "Task", "GetMcpTools", "FetchMcpResource", "SwitchMode"],
-    ...["CallMcpTool", "Ls"],
+    ...["Shell", "AwaitShell", "Grep", "Delete", "WebSearch", "WebFetch", "GenerateImage", "EditNotebook"],
+    ...["TodoWrite", "StrReplace", "Write", "Read", "ReadLints", "Glob", "AskQuestion", "Task", "GetMcpTools"],
+    ...["FetchMcpResource", "SwitchMode", "CallMcpTool", "Ls", "UpdateCurrentStep"],
   ],
   ask: [
     ...["AskQuestion", "CallMcpTool", "Delete", "FetchMcpResource", "Glob", "Grep", "Read", "ReadLints", "Shell"],
@@ -62,13 +62,32 @@ const AGENT_TOOLS = MODE_TOOLS.agent;
  * Ask and debug offer the same list, as in the captures.
  */
 const MODE_DIGESTS: Record<ModeId, string> = {
-  compaction: "",
-  agent: "6c52bb2f146f123a550890efa124ade658a938b5a829155ad7e38d647a8b679c",
-  ask: "493fb2ce117fc78b7731916b4a311c8b11cdf887c27c82bb6f8f36bfd138edb6",
-  plan: "e2370e375e30dc579646281a417d77072194ca792ff70c4334b98a153882d502",
-  debug: "493fb2ce117fc78b7731916b4a311c8b11cdf887c27c82bb6f8f36bfd138edb6",
-  multitask: "1a804da5cd4aebb4e6d75fba1de31989272ad76544b7019fb51227423aa11090",
+  compaction: "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945",
+  agent: "222abcf8cefd13c31b587e0d06d9e1612a60044b65ac730274b358d6d74fb69e",
+  ask: "e424d1269aaf0966008f272c8b50bdefc863910b689518313171704d00efaee9",
+  plan: "111063f2a6913970a88ca8aa78d2ea1c90a065376f20c925aa99371f6b580697",
+  debug: "e424d1269aaf0966008f272c8b50bdefc863910b689518313171704d00efaee9",
+  multitask: "3c50599ada4cff204f41a4e7b4d509abc4e50ad2b27c702ec9b97c6f1ec7763d",
 };
+
+/**
+ * The facts with every local `$ref` (a JSON pointer into the same schema) replaced by what it points at: the catalog
+ * inlines them, because not every endpoint resolves references (UpdateCurrentStep's captured schema has two).
+ */
+function inlined(node: unknown, root: unknown = node): unknown {
+  if (Array.isArray(node)) return node.map((n) => inlined(n, root));
+  if (typeof node !== "object" || node === null) return node;
+  const ref = (node as Record<string, unknown>).$ref;
+  if (typeof ref === "string" && ref.startsWith("#/"))
+    return inlined(
+      ref
+        .slice(2)
+        .split("/")
+        .reduce((at: unknown, key) => (at as Record<string, unknown>)[key], root),
+      root,
+    );
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, inlined(v, root)]));
+}
 
 /** Removes the description annotations we added (string-valued `description` keys), keeping key order. */
 function withoutDescriptions(value: unknown): unknown {
@@ -121,7 +140,7 @@ describe("prompt assets: loading the real assets", () => {
 
   it("keeps every schema equal to the wire facts, key order included, apart from our descriptions", () => {
     for (const tool of assets.catalog.values()) {
-      const expected = FACTS.parameters[tool.name];
+      const expected = inlined(FACTS.parameters[tool.name]);
       expect(withoutDescriptions(tool.parameters), tool.name).to.deep.equal(expected);
       expect(JSON.stringify(withoutDescriptions(tool.parameters)), tool.name).to.equal(JSON.stringify(expected));
     }
