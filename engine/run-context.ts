@@ -201,6 +201,8 @@ const REQUEST_CONTEXT_USED = new Set([
   "agent_skills",
   "custom_subagents",
   "mcp_instructions",
+  // The MCP tools, offered to the model when the run request's own mcp_tools are empty (engine/run-mode.ts).
+  "tools",
 ]);
 
 const ACTION_USED = new Set(["user_message", "request_context"]);

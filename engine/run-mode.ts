@@ -1,7 +1,8 @@
 // The mode a run is in (docs/protocol/cursor-tools.md §6.4–§6.5): the mode it started in gives the run its system
 // prompt; the current one — moved by an approved SwitchMode — gives the tools the next model call is offered and
 // the mode every checkpoint records.
-import type { AgentMode } from "../proto/gen/agent/v1/agent_pb.js";
+import type { AgentMode, AgentRunRequest, McpToolDefinition, RequestContext } from "../proto/gen/agent/v1/agent_pb.js";
+import { mcpContext } from "../cursor/request-context.js";
 import { modeToWire } from "../cursor/modes.js";
 import { offeredTools } from "../cursor/tools/mode-tools.js";
 import type { ModeSwitch } from "../cursor/tools/types.js";
@@ -33,4 +34,13 @@ export class RunMode {
   get wire(): AgentMode {
     return modeToWire(this.current);
   }
+}
+
+/**
+ * The MCP tools the client announced: the run request's `mcp_tools`, else those of its request context (inline or
+ * from its MCP part), where Cursor puts them when the top-level list is absent (cursor-tools.md §5.15).
+ */
+export function announcedMcpTools(request: AgentRunRequest, ctx: RequestContext | undefined): McpToolDefinition[] {
+  const top = request.mcpTools?.mcpTools ?? [];
+  return top.length ? top : mcpContext(ctx).tools;
 }

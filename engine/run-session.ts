@@ -16,6 +16,7 @@ import { foldDerivedState, type DerivedState } from "../cursor/derived-state.js"
 import { imageBlobs, referencedBlobs } from "../cursor/attachments.js";
 import { frames } from "../cursor/frames.js";
 import { mcpToolsForRun } from "../cursor/tools/mcp-tools.js";
+import { announcedMcpTools } from "./run-mode.js";
 import { tokenBreakdown } from "../cursor/token-breakdown.js";
 import { savedPlans } from "../cursor/plan-state.js";
 import { StaleCheckpointError, type Store } from "../store/index.js";
@@ -155,7 +156,7 @@ export class RunSession {
     for (const m of this.history) this.account(m);
     this.derived = foldDerivedState(this.history);
     const env = this.facts.requestContext?.env;
-    const mcp = mcpToolsForRun(this.request.mcpTools?.mcpTools ?? []);
+    const mcp = mcpToolsForRun(announcedMcpTools(this.request, this.facts.requestContext));
     // The MCP tools the client announced follow the mode's tools, whatever the mode (cursor-tools.md §5.15).
     const mode = new RunMode(this.deps.assets, modeAssets(this.deps.assets, this.facts), mcp.tools);
     const prepared: PreparedRun = {

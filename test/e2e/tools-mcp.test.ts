@@ -145,6 +145,22 @@ describe("e2e tools: MCP", function () {
     });
   });
 
+  it("offers the request context's MCP tools when the run request announces none", async () => {
+    const fake = await rig.fake();
+    fake.enqueue({ text: "Noted." });
+    const { run } = rig.start(fake, {
+      text: "which tools do you have?",
+      customize: (request) => {
+        const action = request.action?.action;
+        if (action?.case !== "userMessageAction" || !action.value.requestContext) expect.fail("no request context");
+        action.value.requestContext.tools = [docs];
+      },
+    });
+    expect(await run.done).to.deep.equal({ ok: true });
+    const names = (fake.requests[0]!.body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name);
+    expect(names.at(-1)).to.equal("mcp__user-context7__query-docs");
+  });
+
   it("CallMcpTool for a tool the run does not know: an error result, no mcp_args sent", async () => {
     const fake = await rig.fake();
     const call = { server: "user-gone", toolName: "vanished", arguments: {} };
