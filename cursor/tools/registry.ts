@@ -7,6 +7,7 @@ import { grepDriver } from "./grep.js";
 import { lsDriver } from "./ls.js";
 import { readDriver } from "./read.js";
 import { shellDriver } from "./shell.js";
+import { taskDriver } from "./task.js";
 import type { ToolDriver } from "./types.js";
 
 export { isBackgroundedShell } from "./shell.js";
@@ -20,6 +21,7 @@ const drivers: readonly ToolDriver[] = [
   writeDriver,
   strReplaceDriver,
   askQuestionDriver,
+  taskDriver,
 ];
 
 const byName = new Map<string, ToolDriver>(drivers.map((d) => [d.name, d]));

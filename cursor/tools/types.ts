@@ -8,6 +8,7 @@ import type {
   InteractionQuery,
   InteractionResponse,
   ToolCall,
+  SubagentModelOverride,
   ToolCallDelta,
 } from "../../proto/gen/agent/v1/agent_pb.js";
 
@@ -21,10 +22,20 @@ export interface ToolInvocation {
   args: Record<string, unknown>;
 }
 
-/** Per-run facts some tools need (Shell: conversation, terminals folder). */
+/** Per-run facts some tools need (Shell: conversation, terminals folder; Task: the subagent settings). */
 export interface ToolContext {
   conversationId: string;
   terminalsFolder?: string;
+  subagents?: SubagentSettings;
+}
+
+/** What a Task call needs from its parent run to start a child (docs/protocol/cursor-tools.md §5.11). */
+export interface SubagentSettings {
+  /** The model the parent runs on: `inherit` resolves to it. */
+  parentModelId: string;
+  /** The run request's conversation_group_id: the children's root parent conversation. */
+  conversationGroupId: string | undefined;
+  modelOverrides: readonly SubagentModelOverride[];
 }
 
 /** The `message` oneof of an ExecServerMessage, without id / exec_id (the machine assigns those). */

@@ -10,7 +10,7 @@ const PROMPT_DIR = fileURLToPath(new URL("../../prompt/", import.meta.url));
 const FACTS = JSON.parse(
   readFileSync(fileURLToPath(new URL("./fixtures/tool-parameters.facts.json", import.meta.url)), "utf8"),
 ) as { parameters: Record<string, Record<string, unknown>> };
-const AGENT_TOOLS = ["Read", "Grep", "Glob", "Ls", "Shell", "Write", "StrReplace", "AskQuestion"];
+const AGENT_TOOLS = ["Read", "Grep", "Glob", "Ls", "Shell", "Write", "StrReplace", "AskQuestion", "Task"];
 
 /** Removes the description annotations we added (string-valued `description` keys), keeping key order. */
 function withoutDescriptions(value: unknown): unknown {

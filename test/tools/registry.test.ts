@@ -26,7 +26,17 @@ const validArgs: Record<string, Record<string, unknown>> = {
 
 describe("tool registry", () => {
   it("lists the tools, each with exactly one driver; unknown names have none", () => {
-    expect([...toolNames]).to.deep.equal(["Read", "Grep", "Glob", "Ls", "Shell", "Write", "StrReplace", "AskQuestion"]);
+    expect([...toolNames]).to.deep.equal([
+      "Read",
+      "Grep",
+      "Glob",
+      "Ls",
+      "Shell",
+      "Write",
+      "StrReplace",
+      "AskQuestion",
+      "Task",
+    ]);
     expect(toolDriver("WebSearch")).to.equal(undefined);
     expect(toolDriver("read")).to.equal(undefined);
   });
