@@ -32,7 +32,7 @@ const options = z.object({ byok }).partial().optional();
 
 const rootMessage = z.discriminatedUnion("role", [
   z.object({ role: z.literal("system"), content: z.string(), providerOptions: options }),
-  z.object({ role: z.literal("user"), content: z.string(), providerOptions: options }),
+  z.object({ role: z.literal("user"), id: z.string().optional(), content: z.string(), providerOptions: options }),
   z.object({
     role: z.literal("assistant"),
     content: z.array(z.union([textPart, reasoningPart, toolCallPart])),
@@ -52,8 +52,10 @@ function toJson(m: CanonicalMessage): z.input<typeof rootMessage> {
     case "system":
       return { role: "system", content: m.content };
     case "user":
+      // A runtime message's wire id is its stable event identity (docs/protocol/cursor-run.md §12.2), never a position.
       return {
         role: "user",
+        ...(m.origin === "runtime" && m.eventId ? { id: `runtime:${m.eventId}` } : {}),
         content: m.content,
         providerOptions: { byok: { origin: m.origin, ...(m.eventId ? { eventId: m.eventId } : {}) } },
       };

@@ -11,7 +11,6 @@ import { projectHistory, type CanonicalMessage } from "../providers/messages.js"
 import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
 import { addUsage } from "../providers/usage.js";
 import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../cursor/checkpoint-builder.js";
-import { referencedBlobs } from "../cursor/attachments.js";
 import { frames } from "../cursor/frames.js";
 import { tokenBreakdown } from "../cursor/token-breakdown.js";
 import { StaleCheckpointError, type NewMessage, type Store } from "../store/index.js";
@@ -22,14 +21,16 @@ import { RunSetupError } from "./run-errors.js";
 import { addProjected, admitRequest, appendRuntimeMessage, type ProjectedParts } from "./run-context.js";
 import {
   loadHistory,
-  loadResumedTurn,
-  modeAssets,
+  actionBlobs,
   pendingRound,
   readRunRequest,
   rootIds,
   type RunRequestFacts,
+  turnStart,
 } from "./run-setup.js";
 import type { HistoryCache } from "./history-cache.js";
+import type { ParentLink } from "../transport/agent-backend.js";
+import { appendCompletions, runMode, subagentSettings } from "./run-subagent.js";
 
 export interface RunDeps {
   store: Store;
@@ -71,6 +72,8 @@ export class RunSession {
   /** Tool results waiting to be committed together in one transaction, behind the batch being written. */
   private resultBatch: { messages: ToolResult[]; committed: Promise<void> } | undefined;
   private resultsWritten: Promise<void> = Promise.resolve();
+  /** Every tool call this run has committed a result for (a canceled parent spares the children of these). */
+  private readonly completedCalls = new Set<string>();
   /** What the projected history is made of, kept as it grows, for the checkpoint's context breakdown
    * (docs/protocol/cursor-run.md §9). */
   private projected: ProjectedParts = { rules: "", skills: "", mcp: "", subagents: "", conversationCharacters: 0 };
@@ -79,6 +82,8 @@ export class RunSession {
     private readonly deps: RunDeps,
     readonly requestId: string,
     private readonly request: AgentRunRequest,
+    /** The parent headers when this run is a subagent's. */
+    private readonly parent?: ParentLink,
   ) {
     this.facts = readRunRequest(request);
   }
@@ -94,16 +99,13 @@ export class RunSession {
     const { state, action } = this.facts;
     // Roots the history cache holds decoded are stored (garbage collection clears the cache when it deletes).
     const cached = this.deps.history.prefix(this.conversationId, rootIds(state)).messages.length;
-    return this.deps.store.missingBlobs([
-      ...state.rootPromptMessagesJson.slice(cached),
-      ...(action.kind === "resume" ? [action.turnId] : referencedBlobs(action.userMessage)),
-    ]);
+    return this.deps.store.missingBlobs([...state.rootPromptMessagesJson.slice(cached), ...actionBlobs(action)]);
   }
 
   async prepare(fetched: Array<{ blobId: Uint8Array; data: Uint8Array }>): Promise<PreparedRun> {
     const { store } = this.deps;
     const model = resolveModel(this.deps.models, this.request.requestedModel);
-    const mode = modeAssets(this.deps.assets, this.facts);
+    const mode = runMode(this.deps.assets, this.facts, this.request, this.parent);
     let adapter: ProviderAdapter;
     try {
       adapter = this.deps.adapterFor(model.endpoint);
@@ -120,29 +122,23 @@ export class RunSession {
       toolContext: {
         conversationId: this.conversationId,
         ...(env?.terminalsFolder ? { terminalsFolder: env.terminalsFolder } : {}),
+        subagents: subagentSettings(this.request),
       },
     };
     const system: CanonicalMessage = { role: "system", content: mode.systemPrompt };
     const { action } = this.facts;
     // Resume (docs/protocol/cursor-run.md §11): continue the last turn; a pending round runs its tools again before any
     // model call.
-    const start =
-      action.kind === "userMessage"
-        ? { kind: "new" as const, userMessage: action.userMessage }
-        : { kind: "continue" as const, ...(await loadResumedTurn(store, action.turnId)) };
+    const start = await turnStart(store, action);
     const builder = new CheckpointBuilder(this.facts.state, system, start, this.requestId);
     this.prepared = { model, mode, adapter, builder, toolDefinitionsJson: JSON.stringify(mode.tools) };
-    if (action.kind === "userMessage") {
-      const runtime = await appendRuntimeMessage(
-        this.deps,
-        this.facts,
-        action.userMessage,
-        this.request,
-        this.requestId,
-        mode,
-      );
-      this.pushHistory(runtime);
-      builder.addRoot(runtime);
+    if (action.kind !== "resume") {
+      const roots =
+        action.kind === "userMessage"
+          ? [await appendRuntimeMessage(this.deps, this.facts, action.userMessage, this.request, this.requestId, mode)]
+          : await appendCompletions(this.deps, this.facts, this.requestId, action.completions, this.history);
+      this.pushHistory(...roots);
+      for (const m of roots) builder.addRoot(m);
       return prepared;
     }
     const pending = pendingRound(this.facts.state);
@@ -241,6 +237,7 @@ export class RunSession {
       ...(this.assistant?.message.toolRoundId ? { toolRoundId: this.assistant.message.toolRoundId } : {}),
     };
     await this.commitInBatch(message);
+    this.completedCalls.add(invocation.callId);
     if (completion.readPath) this.ready.builder.addReadPath(completion.readPath);
     this.results.push({ message, toolCall });
     return { callIndex: input.callIndex, toolCall };
@@ -304,6 +301,10 @@ export class RunSession {
       ...(nextCallIndex !== undefined ? { providerCallIndex: { runId: this.requestId, index: nextCallIndex } } : {}),
     });
     if (nextCallIndex !== undefined) this.persistedCallIndex = nextCallIndex;
+  }
+
+  completedToolCall(callId: string): boolean {
+    return this.completedCalls.has(callId);
   }
 
   get usage(): Usage {

@@ -13,8 +13,12 @@ import { runtimeTemplateProblems } from "./render.js";
 export type { ToolDefinition };
 
 /** Adding a mode = its files under prompt/ plus its id here. */
-export const MODE_IDS = ["agent"] as const;
+export const MODE_IDS = ["agent", "subagent"] as const;
 export type ModeId = (typeof MODE_IDS)[number];
+
+/** Subagents share the agent's system prompt byte for byte; only their runtime message and tools differ
+ * (docs/protocol/cursor-tools.md §6.3). */
+const SYSTEM_PROMPT_OF: Readonly<Record<ModeId, ModeId>> = { agent: "agent", subagent: "agent" };
 
 export interface ModeAssets {
   mode: ModeId;
@@ -26,6 +30,8 @@ export interface ModeAssets {
 export interface PromptAssets {
   modes: ReadonlyMap<ModeId, ModeAssets>;
   catalog: ReadonlyMap<string, ToolDefinition>;
+  /** The reminder appended after each background subagent's completion (docs/protocol/cursor-run.md §12.2). */
+  subagentCompletion: string;
 }
 
 /** A missing or malformed prompt asset; the message names the file and what is wrong with it. */
@@ -152,7 +158,7 @@ function checkNoUnknownModes(dir: string): void {
 
 function loadMode(dir: string, mode: ModeId, catalog: ReadonlyMap<string, ToolDefinition>): ModeAssets {
   const tools = loadManifest(dir, mode, catalog);
-  const promptFile = join(dir, mode, "prompt.md");
+  const promptFile = join(dir, SYSTEM_PROMPT_OF[mode], "prompt.md");
   const systemPrompt = readText(promptFile).trimEnd();
   if (systemPrompt.trim() === "") throw new PromptAssetError(promptFile, "is empty");
   const runtimeFile = join(dir, mode, "runtime.md");
@@ -167,7 +173,10 @@ export function loadPromptAssets(dir: string = DEFAULT_DIR): PromptAssets {
   const catalog = loadCatalog(dir);
   checkNoUnknownModes(dir);
   const modes = new Map<ModeId, ModeAssets>(MODE_IDS.map((mode) => [mode, loadMode(dir, mode, catalog)]));
-  return { modes, catalog };
+  const completionFile = join(dir, "subagent", "completion.md");
+  const subagentCompletion = readText(completionFile).trim();
+  if (subagentCompletion === "") throw new PromptAssetError(completionFile, "is empty");
+  return { modes, catalog, subagentCompletion };
 }
 
 // Assets are shared by every run; freezing them keeps per-turn code from mutating a schema another run replays.

@@ -10,7 +10,7 @@ import {
   BidiAppendResponseSchema,
   type BidiAppendRequest,
 } from "../proto/gen/aiserver/v1/aiserver_pb.js";
-import type { AgentBackend } from "./agent-backend.js";
+import { type AgentBackend, parentLinkOf } from "./agent-backend.js";
 import { RpcError } from "../cursor/errors.js";
 import { unaryErrorBody } from "./connect/unary.js";
 import { type BodyBudget, decodeContentEncoding, readBody } from "./body.js";
@@ -32,7 +32,8 @@ export function bidiAppendHandler(
       const requestId = request.requestId?.requestId;
       if (!requestId) throw new RpcError("BidiAppend carries no request_id", "invalid_argument");
       // The upstream gets the append byte for byte, as the client sent it.
-      if ((await service.append(requestId, request.appendSeqno, decodeClientMessage(request))) === "upstream")
+      const parent = parentLinkOf((name) => ctx.get(name));
+      if ((await service.append(requestId, request.appendSeqno, decodeClientMessage(request), parent)) === "upstream")
         return await relay.pass(ctx, raw);
       ctx.status = 200;
       ctx.type = json ? "application/json" : "application/proto";
