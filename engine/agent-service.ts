@@ -361,16 +361,18 @@ export class AgentService implements AgentBackend {
     this.deps.runs?.ended(session.requestId, end, session.usage);
     // The terminal commit is issued before the EndStream (docs/protocol/cursor-transport.md §7.5); the single store
     // connection keeps the order.
-    const committed = this.deps.store
-      .finishRun(session.requestId, {
-        status: end.kind,
-        ...(end.kind === "failed" ? { error: end.message } : {}),
-        usage: session.usage,
-      })
-      .then(
-        () => {},
-        (e: unknown) => log.error("run terminal commit failed", { error: String(e) }),
-      );
+    // A run that never claimed its row (its claim failed, or it ended before) answers only its own client.
+    const outcome = {
+      status: end.kind,
+      ...(end.kind === "failed" ? { error: end.message } : {}),
+      usage: session.usage,
+    };
+    const committed = (
+      session.claimed ? this.deps.store.finishRun(session.requestId, outcome) : Promise.resolve()
+    ).then(
+      () => {},
+      (e: unknown) => log.error("run terminal commit failed", { error: String(e) }),
+    );
     // The front door: no configured secret leaves in an error (providers/http.ts also removes the request's own key).
     const sent = end.kind === "failed" ? { ...end, message: redact(end.message) } : end;
     entry.actor.send({ type: "END", end: endStreamFor(sent) });

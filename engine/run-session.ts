@@ -72,6 +72,9 @@ export class RunSession {
   /** Tool results waiting to be committed together in one transaction, behind the batch being written. */
   private resultBatch: { messages: ToolResult[]; committed: Promise<void> } | undefined;
   private resultsWritten: Promise<void> = Promise.resolve();
+  /** True once this execution owns its runs row: only then may its ending be written there (docs/protocol/cursor-run.md
+   * §12.2, run identity). */
+  claimed = false;
   /** Every tool call this run has committed a result for (a canceled parent spares the children of these). */
   private readonly completedCalls = new Set<string>();
   /** What the projected history is made of, kept as it grows, for the checkpoint's context breakdown
@@ -116,6 +119,7 @@ export class RunSession {
     this.history = await loadHistory(store, this.deps.history, this.conversationId, this.facts.state);
     for (const m of this.history) this.account(m);
     await store.createRun({ runId: this.requestId, conversationId: this.conversationId, model: model.model });
+    this.claimed = true;
     const env = this.facts.requestContext?.env;
     const prepared: PreparedRun = {
       toolNames: mode.tools.map((t) => t.name),
