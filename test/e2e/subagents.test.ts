@@ -7,7 +7,12 @@ import { SubagentModelOverrideSchema, type SubagentArgs } from "../../proto/gen/
 import type { ExecPlan, RunHandle, RunHooks } from "../support/cursor-client.js";
 import { postBidiAppend } from "../support/connect-wire.js";
 import type { FakeOpenAI, RecordedChatRequest } from "../support/fake-openai.js";
-import { type ChildScript, startCompletionRun, subagentHooks } from "../support/subagent-client.js";
+import {
+  type ChildScript,
+  startCancelSubagentRun,
+  startCompletionRun,
+  subagentHooks,
+} from "../support/subagent-client.js";
 import { waitUntil } from "../support/util.js";
 import { assertCleanSuccess, execs, MODEL, useToolsRig } from "./tools-kit.js";
 
@@ -268,5 +273,49 @@ describe("subagents (Task → child runs)", function () {
       expect(child.run.aborts).to.deep.equal([child.run.execLog[0]!.id]);
     }
     expect(parent.aborts).to.have.length(2);
+  });
+
+  it("cancel_subagent_action ends that running background child canceled and its own request at once", async () => {
+    const parentFake = await rig.fake();
+    const childFake = await rig.fake();
+    childFake.enqueue({ toolCalls: [{ id: "child_read", name: "Read", args: { path: "a.md" } }] });
+    parentFake.enqueue(
+      {
+        toolCalls: [
+          { id: "call_bg", name: "Task", args: { description: "Slow", prompt: "Take long.", run_in_background: true } },
+        ],
+      },
+      { text: "Started it." },
+    );
+    let family!: ReturnType<typeof subagentHooks>;
+    const conversationId = `subagents-cancel-${process.pid}`;
+    const { client, run: parent } = rig.start(parentFake, {
+      conversationId,
+      text: "One background subagent.",
+      hooks: { onExec: (exec, ctx) => family.hooks.onExec!(exec, ctx) },
+    });
+    const silent: RunHooks = { onExec: (): ExecPlan => ({ silent: true }) };
+    family = subagentHooks(
+      client,
+      () => parent,
+      () => ({ fake: childFake, finalMessage: "-", hooks: silent }),
+    );
+    expect(await parent.done).to.deep.equal({ ok: true });
+    const child = family.children[0]!;
+    await waitUntil(
+      () => child.run.execLog.length === 1,
+      20_000,
+      () => child.run.kinds().join(","),
+    );
+    const cancel = startCancelSubagentRun(client, {
+      conversationId,
+      modelId: MODEL,
+      fake: parentFake,
+      subagentId: child.agentId,
+    });
+    expect(await cancel.done).to.deep.equal({ ok: true });
+    expect(await child.run.done).to.include({ ok: false, code: "canceled" });
+    expect(child.run.aborts).to.deep.equal([child.run.execLog[0]!.id]);
+    expect(parentFake.requests).to.have.length(2);
   });
 });
