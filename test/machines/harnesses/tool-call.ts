@@ -2,14 +2,15 @@
 // what the call reports, real PendingExec children (aborts recorded) and real drivers; the result commit never
 // settles on its own, the path supplies its outcome. One call runs one tool, so four variants together reach every
 // state and transition: Read (one Exec), arguments Read cannot take, Write (a second Exec on a granted id) and Shell
-// (deltas and waits).
+// (deltas and waits). Task's child states (foreground done, background started, child failed, canceled by ABORT)
+// are paths of their own.
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { createActor, setup, type AnyActorRef, type AnyMachineSnapshot } from "xstate";
 import { ToolCallSchema, type AgentServerMessage } from "../../../proto/gen/agent/v1/agent_pb.js";
 import { pendingExecMachine } from "../../../machines/pending-exec.js";
 import { toolCallMachine, type ToolCallReport } from "../../../machines/tool-call.js";
-import type { ToolInvocation } from "../../../cursor/tools/types.js";
+import type { ToolCompletion, ToolInvocation } from "../../../cursor/tools/types.js";
 import type { Harness, SuppliedEvent } from "../support/replay-graph.js";
 import { clientMessage } from "../../tools/helpers.js";
 import { never, readResult } from "./exec-and-checkpoint.js";
@@ -32,6 +33,8 @@ function variant(
   invocation: ToolInvocation,
   execMessages: SuppliedEvent[],
   answers: SuppliedEvent[] = [],
+  /** What the call's completion must say, for tools whose result text is the point (Task). */
+  checkCompletion?: (completion: ToolCompletion) => void,
 ): Harness<CallRecord> {
   return {
     name: `tool-call (${name})`,
@@ -109,10 +112,27 @@ function variant(
       ).to.deep.equal([]);
       expect(record.aborts).to.deep.equal(execStates.filter(([, v]) => v === "aborted").map(([id]) => id));
       if (end !== "aborted") expect(record.aborts).to.deep.equal([]);
+      const { completion } = snapshot().context as { completion?: ToolCompletion };
+      if (checkCompletion && end === "completed") checkCompletion(completion!);
     },
     lateEvents: [{ type: "CLIENT_EXEC", id: RESERVED, message: readResult() }, { type: "ABORT" }],
   };
 }
+
+const subagentResult = (
+  result:
+    | { case: "success"; value: { agentId: string; finalMessage?: string } }
+    | { case: "error"; value: { error: string } },
+) => clientMessage({ case: "subagentResult", value: { result } });
+const childDone = subagentResult({ case: "success", value: { agentId: "agent-1", finalMessage: "Found it." } });
+const childStarted = subagentResult({ case: "success", value: { agentId: "agent-2" } });
+const childFailed = subagentResult({ case: "error", value: { error: "the child's model refused" } });
+
+/** Task's result: the child named (and its report, in the foreground), or the child's failure as an error. */
+const taskCompletion = (expected: string) => (c: ToolCompletion) => {
+  if (c.isError) expect(c.content).to.contain("the child's model refused");
+  else expect(c.content).to.equal(expected);
+};
 
 export const toolCallHarnesses = [
   variant("Read", invocationOf("call_a", "Read", { path: "a.txt" }), [
@@ -151,5 +171,25 @@ export const toolCallHarnesses = [
       { type: "CLIENT_INTERACTION", id: QUERY, answer: { case: "switchModeRequestResponse", value: {} } },
       { type: "CLIENT_INTERACTION", id: QUERY + 1, answer: answered },
     ],
+  ),
+  variant(
+    "Task in the foreground",
+    invocationOf("call_d", "Task", { description: "Map", prompt: "Find the parser." }),
+    [
+      { type: "CLIENT_EXEC", id: RESERVED, message: childDone },
+      { type: "CLIENT_EXEC", id: RESERVED, message: childFailed },
+    ],
+    [],
+    taskCompletion("Subagent name: Map\nSubagent ID: agent-1\n\nFound it."),
+  ),
+  variant(
+    "Task in the background",
+    invocationOf("call_e", "Task", { description: "Docs", prompt: "Draft.", run_in_background: true }),
+    [
+      { type: "CLIENT_EXEC", id: RESERVED, message: childStarted },
+      { type: "CLIENT_EXEC", id: RESERVED, message: childFailed },
+    ],
+    [],
+    taskCompletion("Subagent name: Docs\nSubagent ID: agent-2"),
   ),
 ];
