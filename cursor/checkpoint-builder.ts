@@ -9,6 +9,7 @@ import {
   ConversationStepSchema,
   ConversationTurnStructureSchema,
   UserMessageSchema,
+  type CommunicateUpdateTurnState,
   type ConversationStateStructure,
   type ConversationStep,
   type PromptTokenBreakdownSnapshot,
@@ -117,6 +118,8 @@ export class CheckpointBuilder {
     usedTokens: number;
     maxTokens: number;
     breakdown?: PromptTokenBreakdownSnapshot;
+    /** A subagent's progress, under its parent's Task call id (docs/protocol/cursor-tools.md §5.12). */
+    progress?: { parentToolCallId: string; state: CommunicateUpdateTurnState };
   }): CheckpointSnapshot {
     const turn = create(ConversationTurnStructureSchema, {
       turn: {
@@ -135,6 +138,13 @@ export class CheckpointBuilder {
     state.turns = [...this.priorTurns, turnId];
     state.pendingToolCalls = opts.pending;
     state.readPaths = [...this.readPaths];
+    if (opts.progress) {
+      const { parentToolCallId, state: progress } = opts.progress;
+      state.communicateUpdateStatesByParentToolCallId = {
+        ...state.communicateUpdateStatesByParentToolCallId,
+        [parentToolCallId]: progress,
+      };
+    }
     state.tokenDetails = create(ConversationStateStructureSchema.field.tokenDetails.message!, {
       ...(this.base.tokenDetails ?? {}),
       usedTokens: opts.usedTokens,

@@ -13,6 +13,7 @@ import { addUsage } from "../providers/usage.js";
 import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../cursor/checkpoint-builder.js";
 import { frames } from "../cursor/frames.js";
 import { tokenBreakdown } from "../cursor/token-breakdown.js";
+import { foldProgress } from "../cursor/progress-updates.js";
 import { StaleCheckpointError, type NewMessage, type Store } from "../store/index.js";
 import type { ModelConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
@@ -330,7 +331,15 @@ export class RunSession {
       toolDefinitions: this.ready.toolDefinitionsJson,
       ...this.projected,
     });
-    return this.ready.builder.snapshot({ pending, usedTokens, maxTokens, breakdown });
+    const parentToolCallId = this.parent?.toolCallId;
+    const progress = parentToolCallId === undefined ? undefined : foldProgress(this.history);
+    return this.ready.builder.snapshot({
+      pending,
+      usedTokens,
+      maxTokens,
+      breakdown,
+      ...(progress ? { progress: { parentToolCallId: parentToolCallId!, state: progress } } : {}),
+    });
   }
 
   private pushHistory(...messages: CanonicalMessage[]): void {
