@@ -39,12 +39,12 @@ export function subagentSettings(request: AgentRunRequest): SubagentSettings {
   };
 }
 
-const STATUS_TEXT: Readonly<Record<BackgroundTaskStatus, string>> = {
-  [BackgroundTaskStatus.UNSPECIFIED]: "finished",
-  [BackgroundTaskStatus.SUCCESS]: "succeeded",
-  [BackgroundTaskStatus.ERROR]: "failed",
-  [BackgroundTaskStatus.ABORTED]: "was aborted",
-};
+/** How each completion status reads; the status comes from the client, so an unknown value reads as "finished". */
+const STATUS_TEXT = new Map<BackgroundTaskStatus, string>([
+  [BackgroundTaskStatus.SUCCESS, "succeeded"],
+  [BackgroundTaskStatus.ERROR, "failed"],
+  [BackgroundTaskStatus.ABORTED, "was aborted"],
+]);
 
 /** The completion as the model reads it: which subagent, how it ended, its report, then the follow-up reminder. */
 function completionText(c: BackgroundTaskCompletion, followUp: string): string {
@@ -52,7 +52,7 @@ function completionText(c: BackgroundTaskCompletion, followUp: string): string {
     `Subagent name: ${c.title}`,
     `Subagent ID: ${c.subagentId}`,
     ...(c.toolCallId ? [`Task call: ${c.toolCallId}`] : []),
-    `The subagent ${STATUS_TEXT[c.status] ?? "finished"}.`,
+    `The subagent ${STATUS_TEXT.get(c.status) ?? "finished"}.`,
     ...(c.outputPath ? [`Transcript: ${c.outputPath}`] : []),
   ];
   const detail = c.detail?.trim() ? `\n\n${c.detail.trim()}` : "";
