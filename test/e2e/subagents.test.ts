@@ -60,7 +60,7 @@ describe("subagents (Task → child runs)", function () {
     const reports = ["The parser lives in src/json.ts.", "Tests are under test/.", "Drafted the section."];
     let allStarted!: () => void;
     const started = new Promise<void>((r) => (allStarted = r));
-    fakes.forEach((f, i) => childFake(f, reports[i]!, started));
+    for (const [i, f] of fakes.entries()) childFake(f, reports[i]!, started);
     parentFake.enqueue(
       {
         toolCalls: [
