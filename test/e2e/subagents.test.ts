@@ -6,6 +6,7 @@ import { expect } from "chai";
 import { SubagentModelOverrideSchema, type SubagentArgs } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { ExecPlan, RunHandle, RunHooks } from "../support/cursor-client.js";
 import { postBidiAppend } from "../support/connect-wire.js";
+import { driveRun, runClient, runRequest } from "../support/run-client.js";
 import type { FakeOpenAI, RecordedChatRequest } from "../support/fake-openai.js";
 import {
   type ChildScript,
@@ -317,5 +318,28 @@ describe("subagents (Task → child runs)", function () {
     expect(await child.run.done).to.include({ ok: false, code: "canceled" });
     expect(child.run.aborts).to.deep.equal([child.run.execLog[0]!.id]);
     expect(parentFake.requests).to.have.length(2);
+  });
+
+  it("a child on the HTTP/2 Run stream carries its parent headers once for the call and gets the subagent tools", async () => {
+    const fake = await rig.fake();
+    fake.enqueue({ text: "Mapped." });
+    const first = runRequest(MODEL, "Map the parser.");
+    const credentials = { case: "apiKeyCredentials" as const, value: { apiKey: "sk-e2e-h2", baseUrl: fake.baseUrl } };
+    const init = {
+      message: { ...first.message, value: { ...first.message.value, requestedModel: { modelId: MODEL, credentials } } },
+    };
+    const headers = { "x-parent-request-id": "parent-h2", "x-parent-agent-tool-call-id": "call_h2" };
+    const result = await driveRun(runClient(rig.gw.url), [init], { call: { headers } });
+    expect(result.error).to.equal(undefined);
+    expect(result.kinds.slice(-4)).to.deep.equal(["turnEnded", "checkpoint", "checkpoint", "checkpoint"]);
+    expect(toolNames(fake.requests[0]!)).to.deep.equal([
+      "Shell",
+      "Grep",
+      "StrReplace",
+      "Write",
+      "Read",
+      "Glob",
+      "Task",
+    ]);
   });
 });
