@@ -112,7 +112,7 @@ export class AgentService implements AgentBackend {
     parent?: ParentLink,
   ): RunRoute | Promise<RunRoute> {
     if (this.closing) throw new RpcError("byok-gateway is shutting down", "unavailable");
-    this.bindParent(requestId, parent);
+    this.subagents.bind(requestId, parent, (id) => this.streams.get(id)?.run);
     if (this.upstreamRequests.has(requestId)) return "upstream";
     const route = this.streams.get(requestId)?.run ? undefined : this.router.routeOf(message);
     if (route instanceof Promise) return route.then((r) => this.admitRouted(requestId, seqno, message, r));
@@ -152,16 +152,6 @@ export class AgentService implements AgentBackend {
     }
     actor.send({ type: "APPEND", seqno, message });
     return "local";
-  }
-
-  /** A child's parent headers may not change under it: the append is refused and its run canceled. */
-  private bindParent(requestId: string, parent: ParentLink | undefined): void {
-    try {
-      this.subagents.bind(requestId, parent);
-    } catch (e) {
-      if (this.streams.get(requestId)?.run) this.cancel(requestId, (e as Error).message);
-      throw e;
-    }
   }
 
   private chargeEarly(entry: StreamEntry, requestId: string, message: AgentClientMessage): void {

@@ -12,17 +12,18 @@ export class SubagentLinks {
   /** Child request_id → its parent headers; an entry lives as long as the child's stream. */
   private readonly links = new Map<string, ParentLink>();
 
-  /** Binds the headers of one message of a request; a value differing from the bound one is a protocol error. */
-  bind(requestId: string, link: ParentLink | undefined): void {
+  /** Binds the headers of one message of a request. A value differing from the bound one is a protocol error: the
+   * message is refused and the request's run canceled. */
+  bind(requestId: string, link: ParentLink | undefined, runOf: (requestId: string) => RunHandle | undefined): void {
     if (!link) return;
     const bound = this.links.get(requestId) ?? {};
     for (const key of ["requestId", "toolCallId"] as const) {
       const value = link[key];
       if (value !== undefined && bound[key] !== undefined && bound[key] !== value) {
-        throw new RpcError(
-          `protocol error: ${HEADER_OF[key]} changed on request ${requestId} (${bound[key]} → ${value})`,
-          "invalid_argument",
-        );
+        const reason = `protocol error: ${HEADER_OF[key]} changed on request ${requestId} (${bound[key]} → ${value})`;
+        const run = runOf(requestId);
+        if (run && !run.finished) run.actor.send({ type: "CANCEL", cause: "client", reason });
+        throw new RpcError(reason, "invalid_argument");
       }
     }
     this.links.set(requestId, { ...bound, ...link });
