@@ -18,6 +18,8 @@ import { waitUntil } from "../support/util.js";
 import { assertCleanSuccess, execs, MODEL, useToolsRig } from "./tools-kit.js";
 
 const rig = useToolsRig("subagents");
+/** How long a step may take on a loaded machine (several children, each its own request, run at once). */
+const SLOW = 30_000;
 
 /** The tool names a provider request offered. */
 const toolNames = (r: RecordedChatRequest): string[] =>
@@ -53,7 +55,7 @@ function assertThreeEndings(run: RunHandle): void {
 }
 
 describe("subagents (Task → child runs)", function () {
-  this.timeout(60_000);
+  this.timeout(90_000);
 
   it("starts one foreground and two background children, then appends each completion once", async () => {
     const parentFake = await rig.fake();
@@ -124,7 +126,7 @@ describe("subagents (Task → child runs)", function () {
     );
 
     // All three children are live at once: each holds its first model call until every one has made it.
-    await Promise.all(fakes.map((f) => f.waitForRequests(1)));
+    await Promise.all(fakes.map((f) => f.waitForRequests(1, SLOW)));
     allStarted();
     const ends = await Promise.all([parent.done, ...family.children.map((c) => c.run.done)]);
     expect(ends).to.deep.equal([{ ok: true }, { ok: true }, { ok: true }, { ok: true }]);
@@ -226,7 +228,7 @@ describe("subagents (Task → child runs)", function () {
     fake.enqueue({ text: "never read", holdUntil: new Promise<void>((r) => (release = r)) });
     const headers = { "x-parent-request-id": "parent-1", "x-parent-agent-tool-call-id": "call_a" };
     const { run } = rig.start(fake, { text: "child work", headers });
-    await fake.waitForRequests(1);
+    await fake.waitForRequests(1, SLOW);
     const refused = await postBidiAppend(rig.gw.url, {
       requestId: run.requestId,
       seqno: 2n,
@@ -264,7 +266,7 @@ describe("subagents (Task → child runs)", function () {
     );
     await waitUntil(
       () => family.children.length === 2 && family.children.every((c) => c.run.execLog.length === 1),
-      20_000,
+      SLOW,
       () => `children: ${family.children.map((c) => c.run.kinds().join(",")).join(" | ")}`,
     );
     await parent.cancel();
@@ -305,7 +307,7 @@ describe("subagents (Task → child runs)", function () {
     const child = family.children[0]!;
     await waitUntil(
       () => child.run.execLog.length === 1,
-      20_000,
+      SLOW,
       () => child.run.kinds().join(","),
     );
     const cancel = startCancelSubagentRun(client, {
