@@ -17,7 +17,6 @@ import {
 import { waitUntil } from "../support/util.js";
 import { assertCleanSuccess, execs, MODEL, useToolsRig } from "./tools-kit.js";
 
-const rig = useToolsRig("subagents");
 /** How long a step may take on a loaded machine (several children, each its own request, run at once). */
 const SLOW = 30_000;
 
@@ -56,6 +55,7 @@ function assertThreeEndings(run: RunHandle): void {
 
 describe("subagents (Task → child runs)", function () {
   this.timeout(90_000);
+  const rig = useToolsRig("subagents");
 
   it("starts one foreground and two background children, then appends each completion once", async () => {
     const parentFake = await rig.fake();
