@@ -180,6 +180,8 @@ export class CheckpointBuilder {
     plans?: readonly SavedPlan[];
     /** The history's fold; the client's own fields stay as they are where it derived nothing. */
     derived?: DerivedState;
+    /** A subagent's progress, under its parent's Task call id (docs/protocol/cursor-tools.md §5.12). */
+    progress?: { parentToolCallId: string; state: CommunicateUpdateTurnState };
   }): CheckpointSnapshot {
     const turnId = this.turnBlob();
     const state = clone(ConversationStateStructureSchema, this.base);
@@ -194,6 +196,13 @@ export class CheckpointBuilder {
     state.pendingToolCalls = opts.pending;
     state.readPaths = [...this.readPaths];
     if (opts.derived) this.writeDerived(state, opts.derived);
+    if (opts.progress) {
+      const { parentToolCallId, state: progress } = opts.progress;
+      state.communicateUpdateStatesByParentToolCallId = {
+        ...state.communicateUpdateStatesByParentToolCallId,
+        [parentToolCallId]: progress,
+      };
+    }
     state.tokenDetails = create(ConversationStateStructureSchema.field.tokenDetails.message!, {
       ...(this.base.tokenDetails ?? {}),
       usedTokens: opts.usedTokens,

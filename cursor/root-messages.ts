@@ -37,6 +37,7 @@ const rootMessage = z.discriminatedUnion("role", [
   // Content is a plain string unless images come along (then the images, then the one text part).
   z.object({
     role: z.literal("user"),
+    id: z.string().optional(),
     content: z.union([z.string(), z.array(z.union([imagePart, textPart]))]),
     providerOptions: options,
   }),
@@ -59,8 +60,10 @@ function toJson(m: CanonicalMessage): z.input<typeof rootMessage> {
     case "system":
       return { role: "system", content: m.content };
     case "user":
+      // A runtime message's wire id is its stable event identity (docs/protocol/cursor-run.md §13), never a position.
       return {
         role: "user",
+        ...(m.origin === "runtime" && m.eventId ? { id: `runtime:${m.eventId}` } : {}),
         content: m.images?.length
           ? [
               ...m.images.map((i) => ({ type: "image" as const, image: i.data, mediaType: i.mediaType })),

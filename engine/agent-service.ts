@@ -14,7 +14,7 @@ import {
 } from "../proto/gen/agent/v1/agent_pb.js";
 import { MAX_BACKLOG_FRAMES, MAX_HELD_APPENDS, requestStreamMachine } from "../machines/request-stream.js";
 import type { RunEnd } from "../machines/run.js";
-import type { AgentBackend, HeldAppend, RunRoute, StreamSink } from "../transport/agent-backend.js";
+import type { AgentBackend, HeldAppend, ParentLink, RunRoute, StreamSink } from "../transport/agent-backend.js";
 import type { EndStream } from "../cursor/errors.js";
 import { RpcError } from "../cursor/errors.js";
 import { buildRunMachine } from "./run-wiring.js";
@@ -36,6 +36,7 @@ import {
   streamDelays,
 } from "./stream-entry.js";
 import type { RunObserver } from "./live-runs.js";
+import { cancelSubagent, SubagentLinks } from "./subagent-runs.js";
 
 export type ServiceDeps = Omit<RunDeps, "isCurrent"> & {
   log: Logger;
@@ -51,6 +52,7 @@ export class AgentService implements AgentBackend {
   private readonly waiting = new Set<string>();
   private readonly liveRuns = new Map<string, RunHandle>();
   private readonly upstreamRequests = new UpstreamRequests();
+  private readonly subagents = new SubagentLinks();
   private readonly router: RunRouter;
   private closing = false;
 
@@ -103,8 +105,14 @@ export class AgentService implements AgentBackend {
    * BidiAppend (and each message of a Run): admission happens in the RequestStream. A run_request or prewarm for a
    * model this gateway does not serve sends the whole request to the upstream; the caller relays the append.
    */
-  append(requestId: string, seqno: bigint, message: AgentClientMessage): RunRoute | Promise<RunRoute> {
+  append(
+    requestId: string,
+    seqno: bigint,
+    message: AgentClientMessage,
+    parent?: ParentLink,
+  ): RunRoute | Promise<RunRoute> {
     if (this.closing) throw new RpcError("byok-gateway is shutting down", "unavailable");
+    this.subagents.bind(requestId, parent, (id) => this.streams.get(id)?.run);
     if (this.upstreamRequests.has(requestId)) return "upstream";
     const route = this.streams.get(requestId)?.run ? undefined : this.router.routeOf(message);
     if (route instanceof Promise) return route.then((r) => this.admitRouted(requestId, seqno, message, r));
@@ -206,6 +214,7 @@ export class AgentService implements AgentBackend {
     const forget = () => {
       if (this.streams.get(requestId) !== entry) return;
       this.streams.delete(requestId);
+      this.subagents.forget(requestId);
       this.waiting.delete(requestId);
     };
     actor.subscribe({
@@ -262,12 +271,18 @@ export class AgentService implements AgentBackend {
       return;
     }
     const log = withFields(this.deps.log, runFields(requestId, request));
+    const action = request.action?.action;
+    if (action?.case === "cancelSubagentAction") {
+      cancelSubagent(this.liveRuns.get(action.value.subagentId), action.value.subagentId, log);
+      return this.endWithoutRun(requestId, { ok: true });
+    }
     let session: RunSession;
     try {
       session = new RunSession(
         { ...this.deps, log, isCurrent: () => this.liveRuns.get(session.conversationId) === handle },
         requestId,
         request,
+        this.subagents.of(requestId),
       );
     } catch (e) {
       const error = e instanceof RunSetupError ? new RpcError(e.message, e.code) : new RpcError(String(e), "internal");
@@ -332,19 +347,22 @@ export class AgentService implements AgentBackend {
     if (end.kind === "failed") log.error("run failed", { code: end.code, cause: end.cause, error: end.message });
     else log.info(`run ${end.kind}`, end.kind === "canceled" ? { cause: end.cause } : {});
     if (this.liveRuns.get(session.conversationId) === handle) this.liveRuns.delete(session.conversationId);
+    if (end.kind === "canceled") this.subagents.cancelChildren(session, (id) => this.streams.get(id)?.run);
     this.deps.runs?.ended(session.requestId, end, session.usage);
     // The terminal commit is issued before the EndStream (docs/protocol/cursor-transport.md §7.5); the single store
     // connection keeps the order.
-    const committed = this.deps.store
-      .finishRun(session.requestId, {
-        status: end.kind,
-        ...(end.kind === "failed" ? { error: end.message } : {}),
-        usage: session.usage,
-      })
-      .then(
-        () => {},
-        (e: unknown) => log.error("run terminal commit failed", { error: String(e) }),
-      );
+    // A run that never claimed its row (its claim failed, or it ended before) answers only its own client.
+    const outcome = {
+      status: end.kind,
+      ...(end.kind === "failed" ? { error: end.message } : {}),
+      usage: session.usage,
+    };
+    const committed = (
+      session.claimed ? this.deps.store.finishRun(session.requestId, outcome) : Promise.resolve()
+    ).then(
+      () => {},
+      (e: unknown) => log.error("run terminal commit failed", { error: String(e) }),
+    );
     // The front door: no configured secret leaves in an error (providers/http.ts also removes the request's own key).
     const sent = end.kind === "failed" ? { ...end, message: redact(end.message) } : end;
     entry.actor.send({ type: "END", end: endStreamFor(sent) });
@@ -371,6 +389,7 @@ export class AgentService implements AgentBackend {
     );
     this.streams.delete(requestId);
     this.waiting.delete(requestId);
+    this.subagents.forget(requestId);
     for (const follow of [...entry.handOvers]) follow();
     entry.actor.stop();
   }

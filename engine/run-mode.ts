@@ -20,15 +20,22 @@ export class RunMode {
     readonly started: ModeAssets,
     private readonly extraTools: readonly ToolDefinition[] = [],
   ) {
-    this.switchTo(started.mode);
+    this.current = started.mode;
+    this.setTools(started.tools);
   }
 
   /** Moves the run to `id`; what the machines need to offer the next model call. */
   switchTo(id: ModeId): ModeSwitch {
     this.current = id;
-    this.tools = [...offeredTools(id, this.assets.modes.get(id)!.tools), ...this.extraTools];
-    this.toolDefinitionsJson = JSON.stringify(this.tools);
+    this.setTools(this.assets.modes.get(id)!.tools);
     return { id, toolNames: this.tools.map((t) => t.name) };
+  }
+
+  /** A mode's manifest as offered (with a driver; no writers in the read-only modes), then the extra tools. The run
+   * starts with its started mode's own list, which a subagent's run derives (prompt/subagent-tools.ts). */
+  private setTools(manifest: readonly ToolDefinition[]): void {
+    this.tools = [...offeredTools(this.current, manifest), ...this.extraTools];
+    this.toolDefinitionsJson = JSON.stringify(this.tools);
   }
 
   get wire(): AgentMode {

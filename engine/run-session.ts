@@ -1,7 +1,7 @@
 // The side effects of one run, supplied to the machines with .provide(): provider calls, durable commits and the
 // checkpoint graph. It decides nothing about lifecycles — the machines do — it only does what they ask, in order.
 import { setImmediate as nextTurn } from "node:timers/promises";
-import type { AgentRunRequest, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
+import type { AgentRunRequest, CommunicateUpdateTurnState, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
 import type { ContextMeasure, PreparedRun } from "../machines/run.js";
 import type { AssistantTurn } from "../machines/model-call.js";
 import type { CheckpointKind, CheckpointPlan, CheckpointWrite } from "../machines/checkpoint.js";
@@ -11,9 +11,13 @@ import { projectHistory, type CanonicalMessage } from "../providers/messages.js"
 import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint } from "../providers/types.js";
 import type { Usage } from "../providers/types.js";
 import { addUsage } from "../providers/usage.js";
-import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../cursor/checkpoint-builder.js";
+import {
+  CheckpointBuilder,
+  communicateUpdateTurnState,
+  pendingEntry,
+  type CheckpointSnapshot,
+} from "../cursor/checkpoint-builder.js";
 import { foldDerivedState, type DerivedState } from "../cursor/derived-state.js";
-import { imageBlobs, referencedBlobs } from "../cursor/attachments.js";
 import { frames } from "../cursor/frames.js";
 import { mcpToolsForRun } from "../cursor/tools/mcp-tools.js";
 import { announcedMcpTools } from "./run-mode.js";
@@ -35,17 +39,19 @@ import {
 } from "./run-context.js";
 import {
   loadHistory,
-  loadResumedTurn,
-  modeAssets,
+  actionBlobs,
   pendingRound,
   readRunRequest,
   rootIds,
   type RunRequestFacts,
+  turnStart,
 } from "./run-setup.js";
 import type { HistoryCache } from "./history-cache.js";
 import type { ToolServices } from "./tool-services.js";
 import { Compactor, summaryText } from "./compaction.js";
 import { messageRows, ResultCommits } from "./result-commits.js";
+import type { ParentLink } from "../transport/agent-backend.js";
+import { appendCompletions, runMode, subagentSettings } from "./run-subagent.js";
 
 export interface RunDeps {
   store: Store;
@@ -92,6 +98,11 @@ export class RunSession {
   private persistedCallIndex = -1;
   /** Tool results are committed in groups (engine/result-commits.ts). */
   private readonly resultCommits: ResultCommits;
+  /** True once this execution owns its runs row: only then may its ending be written there (docs/protocol/cursor-run.md
+   * §13, run identity). */
+  claimed = false;
+  /** Every tool call this run has committed a result for (a canceled parent spares the children of these). */
+  private readonly completedCalls = new Set<string>();
   /** What the projected history is made of, kept as it grows, for the checkpoint's context breakdown
    * (docs/protocol/cursor-run.md §9). */
   private projected: ProjectedParts = { rules: "", skills: "", mcp: "", subagents: "", conversationCharacters: 0 };
@@ -100,6 +111,8 @@ export class RunSession {
     private readonly deps: RunDeps,
     readonly requestId: string,
     private readonly request: AgentRunRequest,
+    /** The parent headers when this run is a subagent's. */
+    private readonly parent?: ParentLink,
   ) {
     this.facts = readRunRequest(request);
     this.resultCommits = new ResultCommits(deps.store, this.facts.conversationId, requestId);
@@ -118,25 +131,26 @@ export class RunSession {
   async findMissingBlobs(): Promise<Uint8Array[]> {
     const model = resolveModel(this.deps.models, this.request.requestedModel);
     this.facts = await admitRequest(this.deps, this.facts, this.request, this.requestId, model.images, (input) =>
-      this.deps.store.beginRun({
-        runId: this.requestId,
-        conversationId: this.conversationId,
-        model: model.model,
-        // The router keeps the route in memory at once; it becomes durable with the run (docs/performance.md).
-        route: { route: "local", modelId: this.request.requestedModel?.modelId ?? "" },
-        ...(input ? { input } : {}),
-      }),
+      this.deps.store
+        .beginRun({
+          runId: this.requestId,
+          conversationId: this.conversationId,
+          model: model.model,
+          // The router keeps the route in memory at once; it becomes durable with the run (docs/performance.md).
+          route: { route: "local", modelId: this.request.requestedModel?.modelId ?? "" },
+          ...(input ? { input } : {}),
+        })
+        .then((anchor) => {
+          this.claimed = true;
+          return anchor;
+        }),
     );
     const { state, action } = this.facts;
     // Roots the history cache holds decoded are stored (garbage collection clears the cache when it deletes).
     const cached = this.deps.history.prefix(this.conversationId, rootIds(state)).messages.length;
     return this.deps.store.missingBlobs([
       ...state.rootPromptMessagesJson.slice(cached),
-      ...(action.kind === "resume"
-        ? [action.turnId]
-        : action.kind === "userMessage"
-          ? [...referencedBlobs(action.userMessage), ...imageBlobs(action.userMessage)]
-          : []),
+      ...actionBlobs(action),
       ...requestContextBlobs(this.request),
     ]);
   }
@@ -158,7 +172,8 @@ export class RunSession {
     const env = this.facts.requestContext?.env;
     const mcp = mcpToolsForRun(announcedMcpTools(this.request, this.facts.requestContext));
     // The MCP tools the client announced follow the mode's tools, whatever the mode (cursor-tools.md §5.15).
-    const mode = new RunMode(this.deps.assets, modeAssets(this.deps.assets, this.facts), mcp.tools);
+    const started = runMode(this.deps.assets, this.facts, this.request, this.parent);
+    const mode = new RunMode(this.deps.assets, started, mcp.tools);
     const prepared: PreparedRun = {
       toolNames: mode.tools.map((t) => t.name),
       toolContext: {
@@ -169,18 +184,14 @@ export class RunSession {
         ...(this.facts.requestContext?.adminCommandDenylist.length
           ? { adminCommandDenylist: [...this.facts.requestContext.adminCommandDenylist] }
           : {}),
+        subagents: subagentSettings(this.request),
       },
     };
     const system: CanonicalMessage = { role: "system", content: mode.started.systemPrompt };
     const { action } = this.facts;
     // Resume (docs/protocol/cursor-run.md §11): continue the last turn; a pending round runs its tools again before any
     // model call.
-    const start =
-      action.kind === "userMessage"
-        ? { kind: "new" as const, userMessage: action.userMessage }
-        : action.kind === "resume"
-          ? { kind: "continue" as const, ...(await loadResumedTurn(store, action.turnId)) }
-          : { kind: "none" as const };
+    const start = await turnStart(store, action);
     const builder = new CheckpointBuilder(this.facts.state, system, start, this.requestId);
     const compaction = this.deps.assets.modes.get("compaction")!;
     const measured = { ...mode.started, tools: mode.tools };
@@ -191,17 +202,22 @@ export class RunSession {
         throw new RunSetupError("summarize_action on a conversation without history", "failed_precondition");
       return { ...prepared, summarize: true };
     }
-    if (action.kind === "userMessage") {
-      const runtime = await appendRuntimeMessage(
-        this.deps,
-        this.facts,
-        action.userMessage,
-        this.request,
-        this.requestId,
-        mode.started,
-      );
-      this.pushHistory(runtime);
-      builder.addRoot(runtime);
+    if (action.kind !== "resume") {
+      const roots =
+        action.kind === "userMessage"
+          ? [
+              await appendRuntimeMessage(
+                this.deps,
+                this.facts,
+                action.userMessage,
+                this.request,
+                this.requestId,
+                mode.started,
+              ),
+            ]
+          : await appendCompletions(this.deps, this.facts, this.requestId, action.completions, this.history);
+      this.pushHistory(...roots);
+      for (const m of roots) builder.addRoot(m);
       return prepared;
     }
     const pending = pendingRound(this.facts.state);
@@ -334,6 +350,7 @@ export class RunSession {
       ...(this.assistant?.message.toolRoundId ? { toolRoundId: this.assistant.message.toolRoundId } : {}),
     };
     await this.resultCommits.commit(message);
+    this.completedCalls.add(invocation.callId);
     if (completion.readPath) this.ready.builder.addReadPath(completion.readPath);
     this.results.push({ message, toolCall });
     if (!completion.switchMode) return { callIndex: input.callIndex, toolCall };
@@ -419,6 +436,10 @@ export class RunSession {
     if (nextCallIndex !== undefined) this.persistedCallIndex = nextCallIndex;
   }
 
+  completedToolCall(callId: string): boolean {
+    return this.completedCalls.has(callId);
+  }
+
   get usage(): Usage {
     return this.totalUsage;
   }
@@ -450,7 +471,16 @@ export class RunSession {
       mode: mode.wire,
       plans: savedPlans(this.history),
       derived: this.derived,
+      ...this.progressForParent(),
     });
+  }
+
+  /** A subagent's progress, filed under its parent's Task call id (docs/protocol/cursor-tools.md §5.12). */
+  private progressForParent(): { progress?: { parentToolCallId: string; state: CommunicateUpdateTurnState } } {
+    const parentToolCallId = this.parent?.toolCallId;
+    const steps = this.derived.steps;
+    if (parentToolCallId === undefined || !steps) return {};
+    return { progress: { parentToolCallId, state: communicateUpdateTurnState(steps) } };
   }
 
   private pushHistory(...messages: CanonicalMessage[]): void {

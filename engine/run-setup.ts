@@ -1,15 +1,22 @@
 // Setting a run up from its run_request (docs/protocol/cursor-run.md §1.1, §8.1–§8.2, §8.7, §11): which model and
 // mode, and the history the client's checkpoint references (the runtime message is engine/run-context.ts).
 import { create, fromBinary } from "@bufbuild/protobuf";
+import { imageBlobs, referencedBlobs } from "../cursor/attachments.js";
+import type { TurnStart } from "../cursor/checkpoint-builder.js";
 import {
   AgentMode,
+  BackgroundTaskCompletionReason,
+  BackgroundTaskKind,
+  type BackgroundTaskCompletion,
   ConversationStateStructureSchema,
   ConversationTurnStructureSchema,
   type ConversationTurnStructure,
   type AgentRunRequest,
   type ConversationStateStructure,
   type RequestContext,
+  SimulatedMsgReason,
   type UserMessage,
+  UserMessageSchema,
 } from "../proto/gen/agent/v1/agent_pb.js";
 import type { ModeAssets, PromptAssets } from "../prompt/assets.js";
 import type { CanonicalMessage } from "../providers/messages.js";
@@ -22,13 +29,15 @@ import { RunSetupError } from "./run-errors.js";
 
 /**
  * A new user message opens a turn (from user_message_action, start_plan_action or execute_plan_action, each with the
- * mode it runs in); a resume continues the checkpoint's last turn; a summarize replaces the history with its summary
- * (docs/protocol/cursor-run.md §2.2, §8.10, §8.11, §11).
+ * mode it runs in); a resume continues the checkpoint's last turn; a summarize replaces the history with its summary;
+ * background subagents that finished after the parent's turn ended open a turn of their own
+ * (docs/protocol/cursor-run.md §2.2, §8.10, §8.11, §11, §13).
  */
 export type RunAction =
   | { kind: "userMessage"; userMessage: UserMessage; mode: AgentMode; actionContext?: string }
   | { kind: "resume"; turnId: Uint8Array }
-  | { kind: "summarize" };
+  | { kind: "summarize" }
+  | { kind: "backgroundCompletion"; completions: BackgroundTaskCompletion[] };
 
 export interface RunRequestFacts {
   conversationId: string;
@@ -83,10 +92,40 @@ export function readRunRequest(req: AgentRunRequest): RunRequestFacts {
       throw new RunSetupError("summarize_action while a tool round is pending", "failed_precondition");
     return { conversationId, state, action: { kind: "summarize" }, requestContext: undefined };
   }
+  if (action?.case === "backgroundTaskCompletionAction") {
+    const completions = finishedSubagents(action.value.completions);
+    return {
+      conversationId,
+      state,
+      action: { kind: "backgroundCompletion", completions },
+      requestContext: undefined,
+    };
+  }
   throw new RunSetupError(
     `conversation action ${JSON.stringify(action?.case ?? "none")} is not supported by byok-gateway yet`,
     "failed_precondition",
   );
+}
+
+/** Only finished subagents are served: a shell's completion or a progress report is refused, naming what came. */
+function finishedSubagents(completions: BackgroundTaskCompletion[]): BackgroundTaskCompletion[] {
+  if (completions.length === 0)
+    throw new RunSetupError("background_task_completion_action carries no completion", "invalid_argument");
+  for (const c of completions) {
+    if (c.kind !== BackgroundTaskKind.SUBAGENT || c.reason !== BackgroundTaskCompletionReason.TASK_FINISHED) {
+      const what = `${BackgroundTaskKind[c.kind] ?? c.kind} ${BackgroundTaskCompletionReason[c.reason] ?? c.reason}`;
+      throw new RunSetupError(
+        `background task completion ${what} is not supported by byok-gateway yet`,
+        "failed_precondition",
+      );
+    }
+    if (!c.subagentId)
+      throw new RunSetupError(
+        "a finished subagent's background task completion carries no subagent_id",
+        "invalid_argument",
+      );
+  }
+  return completions;
 }
 
 /**
@@ -99,6 +138,37 @@ export function modeAssets(assets: PromptAssets, facts: RunRequestFacts): ModeAs
   const mode = modeFromWire(wire);
   if (!mode) throw new RunSetupError(`mode ${wireModeName(wire)} is not served by byok-gateway`, "failed_precondition");
   return assets.modes.get(mode)!;
+}
+
+/** The turn a completion opens is the client's simulated user message, as Cursor's UI shows it. */
+export function completionUserMessage(completions: readonly BackgroundTaskCompletion[]): UserMessage {
+  const first = completions[0]!;
+  return create(UserMessageSchema, {
+    text: completions.map((c) => c.title || c.subagentId || "").join("\n"),
+    messageId: `subagent-completed:${first.subagentId}`,
+    mode: AgentMode.AGENT,
+    isSimulatedMsg: true,
+    simulatedMsgReason: SimulatedMsgReason.BACKGROUND_TASK_COMPLETION,
+    simulatedMessageMetadata: { title: first.title, taskId: first.taskId },
+  });
+}
+
+/** The blobs the action refers to, which the client may have to send: a resumed turn, the user's attachments and
+ * images. */
+export function actionBlobs(action: RunAction): Uint8Array[] {
+  if (action.kind === "resume") return [action.turnId];
+  return action.kind === "userMessage"
+    ? [...referencedBlobs(action.userMessage), ...imageBlobs(action.userMessage)]
+    : [];
+}
+
+/** The turn the run writes: a new one for a user message or a completion, the last one for a resume. */
+export async function turnStart(store: Store, action: RunAction): Promise<TurnStart> {
+  if (action.kind === "userMessage") return { kind: "new", userMessage: action.userMessage };
+  if (action.kind === "backgroundCompletion")
+    return { kind: "new", userMessage: completionUserMessage(action.completions) };
+  if (action.kind === "summarize") return { kind: "none" };
+  return { kind: "continue", ...(await loadResumedTurn(store, action.turnId)) };
 }
 
 /** The turn a resume continues: its user message and steps, by blob id (the client holds their bytes). */

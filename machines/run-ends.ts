@@ -39,7 +39,8 @@ export type FailureCause = keyof typeof failureCodes;
 export const failureCauses = Object.keys(failureCodes) as FailureCause[];
 
 /** Why a run was canceled; every cancel ends with the `canceled` code (Cursor shows no error). */
-export const cancelCauses = ["client", "superseded", "subscriber_gone", "shutdown"] as const;
+/** `parent`: a subagent's run, because its parent was canceled or canceled it (docs/protocol/cursor-run.md §13). */
+export const cancelCauses = ["client", "superseded", "subscriber_gone", "shutdown", "parent"] as const;
 export type CancelCause = (typeof cancelCauses)[number];
 
 /** What the run ended as; the engine turns it into the EndStream and the terminal store commit. */

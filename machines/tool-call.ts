@@ -76,12 +76,14 @@ const toolCallSetup = setup({
     wantInteractionId: sendParent(
       ({ context }): ToolCallReport => ({ type: "INTERACTION_ID_WANTED", index: context.index }),
     ),
-    reportCompleted: sendParent(({ context }, { mode }: { mode?: ModeSwitch }): ToolCallReport => ({
-      type: "CALL_COMPLETED",
-      index: context.index,
-      mcpServers: context.completion?.mcpServers,
-      ...(mode ? { mode } : {}),
-    })),
+    reportCompleted: sendParent(
+      ({ context }, { mode }: { mode?: ModeSwitch }): ToolCallReport => ({
+        type: "CALL_COMPLETED",
+        index: context.index,
+        mcpServers: context.completion?.mcpServers,
+        ...(mode ? { mode } : {}),
+      }),
+    ),
     reportFailed: sendParent(
       ({ context }, params: { cause: ToolCallFailure }): ToolCallReport => ({
         type: "CALL_FAILED",

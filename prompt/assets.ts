@@ -14,8 +14,9 @@ export type { ToolDefinition };
 
 /** The modes a user picks, which SwitchMode's `target_mode_id` also names (docs/protocol/cursor-tools.md §6). */
 export const USER_MODE_IDS = ["agent", "ask", "plan", "debug", "multitask"] as const;
-/** Adding a mode = its files under prompt/ plus its id here. The gateway's own modes (compaction) follow the user's. */
-export const MODE_IDS = [...USER_MODE_IDS, "compaction"] as const;
+/** Adding a mode = its files under prompt/ plus its id here. The gateway's own modes (a subagent's run, compaction)
+ * follow the user's. */
+export const MODE_IDS = [...USER_MODE_IDS, "subagent", "compaction"] as const;
 export type ModeId = (typeof MODE_IDS)[number];
 export type UserModeId = (typeof USER_MODE_IDS)[number];
 
@@ -27,6 +28,10 @@ export function isModeId(id: string): id is ModeId {
   return (MODE_IDS as readonly string[]).includes(id);
 }
 
+/** Subagents share the agent's system prompt byte for byte; only their runtime message and tools differ
+ * (docs/protocol/cursor-tools.md §6.3). */
+const SYSTEM_PROMPT_OF: ReadonlyMap<ModeId, ModeId> = new Map([["subagent", "agent"]]);
+
 export interface ModeAssets {
   mode: ModeId;
   systemPrompt: string;
@@ -37,6 +42,8 @@ export interface ModeAssets {
 export interface PromptAssets {
   modes: ReadonlyMap<ModeId, ModeAssets>;
   catalog: ReadonlyMap<string, ToolDefinition>;
+  /** The reminder appended after each background subagent's completion (docs/protocol/cursor-run.md §13). */
+  subagentCompletion: string;
 }
 
 /** A missing or malformed prompt asset; the message names the file and what is wrong with it. */
@@ -164,7 +171,7 @@ function checkNoUnknownModes(dir: string): void {
 
 function loadMode(dir: string, mode: ModeId, catalog: ReadonlyMap<string, ToolDefinition>): ModeAssets {
   const tools = loadManifest(dir, mode, catalog);
-  const promptFile = join(dir, mode, "prompt.md");
+  const promptFile = join(dir, SYSTEM_PROMPT_OF.get(mode) ?? mode, "prompt.md");
   const systemPrompt = readText(promptFile).trimEnd();
   if (systemPrompt.trim() === "") throw new PromptAssetError(promptFile, "is empty");
   const runtimeFile = join(dir, mode, "runtime.md");
@@ -179,7 +186,10 @@ export function loadPromptAssets(dir: string = DEFAULT_DIR): PromptAssets {
   const catalog = loadCatalog(dir);
   checkNoUnknownModes(dir);
   const modes = new Map<ModeId, ModeAssets>(MODE_IDS.map((mode) => [mode, loadMode(dir, mode, catalog)]));
-  return { modes, catalog };
+  const completionFile = join(dir, "subagent", "completion.md");
+  const subagentCompletion = readText(completionFile).trim();
+  if (subagentCompletion === "") throw new PromptAssetError(completionFile, "is empty");
+  return { modes, catalog, subagentCompletion };
 }
 
 // Assets are shared by every run; freezing them keeps per-turn code from mutating a schema another run replays.

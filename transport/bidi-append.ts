@@ -11,7 +11,7 @@ import {
   BidiAppendResponseSchema,
   type BidiAppendRequest,
 } from "../proto/gen/aiserver/v1/aiserver_pb.js";
-import type { AgentBackend, HeldAppend } from "./agent-backend.js";
+import { type AgentBackend, type HeldAppend, parentLinkOf } from "./agent-backend.js";
 import { RpcError } from "../cursor/errors.js";
 import { unaryErrorBody } from "./connect/unary.js";
 import { type BodyBudget, decodeContentEncoding, readBody } from "./body.js";
@@ -33,7 +33,8 @@ export function bidiAppendHandler(
       const requestId = request.requestId?.requestId;
       if (!requestId) throw new RpcError("BidiAppend carries no request_id", "invalid_argument");
       // The upstream gets the append byte for byte, as the client sent it, then what waited for it locally.
-      if ((await service.append(requestId, request.appendSeqno, decodeClientMessage(request))) === "upstream") {
+      const parent = parentLinkOf((name) => ctx.get(name));
+      if ((await service.append(requestId, request.appendSeqno, decodeClientMessage(request), parent)) === "upstream") {
         const early = service.takeEarlyAppends(requestId);
         await relay.pass(ctx, raw);
         return await relay.replay(

@@ -8,7 +8,7 @@ import { fromBinary } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { AgentClientMessageSchema, type AgentClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
-import type { AgentBackend } from "./agent-backend.js";
+import { type AgentBackend, parentLinkOf } from "./agent-backend.js";
 import { RpcError, type EndStream } from "../cursor/errors.js";
 import { encodeEndStream } from "./connect/end-stream.js";
 import { decodePayload, type Envelope, EnvelopeFlags, EnvelopeReader } from "./connect/envelope.js";
@@ -32,7 +32,9 @@ export function runHandler(
     try {
       const first = await inbound.untilRunRequest(limits.runRequestWaitMs).catch((e: unknown) => asRpcError(e));
       if (first instanceof RpcError) return void endAtOnce(ctx, first);
-      const route = await (async () => service.append(requestId, 1n, first.runRequest))().catch(asRpcError);
+      // One HTTP/2 call is one request: its parent headers hold for every message on it.
+      const parent = parentLinkOf((name) => ctx.get(name));
+      const route = await (async () => service.append(requestId, 1n, first.runRequest, parent))().catch(asRpcError);
       if (route instanceof RpcError) return void endAtOnce(ctx, route);
       if (route === "upstream") return await relay.pass(ctx, inbound.replay(), "follow");
       await serveLocally(ctx, service, requestId, inbound, first.early);

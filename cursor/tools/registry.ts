@@ -18,6 +18,7 @@ import { readDriver } from "./read.js";
 import { readLintsDriver } from "./read-lints.js";
 import { shellDriver } from "./shell.js";
 import { switchModeDriver } from "./switch-mode.js";
+import { taskDriver } from "./task.js";
 import { todoWriteDriver } from "./todo-write.js";
 import type { ToolDriver } from "./types.js";
 import { updateCurrentStepDriver } from "./update-current-step.js";
@@ -48,6 +49,7 @@ const drivers: readonly ToolDriver[] = [
   webFetchDriver,
   todoWriteDriver,
   updateCurrentStepDriver,
+  taskDriver,
 ];
 
 const byName = new Map<string, ToolDriver>(drivers.map((d) => [d.name, d]));

@@ -9,6 +9,7 @@ import type {
   InteractionQuery,
   InteractionResponse,
   ToolCall,
+  SubagentModelOverride,
   ToolCallDelta,
 } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { ModeId } from "../../prompt/assets.js";
@@ -25,7 +26,7 @@ export interface ToolInvocation {
 }
 
 /** Per-run facts some tools need (Shell: conversation, terminals folder, the admin's command denylist; MCP: the
- * client's tool definitions). */
+ * client's tool definitions; Task: the subagent settings). */
 export interface ToolContext {
   conversationId: string;
   terminalsFolder?: string;
@@ -36,6 +37,16 @@ export interface ToolContext {
   mode?: ModeId;
   /** Where the round's staged checkpoint left the turn; set for every round's calls (local tools read it). */
   turn?: TurnFacts;
+  subagents?: SubagentSettings;
+}
+
+/** What a Task call needs from its parent run to start a child (docs/protocol/cursor-tools.md §5.11). */
+export interface SubagentSettings {
+  /** The model the parent runs on: `inherit` resolves to it. */
+  parentModelId: string;
+  /** The run request's conversation_group_id: the children's root parent conversation. */
+  conversationGroupId: string | undefined;
+  modelOverrides: readonly SubagentModelOverride[];
 }
 
 /** The turn as the round's staged checkpoint holds it, before any of the round's calls ran. */

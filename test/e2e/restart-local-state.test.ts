@@ -60,7 +60,9 @@ describe("e2e: the to-do list and current step survive a gateway restart", funct
       },
       { text: "Read it." },
     );
-    const run1 = client1.startRun({ conversationId, modelId: MODEL_ID, text: "fix the port" });
+    // A subagent's conversation: UpdateCurrentStep is a subagent tool (docs/protocol/cursor-run.md §13).
+    const headers = { "x-parent-request-id": "req-parent", "x-parent-agent-tool-call-id": "call_task_parent" };
+    const run1 = client1.startRun({ conversationId, modelId: MODEL_ID, text: "fix the port", headers });
     expect(await run1.done).to.deep.equal({ ok: true });
     const first = run1.lastCheckpoint()!;
     expect(todosOf(first, client1.blobs)).to.deep.equal(["read:IN_PROGRESS", "fix:PENDING"]);
@@ -79,7 +81,7 @@ describe("e2e: the to-do list and current step survive a gateway restart", funct
       { text: "Next.", toolCalls: [{ id: "call_todo_2", name: "TodoWrite", args: { todos: update, merge: true } }] },
       { text: "Fixing now." },
     );
-    const run2 = client2.startRun({ conversationId, modelId: MODEL_ID, text: "go on", checkpoint: first });
+    const run2 = client2.startRun({ conversationId, modelId: MODEL_ID, text: "go on", checkpoint: first, headers });
     expect(await run2.done).to.deep.equal({ ok: true });
     assertEndStreamInvariants(run2.frames);
     expect(client2.violations()).to.deep.equal([]);

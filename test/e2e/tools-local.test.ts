@@ -52,6 +52,9 @@ function todosOf(checkpoint: ConversationStateStructure, client: CursorClient): 
   });
 }
 
+/** UpdateCurrentStep is a subagent's tool: these runs carry a parent's headers (docs/protocol/cursor-run.md §13). */
+const AS_SUBAGENT = { "x-parent-request-id": "req-parent", "x-parent-agent-tool-call-id": "call_task_parent" };
+
 describe("e2e tools: local tools answered by the gateway (TodoWrite, UpdateCurrentStep)", function () {
   this.timeout(10_000);
   const rig = useToolsRig("tools-local");
@@ -127,7 +130,7 @@ describe("e2e tools: local tools answered by the gateway (TodoWrite, UpdateCurre
       },
       { text: "Done reading." },
     );
-    const { client, run } = rig.start(fake, { text: "fix the port" });
+    const { client, run } = rig.start(fake, { text: "fix the port", headers: AS_SUBAGENT });
     await run.done;
 
     const lead = ["thinking_delta", "thinking_completed", "text_delta"];
@@ -143,6 +146,9 @@ describe("e2e tools: local tools answered by the gateway (TodoWrite, UpdateCurre
     expect(settled.communicateUpdateHistory.map((h) => [h.step, h.messageIndex])).to.deep.equal([
       ["Reading the config loader", 3],
     ]);
+    // …and, as a subagent's progress, under its parent's Task call id.
+    const filed = settled.communicateUpdateStatesByParentToolCallId.call_task_parent!;
+    expect(filed.history.map((h) => [h.step, h.messageIndex])).to.deep.equal([["Reading the config loader", 3]]);
     const added = assertPrefix(fake.requests[0]!, fake.requests[1]!);
     expect(added[1]).to.deep.include({
       role: "tool",
@@ -154,7 +160,7 @@ describe("e2e tools: local tools answered by the gateway (TodoWrite, UpdateCurre
     const fake = await rig.fake();
     const args = { current_step: "" };
     fake.enqueue({ text: "Hm.", toolCalls: [{ id: "call_step_2", name: "UpdateCurrentStep", args }] }, { text: "Ok." });
-    const { client, run } = rig.start(fake, { text: "fix the port" });
+    const { client, run } = rig.start(fake, { text: "fix the port", headers: AS_SUBAGENT });
     await run.done;
 
     expect(run.kinds()).to.deep.equal([...localRound(["text_delta"]), ...settledThenAnswer(0)]);

@@ -21,10 +21,15 @@ const FACTS = JSON.parse(
  * (docs/protocol/cursor-tools.md §6.2). */
 const MODE_TOOLS: Record<ModeId, string[]> = {
   compaction: [],
+  subagent: [
+    ...["Shell", "Grep", "Delete", "WebSearch", "WebFetch", "GenerateImage", "ReadLints", "EditNotebook", "TodoWrite"],
+    ...["StrReplace", "Write", "Read", "Glob", "GetMcpTools", "FetchMcpResource", "SwitchMode", "UpdateCurrentStep"],
+    ...["CallMcpTool", "Task"],
+  ],
   agent: [
     ...["Shell", "AwaitShell", "Grep", "Delete", "WebSearch", "WebFetch", "GenerateImage", "EditNotebook"],
     ...["TodoWrite", "StrReplace", "Write", "Read", "ReadLints", "Glob", "AskQuestion", "Task", "GetMcpTools"],
-    ...["FetchMcpResource", "SwitchMode", "CallMcpTool", "Ls", "UpdateCurrentStep"],
+    ...["FetchMcpResource", "SwitchMode", "CallMcpTool", "Ls"],
   ],
   ask: [
     ...["AskQuestion", "CallMcpTool", "Delete", "FetchMcpResource", "Glob", "Grep", "Read", "ReadLints", "Shell"],
@@ -62,12 +67,13 @@ const AGENT_TOOLS = MODE_TOOLS.agent;
  * Ask and debug offer the same list, as in the captures.
  */
 const MODE_DIGESTS: Record<ModeId, string> = {
+  subagent: "ece9b9f96e51249b2316345fa7c8df12eee40daf2fcba5af5fa88f8ce4197319",
   compaction: "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945",
-  agent: "222abcf8cefd13c31b587e0d06d9e1612a60044b65ac730274b358d6d74fb69e",
-  ask: "e424d1269aaf0966008f272c8b50bdefc863910b689518313171704d00efaee9",
-  plan: "111063f2a6913970a88ca8aa78d2ea1c90a065376f20c925aa99371f6b580697",
-  debug: "e424d1269aaf0966008f272c8b50bdefc863910b689518313171704d00efaee9",
-  multitask: "3c50599ada4cff204f41a4e7b4d509abc4e50ad2b27c702ec9b97c6f1ec7763d",
+  agent: "fe541ca24fbf305334073fee15a38921e03ed14c6a9331cca621bd3cee69247f",
+  ask: "b42688a84301184b3157700f6e4fb14bd48cdf36eabd16097ba5f291d295773f",
+  plan: "4ad1c77decef2832c4ef3f6c75f2b12e7d0369e2f51184225fffe02922d047f3",
+  debug: "b42688a84301184b3157700f6e4fb14bd48cdf36eabd16097ba5f291d295773f",
+  multitask: "104c6b559314673381068da2ce49b9ffa74cc1e74d774365f27ab2c220301983",
 };
 
 /**

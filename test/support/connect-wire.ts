@@ -177,7 +177,7 @@ export interface AppendResponse {
 /** One BidiAppend call; `onSent` fires when the request body has left this process. */
 export function postBidiAppend(
   baseUrl: string,
-  call: { requestId: string; seqno: bigint; message: AgentClientMessage },
+  call: { requestId: string; seqno: bigint; message: AgentClientMessage; headers?: Record<string, string> },
   onSent?: () => void,
 ): Promise<AppendResponse> {
   const append = create(BidiAppendRequestSchema, {
@@ -189,7 +189,7 @@ export function postBidiAppend(
     const req = request(new URL(bidiAppendPath, baseUrl), {
       method: "POST",
       agent: false,
-      headers: { "content-type": "application/proto", "connect-protocol-version": "1" },
+      headers: { "content-type": "application/proto", "connect-protocol-version": "1", ...call.headers },
     });
     req.on("response", async (res) => {
       const body = (await readAll(res)).toString("utf8");

@@ -56,6 +56,8 @@ export interface RunStart {
   firstSeqno?: bigint;
   mode?: AgentMode;
   requestContext?: MessageInitShape<typeof RequestContextSchema>;
+  /** Extra HTTP headers on every RunSSE and BidiAppend of the run (a subagent's parent headers). */
+  headers?: Record<string, string>;
   /** Last-minute edits to the run request for fields this helper does not expose. */
   customize?(runRequest: AgentRunRequest): void;
   hooks?: RunHooks;
@@ -252,7 +254,7 @@ export class RunHandle {
     this.current = openRunSse(
       this.client.baseUrl,
       this.requestId,
-      { acceptGzip: this.opts.acceptGzip },
+      { acceptGzip: this.opts.acceptGzip, headers: this.start.headers },
       {
         message: (message, compressed) => {
           frame({ kind: "message", message, compressed });
@@ -349,7 +351,8 @@ export class RunHandle {
   private async post(seqno: bigint, message: AgentClientMessage, onSent?: () => void): Promise<AppendResponse> {
     const record: AppendRecord = { seqno, message };
     this.appends.push(record);
-    record.response = await postBidiAppend(this.client.baseUrl, { requestId: this.requestId, seqno, message }, () => {
+    const call = { requestId: this.requestId, seqno, message, headers: this.start.headers };
+    record.response = await postBidiAppend(this.client.baseUrl, call, () => {
       record.sentAt = this.tick();
       onSent?.();
     });

@@ -5,7 +5,8 @@
 // Exec on a granted id), Shell (deltas and waits); AwaitShell pauses between two reads; AskQuestion (an interaction),
 // WebSearch (approval, then the service call) and WebFetch (approval, then an Exec on a granted id); TodoWrite and
 // UpdateCurrentStep the local transport (answered at once: the commit succeeds, fails, or the run is cancelled or its
-// client gone while it is written).
+// client gone while it is written). Task's child states (foreground done, background started, child failed, canceled
+// by ABORT) are paths of their own.
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { createActor, setup, type AnyActorRef, type AnyMachineSnapshot } from "xstate";
@@ -18,7 +19,12 @@ import {
 } from "../../../proto/gen/agent/v1/agent_pb.js";
 import { pendingExecMachine } from "../../../machines/pending-exec.js";
 import { toolCallMachine, type ToolCallReport } from "../../../machines/tool-call.js";
-import { DRIVER_PAUSE_MS, type ToolContext, type ToolInvocation } from "../../../cursor/tools/types.js";
+import {
+  DRIVER_PAUSE_MS,
+  type ToolCompletion,
+  type ToolContext,
+  type ToolInvocation,
+} from "../../../cursor/tools/types.js";
 import type { Harness, SuppliedEvent } from "../support/replay-graph.js";
 import { clientMessage } from "../../tools/helpers.js";
 import { never, readResult } from "./exec-and-checkpoint.js";
@@ -47,6 +53,8 @@ function variant(
   execMessages: SuppliedEvent[],
   answers: SuppliedEvent[] = [],
   ctx: ToolContext = { conversationId: "c" },
+  /** What the call's completion must say, for tools whose result text is the point (Task). */
+  checkCompletion?: (completion: ToolCompletion) => void,
 ): Harness<CallRecord> {
   const local = execMessages.length === 0 && answers.length === 0;
   return {
@@ -134,6 +142,8 @@ function variant(
       if (end !== "aborted") expect(record.aborts).to.deep.equal([]);
       // A local tool (or arguments no tool takes) never reaches the client: started, then completed or nothing.
       if (local) expect(kinds.filter((k) => k !== "toolCallStarted" && k !== "toolCallCompleted")).to.deep.equal([]);
+      const { completion } = snapshot().context as { completion?: ToolCompletion };
+      if (checkCompletion && end === "completed") checkCompletion(completion!);
     },
     lateEvents: [{ type: "CLIENT_EXEC", id: RESERVED, message: readResult() }, { type: "ABORT" }],
   };
@@ -150,6 +160,20 @@ const fetched = {
   case: "fetchResult",
   value: create(FetchResultSchema, { result: { case: "success", value: { url: "https://x.test", content: "x" } } }),
 } as const;
+const subagentResult = (
+  result:
+    | { case: "success"; value: { agentId: string; finalMessage?: string } }
+    | { case: "error"; value: { error: string } },
+) => clientMessage({ case: "subagentResult", value: { result } });
+const childDone = subagentResult({ case: "success", value: { agentId: "agent-1", finalMessage: "Found it." } });
+const childStarted = subagentResult({ case: "success", value: { agentId: "agent-2" } });
+const childFailed = subagentResult({ case: "error", value: { error: "the child's model refused" } });
+
+/** Task's result: the child named (and its report, in the foreground), or the child's failure as an error. */
+const taskCompletion = (expected: string) => (c: ToolCompletion) => {
+  if (c.isError) expect(c.content).to.contain("the child's model refused");
+  else expect(c.content).to.equal(expected);
+};
 
 export const toolCallHarnesses = [
   variant("Read", invocationOf("call_a", "Read", { path: "a.txt" }), [
@@ -236,6 +260,28 @@ export const toolCallHarnesses = [
     ],
     [],
     { conversationId: "c", terminalsFolder: "/t" },
+  ),
+  variant(
+    "Task in the foreground",
+    invocationOf("call_d", "Task", { description: "Map", prompt: "Find the parser." }),
+    [
+      { type: "CLIENT_EXEC", id: RESERVED, message: childDone },
+      { type: "CLIENT_EXEC", id: RESERVED, message: childFailed },
+    ],
+    [],
+    { conversationId: "c" },
+    taskCompletion("Subagent name: Map\nSubagent ID: agent-1\n\nFound it."),
+  ),
+  variant(
+    "Task in the background",
+    invocationOf("call_e", "Task", { description: "Docs", prompt: "Draft.", run_in_background: true }),
+    [
+      { type: "CLIENT_EXEC", id: RESERVED, message: childStarted },
+      { type: "CLIENT_EXEC", id: RESERVED, message: childFailed },
+    ],
+    [],
+    { conversationId: "c" },
+    taskCompletion("Subagent name: Docs\nSubagent ID: agent-2"),
   ),
 ];
 
