@@ -1,10 +1,10 @@
 // The gateway's YAML config (README.md "Configuration"; JSON is valid YAML). Validation happens once at
 // load so a bad file fails the start with a message naming the file and the offending path. Key values never
 // appear in any message (docs/protocol/README.md §6.8): we format issues ourselves and never echo YAML source snippets.
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { isAbsolute } from "node:path";
-import { parse as parseYaml, YAMLParseError } from "yaml";
 import { z } from "zod";
+import { ConfigError, formatPath, isDirectory, isHttpUrl, parseYamlQuietly } from "./config-input.js";
 import { PROVIDER_KINDS, type ProviderKind } from "../providers/types.js";
 import { type AcpWorkerConfig, acpWorkerSchema, codexWorkerSchema } from "../workers/acp/config.js";
 import {
@@ -121,9 +121,7 @@ export interface TlsConfig {
   key: string;
 }
 
-export class ConfigError extends Error {
-  override readonly name = "ConfigError";
-}
+export { ConfigError } from "./config-input.js";
 
 const nonEmpty = z.string().min(1, "must not be empty");
 const positiveInt = z.number().int("expected an integer").positive("expected a positive integer");
@@ -373,38 +371,4 @@ export function messagesEndpointToken(
   config: Pick<GatewayConfig, "anthropicEndpoint" | "security">,
 ): string | undefined {
   return config.anthropicEndpoint?.token ?? config.security?.token;
-}
-
-// yaml's own messages quote the offending source line, which may hold a key; keep only the position.
-function parseYamlQuietly(text: string, source: string): unknown {
-  try {
-    return parseYaml(text);
-  } catch (err) {
-    if (!(err instanceof YAMLParseError)) throw err;
-    const at = err.linePos?.[0];
-    const where = at === undefined ? "" : ` at line ${at.line}, column ${at.col}`;
-    throw new ConfigError(`${source}: invalid YAML${where} (${err.code})`);
-  }
-}
-
-function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  if (path.length === 0) return "(top level)";
-  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join("");
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === "http:" || url.protocol === "https:";
-  } catch {
-    return false;
-  }
 }

@@ -1,7 +1,8 @@
-// How a run's canonical messages become store rows, and the group commit of its tool results
-// (docs/protocol/cursor-run.md §6.4; docs/protocol/cursor-tools.md §2.5).
+// How a run's canonical messages become store rows, the group commit of its tool results, and the durable write of
+// a checkpoint (docs/protocol/cursor-run.md §6.2–§6.5; docs/protocol/cursor-tools.md §2.5).
+import type { CheckpointWrite } from "../machines/checkpoint.js";
 import type { CanonicalMessage } from "../providers/messages.js";
-import type { NewMessage, Store } from "../store/index.js";
+import { type NewMessage, StaleCheckpointError, type Store } from "../store/index.js";
 
 type ToolResult = Extract<CanonicalMessage, { role: "tool" }>;
 
@@ -47,4 +48,31 @@ export class ResultCommits {
     this.written = batch.committed.catch(() => {});
     return batch.committed;
   }
+}
+
+/**
+ * Children before the head, in one transaction with the messages the checkpoint makes visible; a superseded run may
+ * not move the head (docs/protocol/cursor-run.md §6.2–§6.3, §7.1). A settled round lets the next provider call start,
+ * so its index is persisted in the same transaction (§6.5, one fsync instead of two); returns that index.
+ */
+export async function commitCheckpointWrite(
+  deps: { store: Store; isCurrent(): boolean },
+  run: { conversationId: string; runId: string },
+  pending: CheckpointWrite,
+  persistedCallIndex: number,
+): Promise<number | undefined> {
+  if (!deps.isCurrent()) throw new StaleCheckpointError(run.conversationId);
+  const { snapshots } = pending;
+  // The round ran at the last call's index (a resumed round, before any call, at 0); the next call takes the one after.
+  const nextCallIndex = pending.kind === "settled" ? Math.max(persistedCallIndex, 0) + 1 : undefined;
+  await deps.store.commitCheckpoint({
+    conversationId: run.conversationId,
+    checkpointId: snapshots[snapshots.length - 1]!.stateBlob.id,
+    blobs: snapshots.flatMap((s) => [...s.sets, s.stateBlob]),
+    edges: snapshots.flatMap((s) => s.edges),
+    stillCurrent: deps.isCurrent,
+    ...(pending.messages.length ? { messages: { runId: run.runId, rows: messageRows(pending.messages) } } : {}),
+    ...(nextCallIndex !== undefined ? { providerCallIndex: { runId: run.runId, index: nextCallIndex } } : {}),
+  });
+  return nextCallIndex;
 }

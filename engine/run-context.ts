@@ -288,3 +288,27 @@ export function addProjected(parts: ProjectedParts, m: CanonicalMessage): Projec
   }
   return next;
 }
+
+/**
+ * A local run's first commit (store.beginRun): its run row with the conversation's route (the router keeps it in
+ * memory at once; it becomes durable with the run, docs/performance.md) and the anchor of its user message.
+ * `claimed` runs once the row is this execution's.
+ */
+export function localRunStart(
+  store: Store,
+  run: { runId: string; conversationId: string; model: string; modelId: string },
+  claimed: () => void,
+): BeginRun {
+  return async (input) => {
+    const { runId, conversationId, model, modelId } = run;
+    const anchor = await store.beginRun({
+      runId,
+      conversationId,
+      model,
+      route: { route: "local", modelId },
+      ...(input ? { input } : {}),
+    });
+    claimed();
+    return anchor;
+  };
+}

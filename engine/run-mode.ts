@@ -5,7 +5,12 @@ import type { AgentMode, AgentRunRequest, McpToolDefinition, RequestContext } fr
 import { mcpContext } from "../cursor/request-context.js";
 import { modeToWire } from "../cursor/modes.js";
 import { offeredTools } from "../cursor/tools/mode-tools.js";
-import type { ModeSwitch } from "../cursor/tools/types.js";
+import { mcpToolsForRun } from "../cursor/tools/mcp-tools.js";
+import type { ModeSwitch, ToolContext } from "../cursor/tools/types.js";
+import type { PreparedRun } from "../machines/run.js";
+import type { ParentLink } from "../transport/agent-backend.js";
+import { runMode, subagentSettings } from "./run-subagent.js";
+import type { RunRequestFacts } from "./run-setup.js";
 import type { ModeAssets, ModeId, PromptAssets, ToolDefinition } from "../prompt/assets.js";
 
 export class RunMode {
@@ -50,4 +55,28 @@ export class RunMode {
 export function announcedMcpTools(request: AgentRunRequest, ctx: RequestContext | undefined): McpToolDefinition[] {
   const top = request.mcpTools?.mcpTools ?? [];
   return top.length ? top : mcpContext(ctx).tools;
+}
+
+/**
+ * The run's mode and what its tool calls need from the run: the mode's offered tools, then the MCP tools the client
+ * announced, whatever the mode (docs/protocol/cursor-tools.md §5.15, §6); a subagent's run gets its own tool set.
+ */
+export function runTools(
+  assets: PromptAssets,
+  facts: RunRequestFacts,
+  request: AgentRunRequest,
+  parent: ParentLink | undefined,
+): { mode: RunMode; prepared: PreparedRun } {
+  const ctx = facts.requestContext;
+  const mcp = mcpToolsForRun(announcedMcpTools(request, ctx));
+  const mode = new RunMode(assets, runMode(assets, facts, request, parent), mcp.tools);
+  const toolContext: ToolContext = {
+    conversationId: facts.conversationId,
+    mode: mode.current,
+    ...(ctx?.env?.terminalsFolder ? { terminalsFolder: ctx.env.terminalsFolder } : {}),
+    ...(mcp.catalog.byServerTool.size ? { mcp: mcp.catalog } : {}),
+    ...(ctx?.adminCommandDenylist.length ? { adminCommandDenylist: [...ctx.adminCommandDenylist] } : {}),
+    subagents: subagentSettings(request),
+  };
+  return { mode, prepared: { toolNames: mode.tools.map((t) => t.name), toolContext } };
 }

@@ -1,45 +1,30 @@
 // The side effects of one run, supplied to the machines with .provide(): provider calls, durable commits and the
 // checkpoint graph. It decides nothing about lifecycles — the machines do — it only does what they ask, in order.
 import { setImmediate as nextTurn } from "node:timers/promises";
-import type { AgentRunRequest, CommunicateUpdateTurnState, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
+import type { AgentRunRequest, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
 import type { ContextMeasure, PreparedRun } from "../machines/run.js";
 import type { AssistantTurn } from "../machines/model-call.js";
 import type { CheckpointKind, CheckpointPlan, CheckpointWrite } from "../machines/checkpoint.js";
 import type { CommitResultInput, CommitResultOutput } from "../machines/tool-call.js";
 import type { PromptAssets } from "../prompt/assets.js";
 import { projectHistory, type CanonicalMessage } from "../providers/messages.js";
-import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint } from "../providers/types.js";
-import type { Usage } from "../providers/types.js";
+import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
 import { addUsage } from "../providers/usage.js";
-import {
-  CheckpointBuilder,
-  communicateUpdateTurnState,
-  pendingEntry,
-  type CheckpointSnapshot,
-} from "../cursor/checkpoint-builder.js";
-import { foldDerivedState, type DerivedState } from "../cursor/derived-state.js";
+import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../cursor/checkpoint-builder.js";
 import { frames } from "../cursor/frames.js";
-import { mcpToolsForRun } from "../cursor/tools/mcp-tools.js";
-import { announcedMcpTools } from "./run-mode.js";
-import { tokenBreakdown } from "../cursor/token-breakdown.js";
-import { savedPlans } from "../cursor/plan-state.js";
-import { StaleCheckpointError, type Store } from "../store/index.js";
+import type { Store } from "../store/index.js";
 import type { ModelConfig } from "./config.js";
 import type { Logger } from "../log/logger.js";
 import { promptCacheKeyOf, resolveModel, type ResolvedModel } from "./models.js";
-import { RunMode } from "./run-mode.js";
+import { type RunMode, runTools } from "./run-mode.js";
 import { RunSetupError } from "./run-errors.js";
+import { admitRequest, appendRuntimeMessage, compileRequestContext, localRunStart } from "./run-context.js";
+import { requestContextBlobs } from "./run-context.js";
 import {
-  addProjected,
-  admitRequest,
-  appendRuntimeMessage,
-  compileRequestContext,
-  type ProjectedParts,
-  requestContextBlobs,
-} from "./run-context.js";
-import {
+  checkpointPlan,
   loadHistory,
   actionBlobs,
+  resumeRound,
   pendingRound,
   readRunRequest,
   rootIds,
@@ -48,10 +33,11 @@ import {
 } from "./run-setup.js";
 import type { HistoryCache } from "./history-cache.js";
 import type { ToolServices } from "./tool-services.js";
-import { Compactor, summaryText } from "./compaction.js";
-import { messageRows, ResultCommits } from "./result-commits.js";
+import { Compactor } from "./compaction.js";
+import { RunHistory } from "./run-history.js";
+import { commitCheckpointWrite, ResultCommits } from "./result-commits.js";
 import type { ParentLink } from "../transport/agent-backend.js";
-import { appendCompletions, runMode, subagentSettings } from "./run-subagent.js";
+import { appendCompletions, progressFor } from "./run-subagent.js";
 
 export interface RunDeps {
   store: Store;
@@ -83,9 +69,7 @@ export class RunSession {
   private facts: RunRequestFacts;
   /** What `prepare` settles for the rest of the run; every later step needs it. */
   private prepared: Prepared | undefined;
-  private history: CanonicalMessage[] = [];
-  /** The fold of `history` (to-do list, progress updates), advanced with it; never set any other way. */
-  private derived: DerivedState = {};
+  private readonly history = new RunHistory();
   /** The response whose tool round is running; `resumed` when it came from the client's pending checkpoint. */
   private assistant: { message: Assistant; turn: AssistantTurn; resumed?: boolean } | undefined;
   private results: Array<{ message: ToolResult; toolCall: ToolCall }> = [];
@@ -103,9 +87,6 @@ export class RunSession {
   claimed = false;
   /** Every tool call this run has committed a result for (a canceled parent spares the children of these). */
   private readonly completedCalls = new Set<string>();
-  /** What the projected history is made of, kept as it grows, for the checkpoint's context breakdown
-   * (docs/protocol/cursor-run.md §9). */
-  private projected: ProjectedParts = { rules: "", skills: "", mcp: "", subagents: "", conversationCharacters: 0 };
 
   constructor(
     private readonly deps: RunDeps,
@@ -130,21 +111,15 @@ export class RunSession {
    * the user message refers to that the store lacks; they come from the client (docs/protocol/cursor-run.md §3.5). */
   async findMissingBlobs(): Promise<Uint8Array[]> {
     const model = resolveModel(this.deps.models, this.request.requestedModel);
-    this.facts = await admitRequest(this.deps, this.facts, this.request, this.requestId, model.images, (input) =>
-      this.deps.store
-        .beginRun({
-          runId: this.requestId,
-          conversationId: this.conversationId,
-          model: model.model,
-          // The router keeps the route in memory at once; it becomes durable with the run (docs/performance.md).
-          route: { route: "local", modelId: this.request.requestedModel?.modelId ?? "" },
-          ...(input ? { input } : {}),
-        })
-        .then((anchor) => {
-          this.claimed = true;
-          return anchor;
-        }),
+    const run = { runId: this.requestId, conversationId: this.conversationId, model: model.model };
+    const begin = localRunStart(
+      this.deps.store,
+      { ...run, modelId: this.request.requestedModel?.modelId ?? "" },
+      () => {
+        this.claimed = true;
+      },
     );
+    this.facts = await admitRequest(this.deps, this.facts, this.request, this.requestId, model.images, begin);
     const { state, action } = this.facts;
     // Roots the history cache holds decoded are stored (garbage collection clears the cache when it deletes).
     const cached = this.deps.history.prefix(this.conversationId, rootIds(state)).messages.length;
@@ -166,27 +141,8 @@ export class RunSession {
     }
     if (fetched.length) await store.putBlobs(fetched.map((f) => ({ id: f.blobId, data: f.data })));
     this.facts = await compileRequestContext(store, this.facts, this.request);
-    this.history = await loadHistory(store, this.deps.history, this.conversationId, this.facts.state);
-    for (const m of this.history) this.account(m);
-    this.derived = foldDerivedState(this.history);
-    const env = this.facts.requestContext?.env;
-    const mcp = mcpToolsForRun(announcedMcpTools(this.request, this.facts.requestContext));
-    // The MCP tools the client announced follow the mode's tools, whatever the mode (cursor-tools.md §5.15).
-    const started = runMode(this.deps.assets, this.facts, this.request, this.parent);
-    const mode = new RunMode(this.deps.assets, started, mcp.tools);
-    const prepared: PreparedRun = {
-      toolNames: mode.tools.map((t) => t.name),
-      toolContext: {
-        conversationId: this.conversationId,
-        mode: mode.current,
-        ...(env?.terminalsFolder ? { terminalsFolder: env.terminalsFolder } : {}),
-        ...(mcp.catalog.byServerTool.size ? { mcp: mcp.catalog } : {}),
-        ...(this.facts.requestContext?.adminCommandDenylist.length
-          ? { adminCommandDenylist: [...this.facts.requestContext.adminCommandDenylist] }
-          : {}),
-        subagents: subagentSettings(this.request),
-      },
-    };
+    this.history.reset(await loadHistory(store, this.deps.history, this.conversationId, this.facts.state));
+    const { mode, prepared } = runTools(this.deps.assets, this.facts, this.request, this.parent);
     const system: CanonicalMessage = { role: "system", content: mode.started.systemPrompt };
     const { action } = this.facts;
     // Resume (docs/protocol/cursor-run.md §11): continue the last turn; a pending round runs its tools again before any
@@ -198,39 +154,24 @@ export class RunSession {
     const compactor = new Compactor(model, measured, compaction, action.kind === "summarize");
     this.prepared = { model, mode, adapter, builder, compactor };
     if (action.kind === "summarize") {
-      if (!this.history.length)
+      if (!this.history.messages.length)
         throw new RunSetupError("summarize_action on a conversation without history", "failed_precondition");
       return { ...prepared, summarize: true };
     }
     if (action.kind !== "resume") {
+      const { deps, facts, request, requestId } = this;
       const roots =
         action.kind === "userMessage"
-          ? [
-              await appendRuntimeMessage(
-                this.deps,
-                this.facts,
-                action.userMessage,
-                this.request,
-                this.requestId,
-                mode.started,
-              ),
-            ]
-          : await appendCompletions(this.deps, this.facts, this.requestId, action.completions, this.history);
-      this.pushHistory(...roots);
+          ? [await appendRuntimeMessage(deps, facts, action.userMessage, request, requestId, mode.started)]
+          : await appendCompletions(deps, facts, requestId, action.completions, this.history.messages);
+      this.history.push(...roots);
       for (const m of roots) builder.addRoot(m);
       return prepared;
     }
     const pending = pendingRound(this.facts.state);
     if (!pending) return prepared;
     this.assistant = { message: pending, turn: { text: pending.text, toolCalls: pending.toolCalls }, resumed: true };
-    const resumeRound = pending.toolCalls.map((c) => ({
-      callId: c.id,
-      modelCallId: `${this.requestId}:resume`,
-      name: c.name,
-      argumentsJson: c.argumentsJson,
-      args: JSON.parse(c.argumentsJson) as Record<string, unknown>,
-    }));
-    return { ...prepared, resumeRound };
+    return { ...prepared, resumeRound: resumeRound(pending, this.requestId) };
   }
 
   /** The machines call nothing but findMissingBlobs and prepare before prepare has settled. */
@@ -242,32 +183,30 @@ export class RunSession {
   /** The replayable request for the next call: the same history always projects to the same request
    * (docs/protocol/cursor-run.md §7.3). */
   modelRequest(): ModelRequest {
+    const { model, mode } = this.ready;
     return {
-      model: this.ready.model.model,
-      system: this.ready.mode.started.systemPrompt,
-      tools: this.ready.mode.tools,
-      messages: projectHistory(this.history),
-      ...(this.ready.model.maxOutputTokens ? { maxOutputTokens: this.ready.model.maxOutputTokens } : {}),
-      ...(this.ready.model.reasoningEffort ? { reasoningEffort: this.ready.model.reasoningEffort } : {}),
-      ...(this.ready.model.promptCacheKey ? { promptCacheKey: promptCacheKeyOf(this.conversationId) } : {}),
+      model: model.model,
+      system: mode.started.systemPrompt,
+      tools: mode.tools,
+      messages: projectHistory(this.history.messages),
+      ...(model.maxOutputTokens ? { maxOutputTokens: model.maxOutputTokens } : {}),
+      ...(model.reasoningEffort ? { reasoningEffort: model.reasoningEffort } : {}),
+      ...(model.promptCacheKey ? { promptCacheKey: promptCacheKeyOf(this.conversationId) } : {}),
     };
   }
 
   /** The next request against the compaction threshold (docs/protocol/cursor-run.md §8.10). */
   measureContext(): ContextMeasure {
-    return this.ready.compactor.measure(this.history);
+    return this.ready.compactor.measure(this.history.messages);
   }
 
-  /**
-   * The provider pass; provider_call_index is persisted before the HTTP request (docs/protocol/cursor-run.md §6.5), by
-   * the settled
-   * checkpoint that let this call start when it could carry it, else here.
-   */
+  /** The provider pass; provider_call_index is persisted before the HTTP request (docs/protocol/cursor-run.md §6.5),
+   * by the settled checkpoint that let this call start when it could carry it, else here. */
   async *stream(callIndex: number, signal: AbortSignal, purpose?: "summary"): AsyncIterable<ModelEvent> {
     // The settled checkpoint just published leaves on the wire before this call's request is compiled and sent.
     if (this.persistedCallIndex === callIndex) await nextTurn();
     this.callStartedAt = performance.now();
-    const request = purpose === "summary" ? this.ready.compactor.request(this.history) : this.modelRequest();
+    const request = purpose === "summary" ? this.ready.compactor.request(this.history.messages) : this.modelRequest();
     if (this.persistedCallIndex !== callIndex) await this.deps.store.setProviderCallIndex(this.requestId, callIndex);
     this.persistedCallIndex = callIndex;
     this.deps.log.info("provider call started", {
@@ -295,7 +234,7 @@ export class RunSession {
       this.lastUsage = usage;
       this.totalUsage = addUsage(this.totalUsage, usage);
     }
-    this.ready.compactor.answered(this.history, usage);
+    this.ready.compactor.answered(this.history.messages, usage);
     if (!turn) return;
     const toolRoundId = turn.toolCalls.length ? `${this.requestId}:round-${this.roundCounter++}` : undefined;
     const message: Assistant = {
@@ -321,16 +260,13 @@ export class RunSession {
       request_id: this.requestId,
       ok: text !== undefined,
       summarized: compactor.summarized,
-      kept: this.history.length - compactor.summarized,
+      kept: this.history.messages.length - compactor.summarized,
       input_tokens: usage?.inputTokens,
       output_tokens: usage?.outputTokens,
     });
     if (!text?.trim()) return;
     const id = { requestId: this.requestId, callIndex: this.persistedCallIndex };
-    const compacted = compactor.apply(this.history, text, builder, id);
-    this.history = [];
-    this.projected = { rules: "", skills: "", mcp: "", subagents: "", conversationCharacters: 0 };
-    this.pushHistory(...compacted);
+    this.history.reset(compactor.apply(this.history.messages, text, builder, id));
   }
 
   /** One tool result, committed durably in completion order before the UI sees it completed
@@ -363,12 +299,12 @@ export class RunSession {
     if (kind === "compacted") {
       const summary = this.ready.compactor.summary;
       if (!summary) throw new Error("compacted checkpoint without a summary");
-      return this.plan(kind, [this.snapshot([])], [summary], (s) => [frames.checkpoint(s[0]!.state)]);
+      return checkpointPlan(kind, [this.snapshot([])], [summary], (s) => [frames.checkpoint(s[0]!.state)]);
     }
     // A summarize_action run ends without a response: turn_ended, then its checkpoint three times, the shape every
     // successful ending has (docs/protocol/cursor-run.md §10.2).
     if (kind === "final" && this.facts.action.kind === "summarize") {
-      return this.plan(kind, [this.snapshot([])], [], ([s]) => {
+      return checkpointPlan(kind, [this.snapshot([])], [], ([s]) => {
         const final = frames.checkpoint(s!.state);
         return [frames.turnEnded(this.totalUsage), final, final, final];
       });
@@ -381,18 +317,18 @@ export class RunSession {
       // the batch commits with the staged checkpoint, before the checkpoint is published and any tool runs.
       if (!assistant.resumed) this.addResponseSteps(assistant.turn);
       const batch = assistant.resumed ? [] : [assistant.message];
-      const plan = this.plan(kind, [this.snapshot([pendingEntry(assistant.message)])], batch, (s) => [
+      const plan = checkpointPlan(kind, [this.snapshot([pendingEntry(assistant.message)])], batch, (s) => [
         frames.checkpoint(s[0]!.state),
       ]);
-      const { todos } = this.derived;
+      const { todos } = this.history.derived;
       return { ...plan, turn: { steps: b.stepCount, ...(todos ? { todos } : {}) } };
     }
     if (kind === "settled") {
       const messages = [assistant.message, ...this.results.map((r) => r.message)];
       for (const m of messages) b.addRoot(m);
       for (const r of this.results) b.addToolStep(r.toolCall);
-      this.pushHistory(...messages);
-      return this.plan(kind, [this.snapshot([])], [], (s) => [frames.checkpoint(s[0]!.state)]);
+      this.history.push(...messages);
+      return checkpointPlan(kind, [this.snapshot([])], [], (s) => [frames.checkpoint(s[0]!.state)]);
     }
     // Final: step_completed for the answer's last step before its blobs, then turn_ended, the transitional staged
     // checkpoint, the settled one and its repeat (docs/protocol/cursor-run.md §9, §10.2–§10.5).
@@ -402,9 +338,9 @@ export class RunSession {
       b.stepCount > stepsBefore ? [frames.stepCompleted(b.stepCount, performance.now() - this.callStartedAt)] : [];
     const staged = this.snapshot([pendingEntry(assistant.message)]);
     b.addRoot(assistant.message);
-    this.pushHistory(assistant.message);
+    this.history.push(assistant.message);
     const settled = this.snapshot([]);
-    const plan = this.plan(kind, [staged, settled], [assistant.message], ([s, t]) => {
+    const plan = checkpointPlan(kind, [staged, settled], [assistant.message], ([s, t]) => {
       // The repeat is the same message, so it is encoded (and compressed) once: it carries every root id.
       const final = frames.checkpoint(t!.state);
       return [frames.turnEnded(this.totalUsage), frames.checkpoint(s!.state), final, final];
@@ -412,28 +348,16 @@ export class RunSession {
     return { ...plan, lead };
   }
 
-  /**
-   * Children before the head, in one transaction with the messages the checkpoint makes visible; a superseded run
-   * may not move the head (docs/protocol/cursor-run.md §6.2–§6.3, §7.1). A settled round lets the next provider call
-   * start, so its index is
-   * persisted in the same transaction (docs/protocol/cursor-run.md §6.5, one fsync instead of two).
-   */
+  /** The checkpoint's durable write (engine/result-commits.ts); a settled round persists the next call's index. */
   async commitCheckpoint(pending: CheckpointWrite): Promise<void> {
-    if (!this.deps.isCurrent()) throw new StaleCheckpointError(this.conversationId);
-    const { snapshots } = pending;
-    // The round ran at the last call's index (a resumed round, before any call, at 0); the next call takes the one
-    // after.
-    const nextCallIndex = pending.kind === "settled" ? Math.max(this.persistedCallIndex, 0) + 1 : undefined;
-    await this.deps.store.commitCheckpoint({
-      conversationId: this.conversationId,
-      checkpointId: snapshots[snapshots.length - 1]!.stateBlob.id,
-      blobs: snapshots.flatMap((s) => [...s.sets, s.stateBlob]),
-      edges: snapshots.flatMap((s) => s.edges),
-      stillCurrent: this.deps.isCurrent,
-      ...(pending.messages.length ? { messages: { runId: this.requestId, rows: messageRows(pending.messages) } } : {}),
-      ...(nextCallIndex !== undefined ? { providerCallIndex: { runId: this.requestId, index: nextCallIndex } } : {}),
-    });
-    if (nextCallIndex !== undefined) this.persistedCallIndex = nextCallIndex;
+    const { deps, conversationId, requestId } = this;
+    const next = await commitCheckpointWrite(
+      deps,
+      { conversationId, runId: requestId },
+      pending,
+      this.persistedCallIndex,
+    );
+    if (next !== undefined) this.persistedCallIndex = next;
   }
 
   completedToolCall(callId: string): boolean {
@@ -452,57 +376,22 @@ export class RunSession {
   private snapshot(pending: string[]): CheckpointSnapshot {
     const usedTokens = (this.lastUsage?.inputTokens ?? 0) + (this.lastUsage?.outputTokens ?? 0);
     const maxTokens = this.facts.state.tokenDetails?.maxTokens || this.ready.model.contextWindow || 0;
-    const summarizedConversation = summaryText(this.history);
-    const breakdown = tokenBreakdown({
+    const { builder, mode } = this.ready;
+    const breakdown = this.history.breakdown(
       usedTokens,
       maxTokens,
-      systemPrompt: this.ready.mode.started.systemPrompt,
-      toolDefinitions: this.ready.mode.toolDefinitionsJson,
-      ...this.projected,
-      conversationCharacters: this.projected.conversationCharacters - summarizedConversation.length,
-      summarizedConversation,
-    });
-    const { builder, mode } = this.ready;
+      mode.started.systemPrompt,
+      mode.toolDefinitionsJson,
+    );
     return builder.snapshot({
       pending,
       usedTokens,
       maxTokens,
       breakdown,
       mode: mode.wire,
-      plans: savedPlans(this.history),
-      derived: this.derived,
-      ...this.progressForParent(),
+      plans: this.history.plans,
+      derived: this.history.derived,
+      ...progressFor(this.parent, this.history.derived),
     });
-  }
-
-  /** A subagent's progress, filed under its parent's Task call id (docs/protocol/cursor-tools.md §5.12). */
-  private progressForParent(): { progress?: { parentToolCallId: string; state: CommunicateUpdateTurnState } } {
-    const parentToolCallId = this.parent?.toolCallId;
-    const steps = this.derived.steps;
-    if (parentToolCallId === undefined || !steps) return {};
-    return { progress: { parentToolCallId, state: communicateUpdateTurnState(steps) } };
-  }
-
-  private pushHistory(...messages: CanonicalMessage[]): void {
-    this.history.push(...messages);
-    this.derived = foldDerivedState(messages, this.derived);
-    for (const m of messages) this.account(m);
-  }
-
-  private account(m: CanonicalMessage): void {
-    this.projected = addProjected(this.projected, m);
-  }
-
-  private plan(
-    kind: CheckpointKind,
-    snapshots: CheckpointSnapshot[],
-    messages: CanonicalMessage[],
-    publish: (s: CheckpointSnapshot[]) => CheckpointPlan["publish"],
-  ): CheckpointPlan {
-    return {
-      sets: snapshots.flatMap((s) => s.sets).map(({ id, data }) => ({ id, data })),
-      publish: publish(snapshots),
-      write: { kind, snapshots, messages },
-    };
   }
 }

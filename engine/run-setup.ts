@@ -2,7 +2,8 @@
 // mode, and the history the client's checkpoint references (the runtime message is engine/run-context.ts).
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { imageBlobs, referencedBlobs } from "../cursor/attachments.js";
-import type { TurnStart } from "../cursor/checkpoint-builder.js";
+import type { CheckpointSnapshot, TurnStart } from "../cursor/checkpoint-builder.js";
+import type { CheckpointKind, CheckpointPlan } from "../machines/checkpoint.js";
 import {
   AgentMode,
   BackgroundTaskCompletionReason,
@@ -256,4 +257,29 @@ export async function loadHistory(
   }
   cache.remember(conversationId, ids, { messages, sizes });
   return messages.slice(1);
+}
+
+/** The pending round a resume runs again, as the machines take calls (docs/protocol/cursor-run.md §11). */
+export function resumeRound(pending: Extract<CanonicalMessage, { role: "assistant" }>, requestId: string) {
+  return pending.toolCalls.map((c) => ({
+    callId: c.id,
+    modelCallId: `${requestId}:resume`,
+    name: c.name,
+    argumentsJson: c.argumentsJson,
+    args: JSON.parse(c.argumentsJson) as Record<string, unknown>,
+  }));
+}
+
+/** A checkpoint the machines publish: its blobs to SET, its frames, and what the engine commits. */
+export function checkpointPlan(
+  kind: CheckpointKind,
+  snapshots: CheckpointSnapshot[],
+  messages: CanonicalMessage[],
+  publish: (s: CheckpointSnapshot[]) => CheckpointPlan["publish"],
+): CheckpointPlan {
+  return {
+    sets: snapshots.flatMap((s) => s.sets).map(({ id, data }) => ({ id, data })),
+    publish: publish(snapshots),
+    write: { kind, snapshots, messages },
+  };
 }

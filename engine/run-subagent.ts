@@ -1,8 +1,11 @@
 // What a run takes from its place in a subagent family (docs/protocol/cursor-run.md §13; docs/protocol/cursor-tools.md
 // §5.11, §6.3): a child's mode and tool set, the settings a parent's Task calls need, and the completion messages a
 // background child's finish appends to its parent conversation exactly once.
+import { communicateUpdateTurnState } from "../cursor/checkpoint-builder.js";
+import type { DerivedState } from "../cursor/derived-state.js";
 import {
   type AgentRunRequest,
+  type CommunicateUpdateTurnState,
   type BackgroundTaskCompletion,
   BackgroundTaskStatus,
 } from "../proto/gen/agent/v1/agent_pb.js";
@@ -92,4 +95,14 @@ export async function appendCompletions(
     appended.push(JSON.parse(stored.body) as CanonicalMessage);
   }
   return appended;
+}
+
+/** A subagent's progress, filed under its parent's Task call id (docs/protocol/cursor-tools.md §5.12). */
+export function progressFor(
+  parent: ParentLink | undefined,
+  derived: DerivedState,
+): { progress?: { parentToolCallId: string; state: CommunicateUpdateTurnState } } {
+  const parentToolCallId = parent?.toolCallId;
+  if (parentToolCallId === undefined || !derived.steps) return {};
+  return { progress: { parentToolCallId, state: communicateUpdateTurnState(derived.steps) } };
 }

@@ -159,9 +159,12 @@ describe("e2e: request_context_parts are fetched, checked and compiled into the 
       .stderrLines()
       .filter((l) => l.includes("request context not used yet") && l.includes(next.requestId))
       .map((l) => (JSON.parse(l) as { unused: string[] }).unused);
-    expect(unused, "the MCP part's tool list is named until MCP tools are served").to.deep.equal([
-      ["request_context.tools"],
-    ]);
+    expect(unused, "the MCP part's tool list is used: nothing is named unused").to.deep.equal([]);
+    const offered = (chat.requests.at(-1)!.body as { tools: Array<{ function: { name: string } }> }).tools;
+    expect(
+      offered.map((t) => t.function.name),
+      "the MCP part's tools are offered",
+    ).to.include("mcp__docs__search");
   });
 
   it("a part whose byte length differs from its reference fails the run with invalid_argument", async () => {

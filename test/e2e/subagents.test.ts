@@ -20,6 +20,13 @@ import { assertCleanSuccess, execs, MODEL, useToolsRig } from "./tools-kit.js";
 /** How long a step may take on a loaded machine (several children, each its own request, run at once). */
 const SLOW = 30_000;
 
+/** The subagent tool set: the captured subagent list (docs/protocol/cursor-tools.md §6.3) with UpdateCurrentStep. */
+const SUBAGENT_TOOLS = [
+  ...["Shell", "Grep", "Delete", "WebSearch", "WebFetch", "GenerateImage", "ReadLints", "EditNotebook", "TodoWrite"],
+  ...["StrReplace", "Write", "Read", "Glob", "GetMcpTools", "FetchMcpResource", "SwitchMode", "UpdateCurrentStep"],
+  ...["CallMcpTool", "Task"],
+];
+
 /** The tool names a provider request offered. */
 const toolNames = (r: RecordedChatRequest): string[] =>
   (r.body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name);
@@ -148,7 +155,7 @@ describe("subagents (Task → child runs)", function () {
     for (const [i, fake] of fakes.entries()) {
       const first = fake.requests[0]!;
       expect(first.body.model).to.equal(sent[i]!.modelId);
-      expect(toolNames(first)).to.deep.equal(["Shell", "Grep", "StrReplace", "Write", "Read", "Glob", "Task"]);
+      expect(toolNames(first)).to.deep.equal(SUBAGENT_TOOLS);
       const task = (first.body.tools as Array<{ function: { name: string; parameters: { properties: object } } }>).find(
         (t) => t.function.name === "Task",
       )!;
@@ -334,14 +341,6 @@ describe("subagents (Task → child runs)", function () {
     const result = await driveRun(runClient(rig.gw.url), [init], { call: { headers } });
     expect(result.error).to.equal(undefined);
     expect(result.kinds.slice(-4)).to.deep.equal(["turnEnded", "checkpoint", "checkpoint", "checkpoint"]);
-    expect(toolNames(fake.requests[0]!)).to.deep.equal([
-      "Shell",
-      "Grep",
-      "StrReplace",
-      "Write",
-      "Read",
-      "Glob",
-      "Task",
-    ]);
+    expect(toolNames(fake.requests[0]!)).to.deep.equal(SUBAGENT_TOOLS);
   });
 });

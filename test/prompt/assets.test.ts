@@ -133,9 +133,11 @@ describe("prompt assets: loading the real assets", () => {
     });
   }
 
-  it("gives every mode a system prompt of its own", () => {
-    const prompts = new Set(MODE_IDS.map((m) => assets.modes.get(m)!.systemPrompt));
-    expect(prompts.size).to.equal(MODE_IDS.length);
+  it("gives every mode a system prompt of its own, but a subagent the agent's byte for byte", () => {
+    const own = MODE_IDS.filter((m) => m !== "subagent");
+    const prompts = new Set(own.map((m) => assets.modes.get(m)!.systemPrompt));
+    expect(prompts.size).to.equal(own.length);
+    expect(assets.modes.get("subagent")!.systemPrompt).to.equal(assets.modes.get("agent")!.systemPrompt);
   });
 
   it("defaults to the prompt folder of the source tree", () => {

@@ -1,0 +1,49 @@
+// A run's canonical history and what is folded from it as it grows: the to-do list and progress
+// (cursor/derived-state.ts, docs/protocol/cursor-run.md §8.9), the saved plans (§8.9) and the parts the context
+// breakdown counts (§9.4). Nothing here is set any other way than by the messages it holds.
+import { foldDerivedState, type DerivedState } from "../cursor/derived-state.js";
+import { savedPlans, type SavedPlan } from "../cursor/plan-state.js";
+import { tokenBreakdown } from "../cursor/token-breakdown.js";
+import type { CanonicalMessage } from "../providers/messages.js";
+import { summaryText } from "./compaction.js";
+import { addProjected, type ProjectedParts } from "./run-context.js";
+
+const NOTHING_PROJECTED: ProjectedParts = { rules: "", skills: "", mcp: "", subagents: "", conversationCharacters: 0 };
+
+export class RunHistory {
+  messages: CanonicalMessage[] = [];
+  derived: DerivedState = {};
+  private projected = NOTHING_PROJECTED;
+
+  /** Starts over from `messages`: the history a run loads, or the one a compaction leaves. */
+  reset(messages: readonly CanonicalMessage[]): void {
+    this.messages = [];
+    this.derived = {};
+    this.projected = NOTHING_PROJECTED;
+    this.push(...messages);
+  }
+
+  push(...messages: CanonicalMessage[]): void {
+    this.messages.push(...messages);
+    this.derived = foldDerivedState(messages, this.derived);
+    for (const m of messages) this.projected = addProjected(this.projected, m);
+  }
+
+  get plans(): SavedPlan[] {
+    return savedPlans(this.messages);
+  }
+
+  /** The checkpoint's context breakdown of what the next request holds (docs/protocol/cursor-run.md §9.4). */
+  breakdown(usedTokens: number, maxTokens: number, systemPrompt: string, toolDefinitions: string) {
+    const summarizedConversation = summaryText(this.messages);
+    return tokenBreakdown({
+      usedTokens,
+      maxTokens,
+      systemPrompt,
+      toolDefinitions,
+      ...this.projected,
+      conversationCharacters: this.projected.conversationCharacters - summarizedConversation.length,
+      summarizedConversation,
+    });
+  }
+}
