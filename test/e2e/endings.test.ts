@@ -7,7 +7,6 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { randomUUID } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { connect, createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BedrockCredentialsSchema } from "../../proto/gen/agent/v1/agent_pb.js";
@@ -18,6 +17,7 @@ import { CursorClient } from "../support/cursor-client.js";
 import { type FakeOpenAI, startFakeOpenAI } from "../support/fake-openai.js";
 import { type GatewayProcess, killAllGateways, startGatewayProcess } from "../support/gateway-process.js";
 import { assertEndStreamInvariants, type RunEnd, textDeltas } from "../support/observed-frames.js";
+import { type ConnectionWatch, watchConnections } from "./connection-watch.js";
 import { fixturePath, waitUntil } from "../support/util.js";
 
 const MODEL_ID = "byok-e2e-endings";
@@ -368,56 +368,4 @@ interface ChatBody {
 function failed(end: RunEnd): Extract<RunEnd, { ok: false }> {
   if (end.ok) throw new Error("expected the run to fail, it succeeded");
   return end;
-}
-
-interface WatchedConnection {
-  lastClientDataAt: number;
-  closed: boolean;
-}
-
-interface ConnectionWatch {
-  url: string;
-  /** The connection that most recently carried bytes from the gateway (the request in flight). */
-  lastActive(): WatchedConnection;
-  close(): Promise<void>;
-}
-
-/**
- * A TCP pass-through in front of the fake provider so a test can see when the gateway closes its provider
- * connection (the fake does not report socket closes).
- */
-async function watchConnections(targetPort: number): Promise<ConnectionWatch> {
-  const connections: WatchedConnection[] = [];
-  const sockets = new Set<Socket>();
-  let tick = 0;
-  const server: Server = createServer((downstream) => {
-    const watched: WatchedConnection = { lastClientDataAt: 0, closed: false };
-    connections.push(watched);
-    const upstream = connect(targetPort, "127.0.0.1");
-    for (const s of [downstream, upstream]) sockets.add(s);
-    downstream.on("data", (chunk: Buffer) => {
-      watched.lastClientDataAt = ++tick;
-      upstream.write(chunk);
-    });
-    upstream.on("data", (chunk: Buffer) => downstream.write(chunk));
-    const closeBoth = (): void => {
-      watched.closed = true;
-      downstream.destroy();
-      upstream.destroy();
-    };
-    downstream.on("close", closeBoth);
-    upstream.on("close", closeBoth);
-    downstream.on("error", closeBoth);
-    upstream.on("error", closeBoth);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    lastActive: () => connections.reduce((a, b) => (b.lastClientDataAt > a.lastClientDataAt ? b : a)),
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
 }

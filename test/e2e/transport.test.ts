@@ -13,87 +13,26 @@ import {
   AgentServerMessageSchema,
 } from "../../proto/gen/agent/v1/agent_pb.js";
 import { BidiAppendRequestSchema } from "../../proto/gen/aiserver/v1/aiserver_pb.js";
-import type { ClientMessageInit } from "../support/client-responder.js";
 import { createWorkspace } from "../support/client-workspace.js";
-import { type AppendRecord, CursorClient, type HeldAppend, type RunHandle } from "../support/cursor-client.js";
-import { startFakeOpenAI, type FakeOpenAI, type StreamedTurn } from "../support/fake-openai.js";
+import { type AppendRecord, CursorClient, type HeldAppend } from "../support/cursor-client.js";
+import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.js";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.js";
 import { killAllGateways, startGatewayProcess, type GatewayProcess } from "../support/gateway-process.js";
-import { assertEndStreamInvariants, type ObservedFrame } from "../support/observed-frames.js";
+import type { ObservedFrame } from "../support/observed-frames.js";
+import { clientMessage } from "../support/run-start.js";
 import { sleep, waitUntil } from "../support/util.js";
+import {
+  expectClean,
+  frameBytes,
+  MODEL,
+  messageFrames,
+  READ_ROUND_TRIP,
+  READ_UNTIL_EXEC,
+  readTurn,
+  SHELL_ROUND_TRIP,
+  TEXT_ONLY,
+} from "./transport-kit.js";
 import { postAppend } from "./raw-http.js";
-
-const MODEL = "byok-e2e";
-
-const TEXT_ONLY = [
-  "text_delta",
-  "token_delta",
-  "step_completed",
-  ...repeat("kv_set", 6),
-  "turn_ended",
-  "checkpoint",
-  "checkpoint",
-  "checkpoint",
-  "end:ok",
-];
-/** A Read round up to the Exec the client must answer. */
-const READ_UNTIL_EXEC = [
-  "partial_tool_call",
-  "partial_tool_call",
-  "token_delta",
-  ...repeat("kv_set", 4),
-  "checkpoint",
-  "tool_call_started",
-  "exec:read_args",
-];
-const READ_AFTER_EXEC = [
-  "tool_call_completed",
-  ...repeat("kv_set", 4),
-  "checkpoint",
-  "text_delta",
-  "token_delta",
-  "step_completed",
-  ...repeat("kv_set", 3),
-  "turn_ended",
-  "checkpoint",
-  "checkpoint",
-  "checkpoint",
-  "end:ok",
-];
-const READ_ROUND_TRIP = [...READ_UNTIL_EXEC, ...READ_AFTER_EXEC];
-const SHELL_ROUND_TRIP = [
-  "partial_tool_call",
-  "partial_tool_call",
-  "token_delta",
-  ...repeat("kv_set", 4),
-  "checkpoint",
-  "tool_call_started",
-  "exec:shell_stream_args",
-  "tool_call_delta",
-  ...READ_AFTER_EXEC,
-];
-
-function repeat(kind: string, times: number): string[] {
-  return Array.from({ length: times }, () => kind);
-}
-
-const readTurn = (callId: string, path: string): StreamedTurn => ({
-  toolCalls: [{ id: callId, name: "Read", args: { path } }],
-});
-
-const clientMessage = (message: ClientMessageInit): AgentClientMessage => create(AgentClientMessageSchema, { message });
-
-const messageFrames = (frames: readonly ObservedFrame[], connection: number) =>
-  frames.filter(
-    (f): f is Extract<ObservedFrame, { kind: "message" }> => f.kind === "message" && f.connection === connection,
-  );
-const frameBytes = (f: Extract<ObservedFrame, { kind: "message" }>): string =>
-  Buffer.from(toBinary(AgentServerMessageSchema, f.message)).toString("hex");
-
-function expectClean(client: CursorClient, run: RunHandle): void {
-  assertEndStreamInvariants(run.frames);
-  expect(client.violations()).to.deep.equal([]);
-}
 
 describe("e2e: transport (BidiAppend, RunSSE)", function () {
   this.timeout(10_000);

@@ -2,53 +2,11 @@ import Router from "@koa/router";
 import { expect } from "chai";
 import Koa from "koa";
 import { randomBytes } from "node:crypto";
-import {
-  createServer,
-  request,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, type IncomingHttpHeaders, request, type Server } from "node:http";
 import { gzipSync } from "node:zlib";
 import { createJsonLogger } from "../../log/logger.js";
 import { createRelay } from "../../transport/relay.js";
-
-type Handler = (req: IncomingMessage, res: ServerResponse) => void;
-
-interface Reply {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-}
-
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return `127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-function close(server: Server): Promise<void> {
-  server.closeAllConnections();
-  return new Promise((resolve) => server.close(() => resolve()));
-}
-
-function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    stream.on("data", (c: Buffer) => chunks.push(c));
-    stream.on("end", () => resolve(Buffer.concat(chunks)));
-    stream.on("error", reject);
-  });
-}
-
-/** Resolves with the value, or rejects after `ms` saying what never happened. */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms).unref()),
-  ]);
-}
+import { close, type Handler, listen, type Reply, readAll, within } from "./relay-kit.js";
 
 describe("relay to the upstream", () => {
   let upstream: Server;
