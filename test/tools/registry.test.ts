@@ -42,7 +42,7 @@ describe("tool registry", () => {
     expect([...toolNames]).to.deep.equal([
       ...["Read", "Grep", "Glob", "Ls", "Shell", "AwaitShell", "Write", "StrReplace", "AskQuestion", "CallMcpTool"],
       ...["FetchMcpResource", "GetMcpTools", "WebSearch", "GenerateImage", "CreatePlan", "SwitchMode", "Delete"],
-      ...["ReadLints", "EditNotebook", "WebFetch", "TodoWrite", "UpdateCurrentStep"],
+      ...["ReadLints", "EditNotebook", "WebFetch", "TodoWrite", "UpdateCurrentStep", "Task"],
     ]);
     expect(toolDriver("NoSuchTool")).to.equal(undefined);
     // The MCP tools offered under their own names share one driver (docs/protocol/cursor-tools.md §5.15).
