@@ -13,12 +13,15 @@ const NOTHING_PROJECTED: ProjectedParts = { rules: "", skills: "", mcp: "", suba
 export class RunHistory {
   messages: CanonicalMessage[] = [];
   derived: DerivedState = {};
+  /** Saved plans, oldest first; a batch holds a CreatePlan call with its result (a round is pushed whole). */
+  readonly plans: SavedPlan[] = [];
   private projected = NOTHING_PROJECTED;
 
   /** Starts over from `messages`: the history a run loads, or the one a compaction leaves. */
   reset(messages: readonly CanonicalMessage[]): void {
     this.messages = [];
     this.derived = {};
+    this.plans.length = 0;
     this.projected = NOTHING_PROJECTED;
     this.push(...messages);
   }
@@ -26,11 +29,8 @@ export class RunHistory {
   push(...messages: CanonicalMessage[]): void {
     this.messages.push(...messages);
     this.derived = foldDerivedState(messages, this.derived);
+    this.plans.push(...savedPlans(messages));
     for (const m of messages) this.projected = addProjected(this.projected, m);
-  }
-
-  get plans(): SavedPlan[] {
-    return savedPlans(this.messages);
   }
 
   /** The checkpoint's context breakdown of what the next request holds (docs/protocol/cursor-run.md §9.4). */
