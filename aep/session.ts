@@ -390,12 +390,10 @@ export class AepSession {
     });
   }
 
-  /** The runtime fact once durable, then the log line: "aep turn done" in the log means the turn is settled. */
   private settleRuntime(executionId: string, end: TurnEnd): void {
+    const { store, log } = this.deps;
+    logTurnEnd(log, this.sessionId, executionId, end);
     const fact = runtimeFact(executionId, end);
-    this.afterWrite(this.deps.store.setRuntime(executionId, fact.data.status, fact.data.error_code), () => {
-      this.emit(fact);
-      logTurnEnd(this.deps.log, this.sessionId, executionId, end);
-    });
+    this.afterWrite(store.setRuntime(executionId, fact.data.status, fact.data.error_code), () => this.emit(fact));
   }
 }
