@@ -341,8 +341,9 @@ describe("AEP v1 end to end with the real Claude Code CLI", function () {
 
     // Unchecked: the replay of what it missed comes before the state answer, which the ordering checker cannot follow.
     const again = await rig.open({ session_key: key, workdir, last_seq: lastSeq });
-    await again.client.next((e) => e.event.type === "state" && e.seq > lastSeq && client.sessionId === e.session_id);
-    await again.client.next("runtime.execution.completed");
+    // The replay holds the turn's own state(idle) before the fact; the state answer to this attach comes after it.
+    const fact = await again.client.next("runtime.execution.completed");
+    await again.client.next((e) => e.event.type === "state" && e.seq > fact.seq && client.sessionId === e.session_id);
     const seqs = again.client.received.map((e) => e.seq);
     expect(seqs[0]).to.be.greaterThan(lastSeq);
     expect(seqs, "replayed in order, before the state answer").to.deep.equal([...seqs].sort((a, b) => a - b));
