@@ -15,26 +15,17 @@ import {
 import { MAX_BACKLOG_FRAMES, MAX_HELD_APPENDS, requestStreamMachine } from "../machines/request-stream.js";
 import type { RunEnd } from "../machines/run.js";
 import type { AgentBackend, HeldAppend, ParentLink, RunRoute, StreamSink } from "../transport/agent-backend.js";
-import type { EndStream } from "../cursor/errors.js";
-import { RpcError } from "../cursor/errors.js";
+import { type EndStream, RpcError } from "../cursor/errors.js";
 import { buildRunMachine } from "./run-wiring.js";
 import { toRunEvent } from "./client-events.js";
 import { RunSession, type RunDeps } from "./run-session.js";
 import { endStreamFor } from "./run-end.js";
 import { RunSetupError } from "./run-errors.js";
 import { type RoutedRun, namesNoModel, RunRouter, UpstreamRequests, routeRun } from "./run-route.js";
-import type { Logger } from "../log/logger.js";
-import { redact, withFields } from "../log/logger.js";
+import { type Logger, redact, withFields } from "../log/logger.js";
 import type { LimitsConfig, TimerConfig } from "./config.js";
-import {
-  DEFAULT_MAX_WAITING_STREAMS,
-  INTERNAL_MESSAGE,
-  MAX_EARLY_BYTES,
-  type RunHandle,
-  runFields,
-  type StreamEntry,
-  streamDelays,
-} from "./stream-entry.js";
+import { DEFAULT_MAX_WAITING_STREAMS, INTERNAL_MESSAGE, MAX_EARLY_BYTES, runFields } from "./stream-entry.js";
+import { type RunHandle, type StreamEntry, streamDelays } from "./stream-entry.js";
 import type { RunObserver } from "./live-runs.js";
 import { cancelSubagent, SubagentLinks } from "./subagent-runs.js";
 

@@ -6,18 +6,8 @@
 import { assign } from "xstate";
 import { cancelCauses, failure, failureCauses, modelFailure, roundFailure, setupFailure } from "./run-ends.js";
 import { frames } from "../cursor/frames.js";
-import {
-  ENDING,
-  ignored,
-  outsideEnds,
-  recordCall,
-  recordSummaryCall,
-  roundIds,
-  runSetup,
-  sendGets,
-  switchedMode,
-  unknownIdEnds,
-} from "./run-setup.js";
+import { ENDING, ignored, outsideEnds, recordCall, recordSummaryCall, roundIds } from "./run-setup.js";
+import { runSetup, sendGets, switchedMode, unknownIdEnds } from "./run-setup.js";
 
 export type { ContextMeasure, PreparedRun, RunEvent, RunInput } from "./run-setup.js";
 export type { RunEnd } from "./run-ends.js";
