@@ -1,6 +1,7 @@
 // Start-up errors of `byok serve`, as a user meets them: each is one line on stderr naming the flag, listener,
 // directory or file and the cause, exit status 2, no stack trace, and nothing started (no "gateway started" line,
-// no knex migration message). Runs the real bin through tsx, as `npm start` does.
+// no knex migration message). Runs the TypeScript entry through tsx; the bundle `npm start` runs is what the e2e
+// tests start.
 import { expect } from "chai";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
