@@ -5,9 +5,8 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import type * as acp from "@agentclientprotocol/sdk";
-import { type Actor, createActor } from "xstate";
-import { type WorkerProcessExit, workerProcessMachine } from "../../machines/worker-process.js";
-import { trackingEventOf } from "../claude-code/worker.js";
+import type { WorkerProcessExit } from "../../machines/worker-process.js";
+import { WorkerProcessHost } from "../process-host.js";
 import type { InteractionAnswer, TurnOutcome, Worker, WorkerEvent, WorkerListener } from "../types.js";
 import type { Handshake } from "./handshake.js";
 import { AcpTurnMapper, type MapperLimits } from "./mapper.js";
@@ -62,18 +61,15 @@ interface Turn {
 }
 
 export class AcpWorker implements Worker {
-  private readonly actor: Actor<typeof workerProcessMachine>;
+  private readonly process: WorkerProcessHost;
   private readonly permissions: AcpPermissions;
   private child: ChildProcessWithoutNullStreams | undefined;
   private connection: acp.ClientConnection | undefined;
   private session: Promise<OpenSession> | undefined;
   private turn: Turn | undefined;
   private stderrLines = 0;
-  private closed = false;
   /** Why the process never started (ENOENT, EACCES…): what a refused input reports. */
   private spawnError: Error | undefined;
-  private readonly exitedAt: Promise<void>;
-  private markExited!: () => void;
 
   constructor(
     readonly generation: number,
@@ -81,35 +77,25 @@ export class AcpWorker implements Worker {
     private readonly limits: AcpLimits,
     private readonly listener: WorkerListener,
   ) {
-    this.exitedAt = new Promise((resolve) => {
-      this.markExited = resolve;
-    });
     this.permissions = new AcpPermissions(generation, limits.maxOpenPermissions, (e) => this.emit(e));
-    this.actor = createActor(
-      workerProcessMachine.provide({
-        actions: {
-          spawnProcess: () => this.spawnChild(),
-          endInput: () => this.child?.stdin.end(),
-          killGroup: () => this.signalGroup("SIGKILL"),
-          reportExit: (_, exit) => this.reportExit(exit),
-        },
-        delays: { drainGrace: limits.closeGraceMs },
-      }),
-      { input: { generation } },
-    );
-    this.actor.start();
+    this.process = new WorkerProcessHost(generation, limits.closeGraceMs, {
+      spawn: () => this.spawnChild(),
+      endInput: () => this.child?.stdin.end(),
+      reportExit: (exit) => this.reportExit(exit),
+    });
+    this.process.start();
   }
 
   /** Resolves once the prompt is sent (the agent session is open); the turn's end arrives as turn.finished. */
   async send(input: { inputId: string; content: string }): Promise<void> {
     if (this.spawnError) throw this.cannotStart(this.spawnError);
-    if (!this.session || this.isFinished() || this.actor.getSnapshot().matches("draining"))
+    if (!this.session || this.process.closing)
       throw new Error(`${this.launch.kind} worker ${this.generation} no longer accepts input`);
     if (this.turn) throw new Error(`${this.launch.kind} worker ${this.generation} is already running a turn`);
     const { sessionId, connection } = await this.session.catch((err: unknown) => {
       throw this.spawnError ? this.cannotStart(this.spawnError) : err;
     });
-    this.actor.send({ type: "INPUT_SENT", inputId: input.inputId });
+    this.process.send({ type: "INPUT_SENT", inputId: input.inputId });
     const mapper = new AcpTurnMapper(input.inputId, this.limits);
     const prompt = connection.agent.request("session/prompt", {
       sessionId,
@@ -131,7 +117,7 @@ export class AcpWorker implements Worker {
   /** session/cancel; acknowledged when the prompt ends (ACP: with stopReason cancelled) within the bound. */
   async interrupt(): Promise<boolean> {
     const turn = this.turn;
-    if (!turn || !this.session || this.isFinished()) return false;
+    if (!turn || !this.session || this.process.finished) return false;
     const { sessionId, connection } = await this.session;
     for (const id of this.permissions.cancelAll()) this.emit({ type: "interaction.withdrawn", id });
     await connection.agent.notify("session/cancel", { sessionId }).catch(noop);
@@ -145,24 +131,19 @@ export class AcpWorker implements Worker {
   }
 
   close(): Promise<void> {
-    this.actor.send({ type: "CLOSE" });
-    return this.exitedAt;
+    return this.process.close();
   }
 
   kill(): void {
-    this.actor.send({ type: "KILL" });
+    this.process.kill();
   }
 
-  private isFinished(): boolean {
-    return this.actor.getSnapshot().status === "done";
-  }
-
-  private spawnChild(): void {
+  private spawnChild(): ChildProcessWithoutNullStreams | undefined {
     const { command, args, cwd, env } = this.launch;
     if (command === undefined) {
       this.spawnError = new Error(`no command is configured (workers.${this.launch.kind}.command)`);
       queueMicrotask(() => this.onClosed(null, null));
-      return;
+      return undefined;
     }
     const child = spawn(command, [...args], {
       cwd,
@@ -174,7 +155,7 @@ export class AcpWorker implements Worker {
     child.stdin.on("error", noop); // EPIPE after the agent died: its exit is what counts
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (chunk: string) => this.onStderr(chunk));
-    child.on("spawn", () => this.actor.send({ type: "SPAWNED" }));
+    child.on("spawn", () => this.process.send({ type: "SPAWNED" }));
     child.on("error", (err) => {
       this.emit({ type: "step", name: "spawn_error", detail: { message: err.message } });
       if (child.pid !== undefined) return;
@@ -186,6 +167,7 @@ export class AcpWorker implements Worker {
     this.session = this.openSession(child);
     // A start that fails is reported by the input that waits for it (send rejects: WORKER_START_FAILED).
     this.session.catch(noop);
+    return child;
   }
 
   private connect(sdk: Sdk, child: ChildProcessWithoutNullStreams): acp.ClientConnection {
@@ -293,7 +275,7 @@ export class AcpWorker implements Worker {
    * process may live on: it can no longer answer, so it is killed and its exit ends the turn.
    */
   private onConnectionClosed(connection: acp.ClientConnection): void {
-    if (this.closed || this.isFinished() || this.actor.getSnapshot().matches("draining")) return;
+    if (this.process.closing) return;
     const reason = connection.signal.reason;
     const message = reason instanceof Error ? reason.message : "the agent's output ended";
     this.emit({ type: "step", name: "connection_closed", detail: { message } });
@@ -309,33 +291,18 @@ export class AcpWorker implements Worker {
   }
 
   private onClosed(code: number | null, signal: string | null): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.connection?.close(new Error(`the ${this.launch.kind} agent has exited`));
-    this.actor.send({ type: "EXITED", code, signal });
-  }
-
-  /** The whole group, even after the leader exited: a tool's child holding stdout open would delay `close`. */
-  private signalGroup(signal: NodeJS.Signals): void {
-    const pid = this.child?.pid;
-    if (pid === undefined || this.closed) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // ESRCH: nobody is left in the group.
-    }
+    if (this.process.processGone(code, signal))
+      this.connection?.close(new Error(`the ${this.launch.kind} agent has exited`));
   }
 
   private emit(event: WorkerEvent): void {
-    const tracked = trackingEventOf(event);
-    if (tracked) this.actor.send(tracked);
+    this.process.track(event);
     this.listener(event, this.generation);
   }
 
   private reportExit(exit: WorkerProcessExit): void {
     for (const id of this.permissions.cancelAll()) this.emit({ type: "interaction.withdrawn", id });
     this.emit({ type: "worker.exited", code: exit.code, signal: exit.signal, crashed: exit.crashed });
-    this.markExited();
   }
 }
 

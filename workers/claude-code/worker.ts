@@ -3,12 +3,8 @@
 // control requests (interrupt) with their responses. Every event goes out with this process's generation.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { type Actor, createActor } from "xstate";
-import {
-  type WorkerProcessEvent,
-  type WorkerProcessExit,
-  workerProcessMachine,
-} from "../../machines/worker-process.js";
+import type { WorkerProcessExit } from "../../machines/worker-process.js";
+import { WorkerProcessHost } from "../process-host.js";
 import type { InteractionAnswer, Worker, WorkerEvent, WorkerListener } from "../types.js";
 import { commandEvents, WORKER_COMMANDS } from "./commands.js";
 import { ControlChannel } from "./control-channel.js";
@@ -32,15 +28,11 @@ export interface WorkerLimits {
 export class ClaudeCodeWorker implements Worker {
   private readonly mapper: ClaudeCodeMapper;
   private readonly control: ControlChannel;
-  private readonly actor: Actor<typeof workerProcessMachine>;
-  private child: ChildProcessWithoutNullStreams | undefined;
+  private readonly process: WorkerProcessHost;
   private writer: StdinWriter | undefined;
   private stderrLines = 0;
-  private closed = false;
   /** Why the process never started (ENOENT, EACCES…): what a refused input reports, rather than the EPIPE it causes. */
   private spawnError: Error | undefined;
-  private exitedAt: Promise<void>;
-  private markExited!: () => void;
 
   constructor(
     readonly generation: number,
@@ -48,29 +40,19 @@ export class ClaudeCodeWorker implements Worker {
     private readonly limits: WorkerLimits,
     private readonly listener: WorkerListener,
   ) {
-    this.exitedAt = new Promise((resolve) => {
-      this.markExited = resolve;
-    });
     this.control = new ControlChannel(limits.maxUnmatchedResponses);
     this.mapper = new ClaudeCodeMapper({
       event: (event) => this.onWorkerEvent(event),
       reply: (frame) => void this.writer?.write(frame).catch(() => {}),
       controlResponse: (frame) => this.control.deliver(frame),
-      abandon: () => this.actor.send({ type: "KILL" }),
+      abandon: () => this.process.kill(),
     });
-    this.actor = createActor(
-      workerProcessMachine.provide({
-        actions: {
-          spawnProcess: () => this.spawnChild(),
-          endInput: () => void this.writer?.end().catch(() => {}),
-          killGroup: () => this.signalGroup("SIGKILL"),
-          reportExit: (_, exit) => this.reportExit(exit),
-        },
-        delays: { drainGrace: limits.closeGraceMs },
-      }),
-      { input: { generation } },
-    );
-    this.actor.start();
+    this.process = new WorkerProcessHost(generation, limits.closeGraceMs, {
+      spawn: () => this.spawnChild(),
+      endInput: () => void this.writer?.end().catch(() => {}),
+      reportExit: (exit) => this.reportExit(exit),
+    });
+    this.process.start();
   }
 
   async send(input: { inputId: string; content: string }): Promise<void> {
@@ -79,7 +61,7 @@ export class ClaudeCodeWorker implements Worker {
     this.mapper.registerInput(input.inputId, uuid);
     // Tracked before the write settles: the CLI's lifecycle frames for it may be read before the write callback runs.
     const written = writer.write(stdinFrames.user(input.content, uuid));
-    this.actor.send({ type: "INPUT_SENT", inputId: input.inputId });
+    this.process.send({ type: "INPUT_SENT", inputId: input.inputId });
     await written.catch((err: unknown) => {
       throw this.spawnError ? this.cannotStart() : err;
     });
@@ -93,7 +75,7 @@ export class ClaudeCodeWorker implements Worker {
 
   async interrupt(): Promise<boolean> {
     const writer = this.writer;
-    if (!writer || this.isFinished()) return false;
+    if (!writer || this.process.finished) return false;
     const requestId = this.control.newRequestId("interrupt");
     const result = await this.control.request(requestId, this.limits.interruptAckMs, () =>
       writer.write(stdinFrames.controlRequest(requestId, "interrupt")),
@@ -114,35 +96,28 @@ export class ClaudeCodeWorker implements Worker {
   }
 
   close(): Promise<void> {
-    this.actor.send({ type: "CLOSE" });
-    return this.exitedAt;
+    return this.process.close();
   }
 
   kill(): void {
-    this.actor.send({ type: "KILL" });
-  }
-
-  private isFinished(): boolean {
-    return this.actor.getSnapshot().status === "done";
+    this.process.kill();
   }
 
   private liveWriter(): StdinWriter {
-    const state = this.actor.getSnapshot();
-    if (!this.writer || state.status === "done" || state.matches("draining")) {
+    if (!this.writer || this.process.closing) {
       if (this.spawnError) throw this.cannotStart();
       throw new Error(`claude-code worker ${this.generation} no longer accepts input`);
     }
     return this.writer;
   }
 
-  private spawnChild(): void {
+  private spawnChild(): ChildProcessWithoutNullStreams {
     const child = spawn(this.plan.command, [...this.plan.args], {
       cwd: this.plan.cwd,
       env: { ...this.plan.env },
       detached: true, // its own process group, so kill() reaches the tools it started too
       stdio: ["pipe", "pipe", "pipe"],
     });
-    this.child = child;
     this.writer = new StdinWriter(child.stdin);
     const stdout = new NdjsonSplitter(this.limits.maxLineChars, (item) => {
       if (item.kind === "bad") {
@@ -168,7 +143,7 @@ export class ClaudeCodeWorker implements Worker {
     const stderr = new TextLines((line) => this.onStderrLine(line));
     child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
     child.stderr.on("end", () => stderr.end());
-    child.on("spawn", () => this.actor.send({ type: "SPAWNED" }));
+    child.on("spawn", () => this.process.send({ type: "SPAWNED" }));
     // The SDK host's first word (docs/protocol/claude-code.md §6): the CLI then knows a host drives it. Its answer
     // (commands, models, account) is not needed here; a CLI that refuses it still takes inputs.
     const initialize = this.control.newRequestId("initialize");
@@ -183,6 +158,7 @@ export class ClaudeCodeWorker implements Worker {
     });
     // `close`, not `exit`: stdout is fully read by then, so the last result is mapped before the exit is judged.
     child.on("close", (code, signal) => this.onClosed(code, signal));
+    return child;
   }
 
   private cannotStart(): Error {
@@ -190,9 +166,7 @@ export class ClaudeCodeWorker implements Worker {
   }
 
   private onClosed(code: number | null, signal: string | null): void {
-    this.closed = true;
-    this.control.close("the claude-code process has exited");
-    this.actor.send({ type: "EXITED", code, signal });
+    if (this.process.processGone(code, signal)) this.control.close("the claude-code process has exited");
   }
 
   private onStderrLine(line: string): void {
@@ -200,47 +174,18 @@ export class ClaudeCodeWorker implements Worker {
     if (this.stderrLines <= this.limits.maxStderrLines) this.emit({ type: "step", name: "stderr", detail: { line } });
   }
 
-  /** The whole group, even after the leader exited: a tool's child holding stdout open would delay `close`. */
-  private signalGroup(signal: NodeJS.Signals): void {
-    const pid = this.child?.pid;
-    if (pid === undefined || this.closed) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // ESRCH: nobody is left in the group.
-    }
-  }
-
   private onWorkerEvent(event: WorkerEvent): void {
-    const tracked = trackingEventOf(event);
-    if (tracked) this.actor.send(tracked);
+    this.process.track(event);
     this.emit(event);
   }
 
   private reportExit(exit: WorkerProcessExit): void {
     for (const id of this.mapper.interactions.withdrawAll()) this.emit({ type: "interaction.withdrawn", id });
     this.emit({ type: "worker.exited", code: exit.code, signal: exit.signal, crashed: exit.crashed });
-    this.markExited();
   }
 
   private emit(event: WorkerEvent): void {
     this.listener(event, this.generation);
-  }
-}
-
-/** The WorkerProcess bookkeeping a mapped event implies (the machine's notion of "busy"). */
-export function trackingEventOf(event: WorkerEvent): WorkerProcessEvent | undefined {
-  switch (event.type) {
-    case "turn.started":
-      return { type: "TURN_STARTED" };
-    case "turn.finished":
-      return { type: "TURN_FINISHED" };
-    case "input.started":
-      return { type: "INPUT_STARTED", inputId: event.inputId };
-    case "input.completed":
-      return { type: "INPUT_COMPLETED", inputId: event.inputId };
-    default:
-      return undefined;
   }
 }
 
