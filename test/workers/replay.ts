@@ -8,7 +8,7 @@ import { type WorkerProcessExit, workerProcessMachine } from "../../machines/wor
 import { type StdinFrame, asStdoutFrame } from "../../workers/claude-code/frames.js";
 import { ClaudeCodeMapper } from "../../workers/claude-code/mapper.js";
 import { NdjsonSplitter } from "../../workers/claude-code/ndjson.js";
-import { trackingEventOf } from "../../workers/process-host.js";
+import { trackingEventOf } from "../../workers/process/host.js";
 import type { InteractionAnswer, WorkerEvent } from "../../workers/types.js";
 import { fixturePath } from "../support/util.js";
 

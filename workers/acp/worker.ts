@@ -6,7 +6,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import type * as acp from "@agentclientprotocol/sdk";
 import type { WorkerProcessExit } from "../../machines/worker-process.js";
-import { WorkerProcessHost } from "../process-host.js";
+import { WorkerProcessHost } from "../process/host.js";
 import type { InteractionAnswer, TurnOutcome, Worker, WorkerEvent, WorkerListener } from "../types.js";
 import type { Handshake } from "./handshake.js";
 import { AcpTurnMapper, type MapperLimits } from "./mapper.js";

@@ -4,7 +4,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import type { WorkerProcessExit } from "../../machines/worker-process.js";
-import { WorkerProcessHost } from "../process-host.js";
+import { WorkerProcessHost } from "../process/host.js";
 import type { InteractionAnswer, Worker, WorkerEvent, WorkerListener } from "../types.js";
 import { commandEvents, WORKER_COMMANDS } from "./commands.js";
 import { ControlChannel } from "./control-channel.js";

@@ -3,8 +3,12 @@
 // input and what to report when it has exited; its own wire stays in the driver.
 import type { ChildProcess } from "node:child_process";
 import { type Actor, createActor } from "xstate";
-import { type WorkerProcessEvent, type WorkerProcessExit, workerProcessMachine } from "../machines/worker-process.js";
-import type { WorkerEvent } from "./types.js";
+import {
+  type WorkerProcessEvent,
+  type WorkerProcessExit,
+  workerProcessMachine,
+} from "../../machines/worker-process.js";
+import type { WorkerEvent } from "../types.js";
 
 export interface ProcessHostHooks {
   /** Starts the process (detached: its own group); undefined when it cannot even be spawned. */
