@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { createWorkspace } from "../support/client-workspace.js";
 import { textDeltas } from "../support/observed-frames.js";
 import { fixturePath } from "../support/util.js";
-import { assertCleanSuccess, assertPrefix, useToolsRig, updates } from "./tools-kit.js";
+import { assertCleanSuccess, assertPrefix, useToolsRig, updates, ROUND_CHECKPOINT } from "./tools-kit.js";
 
 const textUsageChunk = fixturePath("providers/openai-chat/text-usage-chunk.sse");
 const deepseekThinking = fixturePath("providers/openai-compatible/deepseek-reasoner-reasoning-content-then-text.sse");
@@ -154,19 +154,11 @@ describe("e2e tools: recorded provider streams", function () {
       ...Array(pieces('{"path":"config.json"}')).fill("partial_tool_call"),
       "token_delta",
       "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "checkpoint",
+      ...ROUND_CHECKPOINT,
       "tool_call_started",
       "exec:read_args",
       "tool_call_completed",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "checkpoint",
+      ...ROUND_CHECKPOINT,
       "thinking_delta",
       "thinking_completed",
       "text_delta",

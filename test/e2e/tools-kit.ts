@@ -16,13 +16,15 @@ import { assertEndStreamInvariants, blobClosure, blobHex, type ObservedFrame } f
 /** Not configured in the gateway: the run is routed by its credentials to the test's own fake (openai-chat). */
 export const MODEL = "gpt-e2e-tools";
 
+/** A round's checkpoint as the client sees it: the SETs of its four new blobs, then the checkpoint update. */
+export const ROUND_CHECKPOINT = [...Array<string>(4).fill("kv_set"), "checkpoint"];
+
 /**
  * The frames after a tool round's last tool_call_completed when the next call answers in text: the settled
  * checkpoint (its SETs first), the answer, turn_ended, then the final checkpoint sequence and the EndStream.
  */
 export const SETTLED_ROUND_THEN_ANSWER = [
-  ...Array<string>(4).fill("kv_set"),
-  "checkpoint",
+  ...ROUND_CHECKPOINT,
   "text_delta",
   "token_delta",
   "step_completed",

@@ -12,6 +12,7 @@ import {
   useToolsRig,
   updates,
   SETTLED_ROUND_THEN_ANSWER,
+  ROUND_CHECKPOINT,
 } from "./tools-kit.js";
 
 describe("e2e tools: Read closed loop and parallel batches", function () {
@@ -57,11 +58,7 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
       "token_delta",
       "kv_set",
       "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "checkpoint",
+      ...ROUND_CHECKPOINT,
       "tool_call_started",
       "exec:read_args",
       "tool_call_completed",
@@ -185,11 +182,7 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
       "partial_tool_call",
       "partial_tool_call",
       "token_delta",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "checkpoint",
+      ...ROUND_CHECKPOINT,
       "tool_call_started",
       "exec:read_args",
       "tool_call_started",
