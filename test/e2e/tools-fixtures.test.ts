@@ -8,7 +8,15 @@ import { readFileSync } from "node:fs";
 import { createWorkspace } from "../support/client-workspace.js";
 import { textDeltas } from "../support/observed-frames.js";
 import { fixturePath } from "../support/util.js";
-import { assertCleanSuccess, assertPrefix, useToolsRig, updates, ROUND_CHECKPOINT } from "./tools-kit.js";
+import {
+  assertCleanSuccess,
+  assertPrefix,
+  useToolsRig,
+  updates,
+  ROUND_CHECKPOINT,
+  TURN_ENDINGS,
+  sets,
+} from "./tools-kit.js";
 
 const textUsageChunk = fixturePath("providers/openai-chat/text-usage-chunk.sse");
 const deepseekThinking = fixturePath("providers/openai-compatible/deepseek-reasoner-reasoning-content-then-text.sse");
@@ -53,17 +61,8 @@ describe("e2e tools: recorded provider streams", function () {
       "text_delta",
       "token_delta",
       "step_completed",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "turn_ended",
-      "checkpoint",
-      "checkpoint",
-      "checkpoint",
-      "end:ok",
+      ...sets(6),
+      ...TURN_ENDINGS,
     ]);
     assertCleanSuccess(run, client);
     expect(textDeltas(run.frames).join("")).to.equal(recorded.content.join(""));
@@ -91,18 +90,8 @@ describe("e2e tools: recorded provider streams", function () {
       "text_delta",
       "token_delta",
       "step_completed",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "turn_ended",
-      "checkpoint",
-      "checkpoint",
-      "checkpoint",
-      "end:ok",
+      ...sets(7),
+      ...TURN_ENDINGS,
     ]);
     assertCleanSuccess(run, client);
     expect(
@@ -164,15 +153,8 @@ describe("e2e tools: recorded provider streams", function () {
       "text_delta",
       "token_delta",
       "step_completed",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "kv_set",
-      "turn_ended",
-      "checkpoint",
-      "checkpoint",
-      "checkpoint",
-      "end:ok",
+      ...sets(4),
+      ...TURN_ENDINGS,
     ]);
     expect(updates(run, "thinkingCompleted")).to.have.length(2);
     expect(

@@ -16,8 +16,15 @@ import { assertEndStreamInvariants, blobClosure, blobHex, type ObservedFrame } f
 /** Not configured in the gateway: the run is routed by its credentials to the test's own fake (openai-chat). */
 export const MODEL = "gpt-e2e-tools";
 
+/** `n` blob SETs in a row, as `run.kinds()` lists them. */
+export const sets = (n: number): string[] => Array<string>(n).fill("kv_set");
+
 /** A round's checkpoint as the client sees it: the SETs of its four new blobs, then the checkpoint update. */
-export const ROUND_CHECKPOINT = [...Array<string>(4).fill("kv_set"), "checkpoint"];
+export const ROUND_CHECKPOINT = [...sets(4), "checkpoint"];
+
+/** A successful turn's tail: turn_ended, the final checkpoint (staged, settled, settled again: cursor-run.md §10.2), the
+ * EndStream. */
+export const TURN_ENDINGS = ["turn_ended", "checkpoint", "checkpoint", "checkpoint", "end:ok"];
 
 /**
  * The frames after a tool round's last tool_call_completed when the next call answers in text: the settled
@@ -28,12 +35,8 @@ export const SETTLED_ROUND_THEN_ANSWER = [
   "text_delta",
   "token_delta",
   "step_completed",
-  ...Array<string>(3).fill("kv_set"),
-  "turn_ended",
-  "checkpoint",
-  "checkpoint",
-  "checkpoint",
-  "end:ok",
+  ...sets(3),
+  ...TURN_ENDINGS,
 ];
 
 export interface ToolsRig {

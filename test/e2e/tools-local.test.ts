@@ -7,7 +7,7 @@ import { expect } from "chai";
 import { type ConversationStateStructure, TodoItemSchema, TodoStatus } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { CursorClient } from "../support/cursor-client.js";
 import { blobHex } from "../support/observed-frames.js";
-import { assertCleanSuccess, assertPrefix, execs, updates, useToolsRig } from "./tools-kit.js";
+import { assertCleanSuccess, assertPrefix, execs, updates, useToolsRig, TURN_ENDINGS } from "./tools-kit.js";
 
 const todos = [
   { id: "read", content: "Read the config loader", status: "in_progress" },
@@ -35,11 +35,7 @@ const settledThenAnswer = (extra: number) => [
   "token_delta",
   "step_completed",
   ...Array<string>(3).fill("kv_set"),
-  "turn_ended",
-  "checkpoint",
-  "checkpoint",
-  "checkpoint",
-  "end:ok",
+  ...TURN_ENDINGS,
 ];
 
 /** The checkpoint's to-do list, read from the client's blob store the way Cursor reads it. */
