@@ -31,7 +31,7 @@ import { resolveTokens, withGatewayToken } from "./gateway-token.js";
 import { messagesEndpoint } from "./messages-endpoint.js";
 import { LiveRunRegistry } from "./live-runs.js";
 import { statusSource } from "./status-source.js";
-import { meteredAdapters, UsageLedger } from "./usage-meter.js";
+import { meteredAdapters, UsageLedger, usageSink } from "./usage-meter.js";
 import { statusRoutes } from "../status/routes.js";
 import type { Logger } from "../log/logger.js";
 import { registerSecrets } from "../log/logger.js";
@@ -77,8 +77,6 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     process.env[DIAGNOSTICS_ENV] === "1"
       ? createDiagnostics({
           streams: () => service.streamCounts(),
-          // Set up further down; the diagnostics are read only once the gateway serves.
-          messagesUsage: () => messages?.usage.snapshot() ?? {},
         })
       : undefined;
   const store = await openStore({
@@ -100,7 +98,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     models: o.config.models,
     log: o.log,
     history,
-    adapterFor: meteredAdapters(createProviderAdapter, "cursor", usage),
+    adapterFor: meteredAdapters(createProviderAdapter, usageSink(usage, "cursor")),
     timers: o.config.timers ?? {},
     limits: o.config.limits ?? {},
     runs,
@@ -109,10 +107,12 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear(), idle: () => !service.hasLiveRuns() });
   // Cursor on loopback cannot send the token header: the Connect gate asks for it only when it was configured.
   const { token: _resolved, ...security } = config.security ?? {};
+  // The Messages door meters its own calls: pass-through ones never reach an adapter.
   const messages = await messagesEndpoint(
     config,
     o.dataDir,
-    meteredAdapters(createProviderAdapter, "messages", usage),
+    createProviderAdapter,
+    usageSink(usage, "messages"),
     o.log,
   );
   const access = {

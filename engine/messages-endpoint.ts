@@ -7,8 +7,7 @@ import type Koa from "koa";
 import type { Logger } from "../log/logger.js";
 import { MESSAGES_API_PATHS, messagesApiRoutes } from "../messages-api/handler.js";
 import { createSignatureCodec } from "../messages-api/signature.js";
-import { UsageTotals } from "../messages-api/usage.js";
-import type { ProviderAdapter, ProviderEndpoint } from "../providers/types.js";
+import type { ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
 import { ConfigError, type GatewayConfig, messagesEndpointToken } from "./config.js";
 
 const KEY_FILE = "messages-signing.key";
@@ -20,20 +19,19 @@ export interface MessagesEndpoint {
   middleware: Koa.Middleware;
   /** Its routes, which check the token themselves (x-api-key or Bearer). */
   paths: ReadonlySet<string>;
-  usage: UsageTotals;
 }
 
 export async function messagesEndpoint(
   config: GatewayConfig,
   dataDir: string,
   adapterFor: (endpoint: ProviderEndpoint) => ProviderAdapter,
+  onUsage: (model: string, usage: Usage) => void,
   log: Logger,
 ): Promise<MessagesEndpoint | undefined> {
   const endpoint = config.anthropicEndpoint;
   if (!endpoint) return undefined;
   const token = messagesEndpointToken(config);
   if (token === undefined) throw new ConfigError("anthropicEndpoint: needs security.token or anthropicEndpoint.token");
-  const usage = new UsageTotals();
   const middleware = messagesApiRoutes({
     models: config.models.map((m) => ({
       id: m.id,
@@ -51,10 +49,10 @@ export async function messagesEndpoint(
     codec: createSignatureCodec(await signingKey(dataDir)),
     maxBodyBytes: endpoint.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     adapterFor,
-    usage,
+    onUsage,
     log,
   });
-  return { middleware, paths: MESSAGES_API_PATHS, usage };
+  return { middleware, paths: MESSAGES_API_PATHS };
 }
 
 async function signingKey(dataDir: string): Promise<Uint8Array> {

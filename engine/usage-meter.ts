@@ -3,7 +3,7 @@
 // without an fsync of their own: inside the next checkpoint commit of a Cursor run, or — when no run is live (a
 // failed run's calls, the Anthropic Messages door) — on a timer, and before the status API reads them.
 import type { Logger } from "../log/logger.js";
-import type { ProviderAdapter, ProviderEndpoint } from "../providers/types.js";
+import type { ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
 import { type Store, type UsageRecord, type UsageTotals, usageDay } from "../store/index.js";
 
 type AdapterFactory = (endpoint: ProviderEndpoint) => ProviderAdapter;
@@ -93,25 +93,31 @@ export class UsageLedger {
   }
 }
 
-/** The adapter factory of one front door, with every usage report added to the ledger as it arrives. */
-export function meteredAdapters(adapterFor: AdapterFactory, frontDoor: string, ledger: UsageLedger): AdapterFactory {
+/** One front door's usage reports (under the provider's model name), added to the ledger as they arrive. */
+export function usageSink(ledger: UsageLedger, frontDoor: string): (model: string, usage: Usage) => void {
+  return (model, { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens }) =>
+    ledger.recordUsage({
+      frontDoor,
+      model,
+      day: usageDay(new Date()),
+      input: inputTokens ?? 0,
+      output: outputTokens ?? 0,
+      cacheRead: cacheReadTokens ?? 0,
+      cacheWrite: cacheWriteTokens ?? 0,
+    });
+}
+
+/** The adapter factory of one front door, with every usage report going to `record` as it arrives. */
+export function meteredAdapters(
+  adapterFor: AdapterFactory,
+  record: (model: string, usage: Usage) => void,
+): AdapterFactory {
   return (endpoint) => {
     const adapter = adapterFor(endpoint);
     return {
       async *stream(request, signal) {
         for await (const event of adapter.stream(request, signal)) {
-          if (event.type === "usage") {
-            const { inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens } = event.usage;
-            ledger.recordUsage({
-              frontDoor,
-              model: request.model,
-              day: usageDay(new Date()),
-              input: inputTokens ?? 0,
-              output: outputTokens ?? 0,
-              cacheRead: cacheReadTokens ?? 0,
-              cacheWrite: cacheWriteTokens ?? 0,
-            });
-          }
+          if (event.type === "usage") record(request.model, event.usage);
           yield event;
         }
       },

@@ -15,7 +15,6 @@ import { projectRequest } from "./project.js";
 import { MessageRenderer, type StreamEvent } from "./render.js";
 import { countTokensRequestSchema, type MessagesRequest, messagesRequestSchema } from "./schema.js";
 import type { SignatureCodec } from "./signature.js";
-import type { UsageTotals } from "./usage.js";
 
 const PING_INTERVAL_MS = 10_000;
 
@@ -36,8 +35,8 @@ export interface MessagesApiOptions {
   codec: SignatureCodec;
   maxBodyBytes: number;
   adapterFor(endpoint: ProviderEndpoint): ProviderAdapter;
-  /** Where each call's usage is summed per configured model (the diagnostics read it). */
-  usage: UsageTotals;
+  /** Each call's provider-reported usage, under the provider's model name (the gateway meters it). */
+  onUsage: (model: string, usage: Usage) => void;
   log: Logger;
 }
 
@@ -82,7 +81,6 @@ async function serveMessages(
   const request = parse(messagesRequestSchema, raw);
   const target = resolve(request.model);
   const signal = abortOnClose(ctx.res);
-  o.usage.countRequest(target.id);
   const onUsage = (usage: Usage) => recordUsage(usage, request, target, o);
   if (target.endpoint.kind === "anthropic") {
     return passThrough({ ...passThroughCall(ctx, raw, target, signal), onUsage }, ctx.res);
@@ -168,7 +166,7 @@ function passThroughCall(ctx: Koa.Context, raw: Record<string, unknown>, target:
 }
 
 function recordUsage(usage: Usage, request: MessagesRequest, target: MessagesModel, o: MessagesApiOptions): void {
-  o.usage.add(target.id, usage);
+  o.onUsage(target.model, usage);
   o.log.info("messages usage", { model: request.model, configured_model: target.id, ...usage });
 }
 

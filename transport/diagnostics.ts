@@ -2,7 +2,6 @@
 // GET /__byok/diagnostics only when the gateway runs with BYOK_DIAGNOSTICS=1. Off by default because the delay
 // histogram samples on a timer for as long as it is enabled.
 import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
-import type { ModelUsageTotals } from "../messages-api/usage.js";
 
 export const DIAGNOSTICS_ENV = "BYOK_DIAGNOSTICS";
 
@@ -19,7 +18,6 @@ export interface DiagnosticsSnapshot {
   /** Request streams in memory, and those of them still waiting for their run_request. */
   requestStreams: { streams: number; waiting: number };
   /** Token usage of the Anthropic Messages endpoint since start, per configured model id (pass-through included). */
-  messagesUsage: Record<string, ModelUsageTotals>;
   /** Event-loop delay since the last reset, in milliseconds. */
   eventLoopDelay: { p50: number; p99: number; max: number; mean: number; samples: number };
 }
@@ -36,8 +34,6 @@ const SAMPLE_EVERY_MS = 5;
 
 export interface DiagnosticsSources {
   streams: () => DiagnosticsSnapshot["requestStreams"];
-  /** Absent where no Messages endpoint runs (the bench's raw relay). */
-  messagesUsage?: () => DiagnosticsSnapshot["messagesUsage"];
 }
 
 export function createDiagnostics(sources: DiagnosticsSources): Diagnostics {
@@ -59,7 +55,6 @@ export function createDiagnostics(sources: DiagnosticsSources): Diagnostics {
         heapUsedBytes: memory.heapUsed,
         storeCommits,
         requestStreams: sources.streams(),
-        messagesUsage: sources.messagesUsage?.() ?? {},
         eventLoopDelay: delayMs(delay),
       };
       if (reset) delay.reset();

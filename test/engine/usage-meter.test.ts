@@ -1,7 +1,7 @@
 // The usage ledger (docs/status-api.md §4): every usage report of a metered adapter is added up per front door,
 // model and day, and the totals ride on a run's terminal commit; a failed write keeps them for the next one.
 import { expect } from "chai";
-import { UsageLedger, meteredAdapters } from "../../engine/usage-meter.js";
+import { UsageLedger, meteredAdapters, usageSink } from "../../engine/usage-meter.js";
 import type { Logger } from "../../log/logger.js";
 import type { ModelEvent, ProviderAdapter } from "../../providers/types.js";
 import type { CheckpointCommit, UsageTotals } from "../../store/index.js";
@@ -43,7 +43,7 @@ describe("engine: usage ledger", () => {
       { type: "text_delta", delta: "hi" },
       { type: "usage", usage: { inputTokens: 100, outputTokens: 5, cacheReadTokens: 80 } },
     ];
-    const metered = meteredAdapters(() => scripted(events), "cursor", l)(endpoint);
+    const metered = meteredAdapters(() => scripted(events), usageSink(l, "cursor"))(endpoint);
     expect(await drain(metered)).to.deep.equal(events);
     expect(await drain(metered)).to.deep.equal(events);
     await l.flush();

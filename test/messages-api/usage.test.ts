@@ -1,6 +1,6 @@
-// The endpoint's token usage per configured model in the diagnostics (GET /__byok/diagnostics with
-// BYOK_DIAGNOSTICS=1), on the real gateway process: an OpenAI Chat call through the adapter, and Anthropic
-// pass-through calls, streamed and not, whose usage is read while their answer is forwarded untouched.
+// The endpoint's token usage in the status API's ledger (GET /__byok/api/usage, front door `messages`), on the real
+// gateway process: an OpenAI Chat call through the adapter, and Anthropic pass-through calls, streamed and not,
+// whose usage is read while their answer is forwarded untouched.
 import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -10,7 +10,7 @@ import { type FakeOpenAI, startFakeOpenAI } from "../support/fake-openai.js";
 import { type GatewayProcess, killAllGateways, startGatewayProcess } from "../support/gateway-process.js";
 import { post, sseEvents, TOKEN } from "./sse-client.js";
 
-describe("messages-api: usage per model in the diagnostics", function () {
+describe("messages-api: usage per model in the status API", function () {
   this.timeout(30_000);
   let chat: FakeOpenAI;
   let anthropic: FakeAnthropic;
@@ -22,7 +22,6 @@ describe("messages-api: usage per model in the diagnostics", function () {
     dataDir = await mkdtemp(join(tmpdir(), "byok-messages-usage-"));
     gateway = await startGatewayProcess({
       dataDir,
-      env: { BYOK_DIAGNOSTICS: "1" },
       config: {
         models: [
           { id: "gpt-u", provider: "openai-chat", baseUrl: chat.baseUrl, apiKey: "sk-c-1", model: "gpt-4.1" },
@@ -38,7 +37,7 @@ describe("messages-api: usage per model in the diagnostics", function () {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  it("sums adapter and pass-through calls per configured model; count_tokens is not a call", async () => {
+  it("sums adapter and pass-through calls per provider model; count_tokens is not a call", async () => {
     const url = `${gateway.url}/v1/messages`;
     const messages = [{ role: "user", content: "hi" }];
     chat.enqueue({
@@ -63,14 +62,21 @@ describe("messages-api: usage per model in the diagnostics", function () {
     expect(JSON.parse(whole.text).usage).to.deep.include({ input_tokens: 100, output_tokens: 9 });
     expect((await post(`${url}/count_tokens`, { model: "claude-u", messages })).status).to.equal(200);
 
-    const diagnostics = (await (await fetch(`${gateway.url}/__byok/diagnostics`)).json()) as {
-      messagesUsage: Record<string, object>;
+    const usage = (await (await fetch(`${gateway.url}/__byok/api/usage?days=1`)).json()) as {
+      rows: Array<{ frontDoor: string; model: string; calls: number }>;
     };
-    expect(diagnostics.messagesUsage).to.deep.equal({
-      "gpt-u": { requests: 1, inputTokens: 50, outputTokens: 7, cacheReadTokens: 40, cacheWriteTokens: 0 },
-      // inputTokens is the whole prompt: Anthropic's input_tokens plus cache reads and writes.
-      "claude-u": { requests: 2, inputTokens: 136, outputTokens: 14, cacheReadTokens: 21, cacheWriteTokens: 3 },
-    });
+    const day = new Date().toISOString().slice(0, 10);
+    expect(usage.rows.sort((a, b) => a.model.localeCompare(b.model))).to.deep.equal([
+      // input is the whole prompt: Anthropic's input_tokens plus cache reads and writes.
+      row("claude-x", { calls: 2, input: 136, output: 14, cacheRead: 21, cacheWrite: 3 }),
+      row("gpt-4.1", { calls: 1, input: 50, output: 7, cacheRead: 40, cacheWrite: 0 }),
+    ]);
+    function row(
+      model: string,
+      t: { calls: number; input: number; output: number; cacheRead: number; cacheWrite: number },
+    ) {
+      return { frontDoor: "messages", model, day, ...t, cacheHitShare: t.cacheRead / t.input };
+    }
     const logged = gateway.stderrLines().filter((l) => l.includes('"messages usage"'));
     expect(logged.map((l) => JSON.parse(l).configured_model)).to.deep.equal(["gpt-u", "claude-u", "claude-u"]);
   });
