@@ -3,17 +3,14 @@
 // doing a tool round; background completions come back as parent runs, one of them retried.
 import { create } from "@bufbuild/protobuf";
 import { expect } from "chai";
-import {
-  type ConversationStateStructure,
-  SubagentModelOverrideSchema,
-  type SubagentArgs,
-} from "../../proto/gen/agent/v1/agent_pb.js";
+import { SubagentModelOverrideSchema, type SubagentArgs } from "../../proto/gen/agent/v1/agent_pb.js";
 import type { ExecPlan, RunHandle, RunHooks } from "../support/cursor-client.js";
 import { postBidiAppend } from "../support/connect-wire.js";
 import { driveRun, runClient, runRequest } from "../support/run-client.js";
 import type { FakeOpenAI, RecordedChatRequest } from "../support/fake-openai.js";
 import {
   type ChildScript,
+  progressOf,
   startCancelSubagentRun,
   startCompletionRun,
   subagentHooks,
@@ -61,16 +58,6 @@ function childFake(fake: FakeOpenAI, report: string, release: Promise<unknown>):
     },
     { toolCalls: [step({ current_step: "Reporting", final_summary: report, completed_subtitle: "Reported" })] },
     { text: report },
-  );
-}
-
-/** Each child's progress as the checkpoint files it, by Task call id: [step, message index]s, summary, subtitle. */
-function progressOf(checkpoint: ConversationStateStructure): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(checkpoint.communicateUpdateStatesByParentToolCallId).map(([callId, s]) => [
-      callId,
-      [s.history.map((h) => [h.step, h.messageIndex]), s.finalSummary, s.completedSubtitle],
-    ]),
   );
 }
 
