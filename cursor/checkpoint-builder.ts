@@ -180,8 +180,9 @@ export class CheckpointBuilder {
     plans?: readonly SavedPlan[];
     /** The history's fold; the client's own fields stay as they are where it derived nothing. */
     derived?: DerivedState;
-    /** A subagent's progress, under its parent's Task call id (docs/protocol/cursor-tools.md §5.12). */
-    progress?: { parentToolCallId: string; state: CommunicateUpdateTurnState };
+    /** Progress by parent Task call id: a subagent's own and its children's (docs/protocol/cursor-run.md §13.2);
+     * merged into the client's entries. */
+    progress?: ReadonlyMap<string, StepState>;
   }): CheckpointSnapshot {
     const turnId = this.turnBlob();
     const state = clone(ConversationStateStructureSchema, this.base);
@@ -196,11 +197,12 @@ export class CheckpointBuilder {
     state.pendingToolCalls = opts.pending;
     state.readPaths = [...this.readPaths];
     if (opts.derived) this.writeDerived(state, opts.derived);
-    if (opts.progress) {
-      const { parentToolCallId, state: progress } = opts.progress;
+    if (opts.progress?.size) {
+      // Spread and fromEntries define own properties, so no call id (`__proto__` included) reaches a prototype.
+      const filed = [...opts.progress].map(([taskCallId, steps]) => [taskCallId, communicateUpdateTurnState(steps)]);
       state.communicateUpdateStatesByParentToolCallId = {
         ...state.communicateUpdateStatesByParentToolCallId,
-        [parentToolCallId]: progress,
+        ...Object.fromEntries(filed),
       };
     }
     state.tokenDetails = create(ConversationStateStructureSchema.field.tokenDetails.message!, {

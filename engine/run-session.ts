@@ -37,7 +37,7 @@ import { Compactor } from "./compaction.js";
 import { RunHistory } from "./run-history.js";
 import { commitCheckpointWrite, ResultCommits } from "./result-commits.js";
 import type { ParentLink } from "../transport/agent-backend.js";
-import { appendCompletions, progressFor } from "./run-subagent.js";
+import { appendCompletions, SubagentProgress } from "./run-subagent.js";
 
 export interface RunDeps {
   store: Store;
@@ -87,6 +87,7 @@ export class RunSession {
   claimed = false;
   /** Every tool call this run has committed a result for (a canceled parent spares the children of these). */
   private readonly completedCalls = new Set<string>();
+  private readonly progress: SubagentProgress;
 
   constructor(
     private readonly deps: RunDeps,
@@ -97,6 +98,7 @@ export class RunSession {
   ) {
     this.facts = readRunRequest(request);
     this.resultCommits = new ResultCommits(deps.store, this.facts.conversationId, requestId);
+    this.progress = new SubagentProgress(deps, parent);
   }
 
   get toolServices(): ToolServices {
@@ -299,12 +301,12 @@ export class RunSession {
     if (kind === "compacted") {
       const summary = this.ready.compactor.summary;
       if (!summary) throw new Error("compacted checkpoint without a summary");
-      return checkpointPlan(kind, [this.snapshot([])], [summary], (s) => [frames.checkpoint(s[0]!.state)]);
+      return checkpointPlan(kind, [await this.snapshot([])], [summary], (s) => [frames.checkpoint(s[0]!.state)]);
     }
     // A summarize_action run ends without a response: turn_ended, then its checkpoint three times, the shape every
     // successful ending has (docs/protocol/cursor-run.md §10.2).
     if (kind === "final" && this.facts.action.kind === "summarize") {
-      return checkpointPlan(kind, [this.snapshot([])], [], ([s]) => {
+      return checkpointPlan(kind, [await this.snapshot([])], [], ([s]) => {
         const final = frames.checkpoint(s!.state);
         return [frames.turnEnded(this.totalUsage), final, final, final];
       });
@@ -317,7 +319,7 @@ export class RunSession {
       // the batch commits with the staged checkpoint, before the checkpoint is published and any tool runs.
       if (!assistant.resumed) this.addResponseSteps(assistant.turn);
       const batch = assistant.resumed ? [] : [assistant.message];
-      const plan = checkpointPlan(kind, [this.snapshot([pendingEntry(assistant.message)])], batch, (s) => [
+      const plan = checkpointPlan(kind, [await this.snapshot([pendingEntry(assistant.message)])], batch, (s) => [
         frames.checkpoint(s[0]!.state),
       ]);
       const { todos } = this.history.derived;
@@ -328,7 +330,7 @@ export class RunSession {
       for (const m of messages) b.addRoot(m);
       for (const r of this.results) b.addToolStep(r.toolCall);
       this.history.push(...messages);
-      return checkpointPlan(kind, [this.snapshot([])], [], (s) => [frames.checkpoint(s[0]!.state)]);
+      return checkpointPlan(kind, [await this.snapshot([])], [], (s) => [frames.checkpoint(s[0]!.state)]);
     }
     // Final: step_completed for the answer's last step before its blobs, then turn_ended, the transitional staged
     // checkpoint, the settled one and its repeat (docs/protocol/cursor-run.md §9, §10.2–§10.5).
@@ -336,10 +338,10 @@ export class RunSession {
     this.addResponseSteps(assistant.turn);
     const lead =
       b.stepCount > stepsBefore ? [frames.stepCompleted(b.stepCount, performance.now() - this.callStartedAt)] : [];
-    const staged = this.snapshot([pendingEntry(assistant.message)]);
+    const staged = await this.snapshot([pendingEntry(assistant.message)]);
     b.addRoot(assistant.message);
     this.history.push(assistant.message);
-    const settled = this.snapshot([]);
+    const settled = await this.snapshot([]);
     const plan = checkpointPlan(kind, [staged, settled], [assistant.message], ([s, t]) => {
       // The repeat is the same message, so it is encoded (and compressed) once: it carries every root id.
       const final = frames.checkpoint(t!.state);
@@ -373,7 +375,7 @@ export class RunSession {
     if (turn.text) this.ready.builder.addAssistantStep(turn.text);
   }
 
-  private snapshot(pending: string[]): CheckpointSnapshot {
+  private async snapshot(pending: string[]): Promise<CheckpointSnapshot> {
     const usedTokens = (this.lastUsage?.inputTokens ?? 0) + (this.lastUsage?.outputTokens ?? 0);
     const maxTokens = this.facts.state.tokenDetails?.maxTokens || this.ready.model.contextWindow || 0;
     const { builder, mode } = this.ready;
@@ -383,6 +385,7 @@ export class RunSession {
       mode.started.systemPrompt,
       mode.toolDefinitionsJson,
     );
+    const progress = await this.progress.entries(this.history);
     return builder.snapshot({
       pending,
       usedTokens,
@@ -391,7 +394,7 @@ export class RunSession {
       mode: mode.wire,
       plans: this.history.plans,
       derived: this.history.derived,
-      ...progressFor(this.parent, this.history.derived),
+      progress,
     });
   }
 }

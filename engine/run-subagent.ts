@@ -1,13 +1,14 @@
 // What a run takes from its place in a subagent family (docs/protocol/cursor-run.md §13; docs/protocol/cursor-tools.md
-// §5.11, §6.3): a child's mode and tool set, the settings a parent's Task calls need, and the completion messages a
-// background child's finish appends to its parent conversation exactly once.
-import { communicateUpdateTurnState } from "../cursor/checkpoint-builder.js";
-import type { DerivedState } from "../cursor/derived-state.js";
+// §5.11, §6.3): a child's mode and tool set, the settings a parent's Task calls need, the completion messages a
+// background child's finish appends to its parent conversation exactly once, and the progress its checkpoints file
+// under parent Task call ids.
+import { fromBinary } from "@bufbuild/protobuf";
+import { foldDerivedState, type StepState } from "../cursor/derived-state.js";
 import {
   type AgentRunRequest,
-  type CommunicateUpdateTurnState,
   type BackgroundTaskCompletion,
   BackgroundTaskStatus,
+  ConversationStateStructureSchema,
 } from "../proto/gen/agent/v1/agent_pb.js";
 import type { ModeAssets, PromptAssets } from "../prompt/assets.js";
 import { subagentMode } from "../prompt/subagent-tools.js";
@@ -16,7 +17,9 @@ import { toolDriver } from "../cursor/tools/registry.js";
 import type { SubagentSettings } from "../cursor/tools/types.js";
 import type { ParentLink } from "../transport/agent-backend.js";
 import type { Store } from "../store/index.js";
-import { modeAssets, type RunRequestFacts } from "./run-setup.js";
+import type { HistoryCache } from "./history-cache.js";
+import type { RunHistory } from "./run-history.js";
+import { loadHistory, modeAssets, type RunRequestFacts } from "./run-setup.js";
 
 /** A request with parent headers is a subagent's run: the agent's prompt with the subagent tool set. */
 export function runMode(
@@ -97,12 +100,50 @@ export async function appendCompletions(
   return appended;
 }
 
-/** A subagent's progress, filed under its parent's Task call id (docs/protocol/cursor-tools.md §5.12). */
-export function progressFor(
-  parent: ParentLink | undefined,
-  derived: DerivedState,
-): { progress?: { parentToolCallId: string; state: CommunicateUpdateTurnState } } {
-  const parentToolCallId = parent?.toolCallId;
-  if (parentToolCallId === undefined || !derived.steps) return {};
-  return { progress: { parentToolCallId, state: communicateUpdateTurnState(derived.steps) } };
+/** A child's progress as of its head revision: what its last committed checkpoint's history folds to. */
+interface ChildProgress {
+  revision: number;
+  steps: StepState | undefined;
+}
+
+/**
+ * The progress a run's checkpoint files under parent Task call ids (docs/protocol/cursor-run.md §13.2): its own, under
+ * the Task call it arrived for, and each child's its Task calls started, folded from the child conversation's stored
+ * history with the same fold as the run's own. A child is read again only when its head moved, so a checkpoint costs
+ * one head look-up per child its history names.
+ */
+export class SubagentProgress {
+  private readonly children = new Map<string, ChildProgress>();
+
+  constructor(
+    private readonly deps: { store: Store; history: HistoryCache },
+    private readonly parent: ParentLink | undefined,
+  ) {}
+
+  async entries(history: RunHistory): Promise<Map<string, StepState>> {
+    const entries = new Map<string, StepState>();
+    const own = this.parent?.toolCallId;
+    if (own !== undefined && history.derived.steps) entries.set(own, history.derived.steps);
+    for (const [taskCallId, subagentId] of history.subagents) {
+      const steps = await this.stepsOf(subagentId);
+      if (steps) entries.set(taskCallId, steps);
+    }
+    return entries;
+  }
+
+  /** What is durable of the child so far; nothing while it has no checkpoint (or none in this store). */
+  private async stepsOf(conversationId: string): Promise<StepState | undefined> {
+    const { store } = this.deps;
+    const head = await store.getHead(conversationId);
+    if (!head) return undefined;
+    const known = this.children.get(conversationId);
+    if (known?.revision === head.revision) return known.steps;
+    const checkpoint = await store.getBlob(head.checkpointId);
+    if (!checkpoint) throw new Error(`the head checkpoint of subagent ${conversationId} is not stored`);
+    const state = fromBinary(ConversationStateStructureSchema, checkpoint);
+    const messages = await loadHistory(store, this.deps.history, conversationId, state);
+    const steps = foldDerivedState(messages).steps;
+    this.children.set(conversationId, { revision: head.revision, steps });
+    return steps;
+  }
 }

@@ -23,7 +23,7 @@ import { singleExecDriver } from "./single-exec.js";
 import type { SubagentSettings, ToolCompletion, ToolContext, ToolInvocation } from "./types.js";
 import { toolCall } from "./wire.js";
 
-const NAME = "Task";
+export const TASK = "Task";
 /** What the model names the general type; TaskArgs encodes it as `unspecified` (docs/protocol/cursor-tools.md §5.11). */
 export const GENERAL_PURPOSE = "generalPurpose";
 /** Task.model and an override both say this to mean the parent's own model. */
@@ -130,10 +130,40 @@ function card(callId: string, t?: TaskCall, result?: TaskResult) {
  * resume of an existing agent returns only that execution's result (cursor-tools.md §5.11).
  */
 export function taskResultText(t: TaskCall, agentId: string, finalMessage: string | undefined): string {
-  const resumed = t.resume !== undefined && t.resume !== "self";
-  const identity = resumed ? [] : [`Subagent name: ${t.description}`, `Subagent ID: ${agentId}`];
-  const text = [identity.join("\n"), finalMessage ?? ""].filter((part) => part !== "").join("\n\n");
+  const identity = resumedAgent(t.resume) !== undefined ? [] : [identityLines(t.description, agentId)];
+  const text = [...identity, finalMessage ?? ""].filter((part) => part !== "").join("\n\n");
   return text || `The subagent ${agentId} finished without a message.`;
+}
+
+/** The existing agent a resume continues; `self` is no other agent. */
+function resumedAgent(resume: string | undefined): string | undefined {
+  return resume !== undefined && resume !== "self" ? resume : undefined;
+}
+
+function identityLines(description: string, agentId: string): string {
+  return `Subagent name: ${description}\nSubagent ID: ${agentId}`;
+}
+
+/**
+ * The child a successful Task result names, read back from the persisted call and result (the subagent id is the
+ * child's conversation id): the agent a resume continued, else the id in the result's identity lines. Undefined for
+ * arguments or a text of another shape.
+ */
+export function taskSubagentId(argumentsJson: string, result: string): string | undefined {
+  let args: unknown;
+  try {
+    args = JSON.parse(argumentsJson);
+  } catch {
+    return undefined;
+  }
+  if (typeof args !== "object" || args === null) return undefined;
+  const { description, resume } = args as { description?: unknown; resume?: unknown };
+  const resumed = resumedAgent(typeof resume === "string" ? resume : undefined);
+  if (resumed !== undefined) return resumed;
+  if (typeof description !== "string") return undefined;
+  const lead = identityLines(description, "");
+  if (!result.startsWith(lead)) return undefined;
+  return result.slice(lead.length).split("\n", 1)[0] || undefined;
 }
 
 function complete(call: ToolInvocation, t: TaskCall, r: SubagentResult): ToolCompletion | undefined {
@@ -167,7 +197,7 @@ function complete(call: ToolInvocation, t: TaskCall, r: SubagentResult): ToolCom
 }
 
 export const taskDriver = singleExecDriver<TaskCall, "subagentResult">({
-  name: NAME,
+  name: TASK,
   parse: (call, ctx) => parseArgs(call.args, ctx),
   card: (callId, t) => card(callId, t),
   request: (call, t, ctx) => ({

@@ -9,7 +9,9 @@ import {
   TODO_STATUSES,
 } from "../../cursor/derived-state.js";
 import type { CanonicalMessage } from "../../providers/messages.js";
-import { communicateUpdateTurnState } from "../../cursor/checkpoint-builder.js";
+import { create } from "@bufbuild/protobuf";
+import { CheckpointBuilder, communicateUpdateTurnState } from "../../cursor/checkpoint-builder.js";
+import { ConversationStateStructureSchema } from "../../proto/gen/agent/v1/agent_pb.js";
 
 const result = (toolName: string, content: string, isError = false): CanonicalMessage => ({
   role: "tool",
@@ -85,5 +87,28 @@ describe("derived state: the history fold", () => {
     expect(state.history.map((h) => [h.step, h.messageIndex])).to.deep.equal([["Reading", 2]]);
     expect(state.finalSummary).to.equal("Done");
     expect(state.completedSubtitle).to.equal(undefined);
+  });
+
+  it("files progress by Task call id in the checkpoint, keeping the client's other entries", () => {
+    const steps = (step: string) =>
+      foldDerivedState([
+        result("UpdateCurrentStep", encodeUpdateCurrentStepResult({ current_step: step, message_index: 1 })),
+      ]).steps!;
+    const base = create(ConversationStateStructureSchema, {
+      communicateUpdateStatesByParentToolCallId: {
+        call_kept: communicateUpdateTurnState(steps("Kept")),
+        call_a: communicateUpdateTurnState(steps("Older")),
+      },
+    });
+    const builder = new CheckpointBuilder(base, { role: "system", content: "s" }, { kind: "none" }, "req-1");
+    const progress = new Map([
+      ["call_a", steps("Newer")],
+      ["__proto__", steps("Odd id")],
+    ]);
+    const { state } = builder.snapshot({ pending: [], usedTokens: 0, maxTokens: 0, progress });
+    const filed = state.communicateUpdateStatesByParentToolCallId;
+    const stepOf = (id: string) => (Object.hasOwn(filed, id) ? filed[id]!.history.map((h) => h.step) : undefined);
+    expect(["call_kept", "call_a", "__proto__"].map(stepOf)).to.deep.equal([["Kept"], ["Newer"], ["Odd id"]]);
+    expect(Object.getPrototypeOf(filed)).to.equal(Object.prototype);
   });
 });

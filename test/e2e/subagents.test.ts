@@ -10,6 +10,7 @@ import { driveRun, runClient, runRequest } from "../support/run-client.js";
 import type { FakeOpenAI, RecordedChatRequest } from "../support/fake-openai.js";
 import {
   type ChildScript,
+  progressOf,
   startCancelSubagentRun,
   startCompletionRun,
   subagentHooks,
@@ -41,13 +42,34 @@ const toolResults = (r: RecordedChatRequest): Map<string, string> =>
       .map((m) => [m.tool_call_id!, m.content]),
   );
 
-/** A child's provider script: one Glob round (held until `release`), then its report. */
+/**
+ * A child's provider script: a Glob round that reports its step (held until `release`), a round that reports the
+ * last step with its summary, then its report.
+ */
 function childFake(fake: FakeOpenAI, report: string, release: Promise<unknown>): void {
+  const step = (args: object) => ({ id: "child_step", name: "UpdateCurrentStep", args });
   fake.enqueue(
-    { toolCalls: [{ id: "child_glob", name: "Glob", args: { glob_pattern: "*.md" } }], holdUntil: release },
+    {
+      toolCalls: [
+        { id: "child_glob", name: "Glob", args: { glob_pattern: "*.md" } },
+        step({ current_step: "Looking" }),
+      ],
+      holdUntil: release,
+    },
+    { toolCalls: [step({ current_step: "Reporting", final_summary: report, completed_subtitle: "Reported" })] },
     { text: report },
   );
 }
+
+/** A finished child's progress: the Glob round's step (Glob 1, the step 2), then the last one after both (3). */
+const finished = (report: string) => [
+  [
+    ["Looking", 2],
+    ["Reporting", 3],
+  ],
+  report,
+  "Reported",
+];
 
 function assertThreeEndings(run: RunHandle): void {
   const kinds = run.kinds();
@@ -70,7 +92,11 @@ describe("subagents (Task → child runs)", function () {
     const reports = ["The parser lives in src/json.ts.", "Tests are under test/.", "Drafted the section."];
     let allStarted!: () => void;
     const started = new Promise<void>((r) => (allStarted = r));
-    for (const [i, f] of fakes.entries()) childFake(f, reports[i]!, started);
+    // The background children work on once the parent's turn is over, so its checkpoints hold the foreground
+    // child's progress alone.
+    let parentEnded!: () => void;
+    const afterParent = Promise.all([started, new Promise<void>((r) => (parentEnded = r))]);
+    for (const [i, f] of fakes.entries()) childFake(f, reports[i]!, i === 0 ? started : afterParent);
     parentFake.enqueue(
       {
         toolCalls: [
@@ -135,6 +161,7 @@ describe("subagents (Task → child runs)", function () {
     // All three children are live at once: each holds its first model call until every one has made it.
     await Promise.all(fakes.map((f) => f.waitForRequests(1, SLOW)));
     allStarted();
+    void parent.done.then(parentEnded);
     const ends = await Promise.all([parent.done, ...family.children.map((c) => c.run.done)]);
     expect(ends).to.deep.equal([{ ok: true }, { ok: true }, { ok: true }, { ok: true }]);
 
@@ -165,7 +192,7 @@ describe("subagents (Task → child runs)", function () {
       ]);
       expect(first.body.messages[0]).to.deep.equal(parentFirst.body.messages[0]);
       expect(userTexts(first).at(-1)).to.contain("<subagent_role>").and.contain(sent[i]!.prompt);
-      expect(fake.requests).to.have.length(2);
+      expect(fake.requests).to.have.length(3);
     }
     expect(toolNames(parentFirst)).to.include("AskQuestion");
 
@@ -181,10 +208,27 @@ describe("subagents (Task → child runs)", function () {
       assertCleanSuccess(run, client);
       assertThreeEndings(run);
     }
+    // The parent's checkpoints file the foreground child's progress under its Task call from the settled round on,
+    // as the child's own checkpoint files it; the background children had none yet.
+    const [parentStaged, parentSettled] = parent.checkpoints;
+    expect(progressOf(parentStaged!)).to.deep.equal({});
+    const fgProgress = { call_fg: finished(reports[0]!) };
+    expect(progressOf(parentSettled!)).to.deep.equal(fgProgress);
+    expect(progressOf(parent.lastCheckpoint()!)).to.deep.equal(fgProgress);
+    for (const child of family.children) {
+      expect(progressOf(child.run.lastCheckpoint()!)).to.deep.equal({
+        [child.args.toolCallId]: finished(reports[family.children.indexOf(child)]!),
+      });
+    }
 
     // Completions: bg1's, the same completion retried on the same checkpoint, then bg2's on the retry's result.
     const completer = await rig.fake();
-    completer.enqueue({ text: "Noted the tests." }, { text: "Noted the tests." }, { text: "Noted the docs." });
+    completer.enqueue(
+      { text: "Noted the tests." },
+      { text: "Noted the tests." },
+      { text: "Noted the docs." },
+      { text: "Already noted." },
+    );
     const common = { conversationId, modelId: MODEL, fake: completer };
     const first = startCompletionRun(client, {
       ...common,
@@ -204,10 +248,28 @@ describe("subagents (Task → child runs)", function () {
       finished: [{ child: bg2!, detail: reports[2]! }],
     });
     expect(await second.done).to.deep.equal({ ok: true });
+    // bg1's completion once more, on a checkpoint that holds it: nothing is appended, the model is still called.
+    const again = startCompletionRun(client, {
+      ...common,
+      checkpoint: second.lastCheckpoint()!,
+      finished: [{ child: bg1!, detail: reports[1]! }],
+    });
+    expect(await again.done).to.deep.equal({ ok: true });
     // These runs build on blobs earlier runs SET, so only the endings and the client's checks apply.
-    for (const run of [first, retried, second]) assertThreeEndings(run);
+    for (const run of [first, retried, second, again]) assertThreeEndings(run);
     expect(client.violations()).to.deep.equal([]);
-    const [a, b, c] = completer.requests;
+    // By then every child had finished: each completion turn files all three children's final progress.
+    const allProgress = {
+      call_fg: finished(reports[0]!),
+      call_bg1: finished(reports[1]!),
+      call_bg2: finished(reports[2]!),
+    };
+    for (const run of [first, retried, second, again])
+      expect(progressOf(run.lastCheckpoint()!)).to.deep.equal(allProgress);
+    expect(completer.requests).to.have.length(4);
+    const [a, b, c, d] = completer.requests;
+    expect(d!.body.messages.slice(0, -1)).to.deep.equal(c!.body.messages);
+    expect(d!.body.messages.at(-1)).to.deep.include({ role: "assistant", content: "Noted the docs." });
     // The retry replays the stored message byte for byte; the next completion only appends.
     expect(b!.body.messages).to.deep.equal(a!.body.messages);
     expect(JSON.stringify(c!.body.messages.slice(0, b!.body.messages.length))).to.equal(

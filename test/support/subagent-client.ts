@@ -124,3 +124,13 @@ export function startCancelSubagentRun(
     },
   });
 }
+
+/** The progress a checkpoint files by parent Task call id, each as [[step, message index]…, summary, subtitle]. */
+export function progressOf(checkpoint: ConversationStateStructure): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(checkpoint.communicateUpdateStatesByParentToolCallId).map(([callId, s]) => [
+      callId,
+      [s.history.map((h) => [h.step, h.messageIndex]), s.finalSummary, s.completedSubtitle],
+    ]),
+  );
+}
