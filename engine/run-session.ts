@@ -18,9 +18,10 @@ import type { Logger } from "../log/logger.js";
 import { promptCacheKeyOf, resolveModel, type ResolvedModel } from "./models.js";
 import { type RunMode, runTools } from "./run-mode.js";
 import { RunSetupError } from "./run-errors.js";
-import { admitRequest, appendRuntimeMessage, compileRequestContext, localRunStart } from "./run-context.js";
-import { requestContextBlobs } from "./run-context.js";
+import { admitRequest, appendRuntimeMessage, compileRequestContext } from "./run-context.js";
+import { localRunStart, requestContextBlobs } from "./run-context.js";
 import {
+  assistantMessage,
   checkpointPlan,
   loadHistory,
   actionBlobs,
@@ -28,6 +29,7 @@ import {
   pendingRound,
   readRunRequest,
   rootIds,
+  toolResultMessage,
   type RunRequestFacts,
   turnStart,
 } from "./run-setup.js";
@@ -35,7 +37,7 @@ import type { HistoryCache } from "./history-cache.js";
 import type { ToolServices } from "./tool-services.js";
 import { Compactor } from "./compaction.js";
 import { RunHistory } from "./run-history.js";
-import { commitCheckpointWrite, ResultCommits } from "./result-commits.js";
+import { commitCheckpointWrite, messageRows, RoundCommits } from "./result-commits.js";
 import type { ParentLink } from "../transport/agent-backend.js";
 import { appendCompletions, progressFor } from "./run-subagent.js";
 
@@ -80,8 +82,8 @@ export class RunSession {
   private roundCounter = 0;
   /** The provider_call_index last written for this run; -1 (createRun's value) before the first call. */
   private persistedCallIndex = -1;
-  /** Tool results are committed in groups (engine/result-commits.ts). */
-  private readonly resultCommits: ResultCommits;
+  /** The running round's result commits, which carry its settled checkpoint (engine/result-commits.ts). */
+  private round: RoundCommits | undefined;
   /** True once this execution owns its runs row: only then may its ending be written there (docs/protocol/cursor-run.md
    * §13, run identity). */
   claimed = false;
@@ -96,7 +98,6 @@ export class RunSession {
     private readonly parent?: ParentLink,
   ) {
     this.facts = readRunRequest(request);
-    this.resultCommits = new ResultCommits(deps.store, this.facts.conversationId, requestId);
   }
 
   get toolServices(): ToolServices {
@@ -170,7 +171,7 @@ export class RunSession {
     }
     const pending = pendingRound(this.facts.state);
     if (!pending) return prepared;
-    this.assistant = { message: pending, turn: { text: pending.text, toolCalls: pending.toolCalls }, resumed: true };
+    this.startRound({ message: pending, turn: { text: pending.text, toolCalls: pending.toolCalls }, resumed: true });
     return { ...prepared, resumeRound: resumeRound(pending, this.requestId) };
   }
 
@@ -237,16 +238,18 @@ export class RunSession {
     this.ready.compactor.answered(this.history.messages, usage);
     if (!turn) return;
     const toolRoundId = turn.toolCalls.length ? `${this.requestId}:round-${this.roundCounter++}` : undefined;
-    const message: Assistant = {
-      role: "assistant",
-      text: turn.text,
-      ...(turn.thinking !== undefined ? { thinking: turn.thinking } : {}),
-      ...(turn.replay ? { replay: turn.replay } : {}),
-      ...(toolRoundId ? { toolRoundId } : {}),
-      toolCalls: turn.toolCalls,
-    };
-    this.assistant = { message, turn };
+    this.startRound({ message: assistantMessage(turn, toolRoundId), turn });
+  }
+
+  private startRound(assistant: NonNullable<RunSession["assistant"]>): void {
+    this.assistant = assistant;
     this.results = [];
+    this.round = new RoundCommits({
+      calls: assistant.turn.toolCalls.length,
+      settle: () => this.settledPlan(),
+      commitCheckpoint: (write) => this.commitCheckpoint(write),
+      appendResults: (batch) => this.deps.store.appendMessages(this.conversationId, this.requestId, messageRows(batch)),
+    });
   }
 
   /**
@@ -277,22 +280,17 @@ export class RunSession {
     toolCall.toolCallId = invocation.callId;
     toolCall.startedAtMs = BigInt(input.startedAtMs);
     toolCall.completedAtMs = BigInt(Date.now());
-    const message: ToolResult = {
-      role: "tool",
-      toolCallId: invocation.callId,
-      toolName: invocation.name,
-      content: completion.content,
-      isError: completion.isError,
-      ...(this.assistant?.message.toolRoundId ? { toolRoundId: this.assistant.message.toolRoundId } : {}),
-    };
-    await this.resultCommits.commit(message);
-    this.completedCalls.add(invocation.callId);
+    const message = toolResultMessage(invocation, completion, this.assistant?.message.toolRoundId);
+    // The round's last result may carry the settled checkpoint, so it is built from everything the result brings.
     if (completion.readPath) this.ready.builder.addReadPath(completion.readPath);
     this.results.push({ message, toolCall });
-    if (!completion.switchMode) return { callIndex: input.callIndex, toolCall };
     // An approved SwitchMode (docs/protocol/cursor-tools.md §6.5): the run keeps its system prompt.
-    this.deps.log.info("mode switched", { request_id: this.requestId, mode: completion.switchMode });
-    return { callIndex: input.callIndex, toolCall, mode: this.ready.mode.switchTo(completion.switchMode) };
+    const mode = completion.switchMode && this.ready.mode.switchTo(completion.switchMode);
+    await this.round!.commit(message);
+    this.completedCalls.add(invocation.callId);
+    if (!mode) return { callIndex: input.callIndex, toolCall };
+    this.deps.log.info("mode switched", { request_id: this.requestId, mode: mode.id });
+    return { callIndex: input.callIndex, toolCall, mode };
   }
 
   async buildCheckpoint(kind: CheckpointKind): Promise<CheckpointPlan> {
@@ -323,13 +321,7 @@ export class RunSession {
       const { todos } = this.history.derived;
       return { ...plan, turn: { steps: b.stepCount, ...(todos ? { todos } : {}) } };
     }
-    if (kind === "settled") {
-      const messages = [assistant.message, ...this.results.map((r) => r.message)];
-      for (const m of messages) b.addRoot(m);
-      for (const r of this.results) b.addToolStep(r.toolCall);
-      this.history.push(...messages);
-      return checkpointPlan(kind, [this.snapshot([])], [], (s) => [frames.checkpoint(s[0]!.state)]);
-    }
+    if (kind === "settled") return this.round!.takeSettled();
     // Final: step_completed for the answer's last step before its blobs, then turn_ended, the transitional staged
     // checkpoint, the settled one and its repeat (docs/protocol/cursor-run.md §9, §10.2–§10.5).
     const stepsBefore = b.stepCount;
@@ -366,6 +358,16 @@ export class RunSession {
 
   get usage(): Usage {
     return this.totalUsage;
+  }
+
+  /** The round settled: the batch and its results appended to the roots, one step per result (cursor-tools.md §4.3). */
+  private settledPlan(): CheckpointPlan {
+    const b = this.ready.builder;
+    const messages = [this.assistant!.message, ...this.results.map((r) => r.message)];
+    for (const m of messages) b.addRoot(m);
+    for (const r of this.results) b.addToolStep(r.toolCall);
+    this.history.push(...messages);
+    return checkpointPlan("settled", [this.snapshot([])], [], (s) => [frames.checkpoint(s[0]!.state)]);
   }
 
   private addResponseSteps(turn: AssistantTurn): void {
