@@ -297,13 +297,15 @@ export class RunSession {
     if (kind === "compacted") {
       const summary = this.ready.compactor.summary;
       if (!summary) throw new Error("compacted checkpoint without a summary");
-      return checkpointPlan(kind, [this.snapshot([])], [summary], (s) => [frames.checkpoint(s[0]!.state)]);
+      return checkpointPlan(kind, [this.snapshot([])], [summary], (s) => [
+        frames.checkpoint(s[0]!.state, s[0]!.stateBlob.data),
+      ]);
     }
     // A summarize_action run ends without a response: turn_ended, then its checkpoint three times, the shape every
     // successful ending has (docs/protocol/cursor-run.md §10.2).
     if (kind === "final" && this.facts.action.kind === "summarize") {
       return checkpointPlan(kind, [this.snapshot([])], [], ([s]) => {
-        const final = frames.checkpoint(s!.state);
+        const final = frames.checkpoint(s!.state, s!.stateBlob.data);
         return [frames.turnEnded(this.totalUsage), final, final, final];
       });
     }
@@ -316,7 +318,7 @@ export class RunSession {
       if (!assistant.resumed) this.addResponseSteps(assistant.turn);
       const batch = assistant.resumed ? [] : [assistant.message];
       const plan = checkpointPlan(kind, [this.snapshot([pendingEntry(assistant.message)])], batch, (s) => [
-        frames.checkpoint(s[0]!.state),
+        frames.checkpoint(s[0]!.state, s[0]!.stateBlob.data),
       ]);
       const { todos } = this.history.derived;
       return { ...plan, turn: { steps: b.stepCount, ...(todos ? { todos } : {}) } };
@@ -334,8 +336,8 @@ export class RunSession {
     const settled = this.snapshot([]);
     const plan = checkpointPlan(kind, [staged, settled], [assistant.message], ([s, t]) => {
       // The repeat is the same message, so it is encoded (and compressed) once: it carries every root id.
-      const final = frames.checkpoint(t!.state);
-      return [frames.turnEnded(this.totalUsage), frames.checkpoint(s!.state), final, final];
+      const final = frames.checkpoint(t!.state, t!.stateBlob.data);
+      return [frames.turnEnded(this.totalUsage), frames.checkpoint(s!.state, s!.stateBlob.data), final, final];
     });
     return { ...plan, lead };
   }
@@ -367,7 +369,9 @@ export class RunSession {
     for (const m of messages) b.addRoot(m);
     for (const r of this.results) b.addToolStep(r.toolCall);
     this.history.push(...messages);
-    return checkpointPlan("settled", [this.snapshot([])], [], (s) => [frames.checkpoint(s[0]!.state)]);
+    return checkpointPlan("settled", [this.snapshot([])], [], (s) => [
+      frames.checkpoint(s[0]!.state, s[0]!.stateBlob.data),
+    ]);
   }
 
   private addResponseSteps(turn: AssistantTurn): void {
