@@ -86,14 +86,14 @@ export class CheckpointBuilder {
     turn: TurnStart,
     private readonly requestId: string,
   ) {
-    for (const id of [...base.rootPromptMessagesJson, ...base.turns, ...base.todos]) this.onClient.add(hex(id));
+    const baseKeys = base.rootPromptMessagesJson.map(hex);
+    for (const key of baseKeys) this.onClient.add(key);
+    for (const id of [...base.turns, ...base.todos]) this.onClient.add(hex(id));
     // The system root is this run's PromptSpec; a changed prompt gets a new content address
     // (docs/protocol/cursor-run.md §8.1–§8.2).
-    this.roots = [
-      this.put(encodeRootMessage(systemRoot), BlobKinds.RootPromptJson),
-      ...base.rootPromptMessagesJson.slice(1),
-    ];
-    this.rootKeys = this.roots.map(hex);
+    const system = this.put(encodeRootMessage(systemRoot), BlobKinds.RootPromptJson);
+    this.roots = [system, ...base.rootPromptMessagesJson.slice(1)];
+    this.rootKeys = [hex(system), ...baseKeys.slice(1)];
     this.readPaths = [...base.readPaths];
     if (turn.kind === "new") {
       this.priorTurns = [...base.turns];
