@@ -1,6 +1,7 @@
 // How a run's canonical messages become store rows, the group commit of its tool results, and the durable write of
 // a checkpoint (docs/protocol/cursor-run.md §6.2–§6.5; docs/protocol/cursor-tools.md §2.5).
 import type { CheckpointPlan, CheckpointWrite } from "../machines/checkpoint.js";
+import type { ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
 import type { CanonicalMessage } from "../providers/messages.js";
 import { type NewMessage, StaleCheckpointError, type Store } from "../store/index.js";
 
@@ -63,13 +64,16 @@ export interface RoundWrites {
  * checkpoint is then refused at its own commit.
  */
 export class RoundCommits {
+  /** The round's results so far, in completion order, with their typed cards (the settled checkpoint's steps). */
+  readonly completed: Array<{ message: ToolResult; toolCall: ToolCall }> = [];
   private written = 0;
   private settled: CheckpointPlan | undefined;
   private readonly results = new ResultCommits((batch) => this.write(batch));
 
   constructor(private readonly round: RoundWrites) {}
 
-  commit(message: ToolResult): Promise<void> {
+  commit(message: ToolResult, toolCall: ToolCall): Promise<void> {
+    this.completed.push({ message, toolCall });
     return this.results.commit(message);
   }
 

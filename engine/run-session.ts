@@ -1,7 +1,7 @@
 // The side effects of one run, supplied to the machines with .provide(): provider calls, durable commits and the
 // checkpoint graph. It decides nothing about lifecycles — the machines do — it only does what they ask, in order.
 import { setImmediate as nextTurn } from "node:timers/promises";
-import type { AgentRunRequest, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
+import type { AgentRunRequest } from "../proto/gen/agent/v1/agent_pb.js";
 import type { ContextMeasure, PreparedRun } from "../machines/run.js";
 import type { AssistantTurn } from "../machines/model-call.js";
 import type { CheckpointKind, CheckpointPlan, CheckpointWrite } from "../machines/checkpoint.js";
@@ -20,19 +20,9 @@ import { type RunMode, runTools } from "./run-mode.js";
 import { RunSetupError } from "./run-errors.js";
 import { admitRequest, appendRuntimeMessage, compileRequestContext } from "./run-context.js";
 import { localRunStart, requestContextBlobs } from "./run-context.js";
-import {
-  assistantMessage,
-  checkpointPlan,
-  loadHistory,
-  actionBlobs,
-  resumeRound,
-  pendingRound,
-  readRunRequest,
-  rootIds,
-  toolResultMessage,
-  type RunRequestFacts,
-  turnStart,
-} from "./run-setup.js";
+import { actionBlobs, assistantMessage, checkpointPlan, loadHistory, pendingRound } from "./run-setup.js";
+import { readRunRequest, resumeRound, rootIds, toolResultMessage, turnStart } from "./run-setup.js";
+import type { RunRequestFacts } from "./run-setup.js";
 import type { HistoryCache } from "./history-cache.js";
 import type { ToolServices } from "./tool-services.js";
 import { Compactor } from "./compaction.js";
@@ -64,7 +54,6 @@ interface Prepared {
 }
 
 type Assistant = Extract<CanonicalMessage, { role: "assistant" }>;
-type ToolResult = Extract<CanonicalMessage, { role: "tool" }>;
 
 export class RunSession {
   /** What the run_request says; an edited message's checkpoint is replaced by its anchor before anything is loaded. */
@@ -74,7 +63,6 @@ export class RunSession {
   private readonly history = new RunHistory();
   /** The response whose tool round is running; `resumed` when it came from the client's pending checkpoint. */
   private assistant: { message: Assistant; turn: AssistantTurn; resumed?: boolean } | undefined;
-  private results: Array<{ message: ToolResult; toolCall: ToolCall }> = [];
   private lastUsage: Usage | undefined;
   /** When the current model call began (monotonic ms): the final step's duration is measured from it. */
   private callStartedAt = 0;
@@ -161,10 +149,12 @@ export class RunSession {
     }
     if (action.kind !== "resume") {
       const { deps, facts, request, requestId } = this;
+      // A user message's run persists its first call's index with the runtime message: no commit of its own.
       const roots =
         action.kind === "userMessage"
-          ? [await appendRuntimeMessage(deps, facts, action.userMessage, request, requestId, mode.started)]
+          ? [await appendRuntimeMessage(deps, facts, action.userMessage, request, requestId, mode.started, 0)]
           : await appendCompletions(deps, facts, requestId, action.completions, this.history.messages);
+      if (action.kind === "userMessage") this.persistedCallIndex = 0;
       this.history.push(...roots);
       for (const m of roots) builder.addRoot(m);
       return prepared;
@@ -205,7 +195,7 @@ export class RunSession {
    * by the settled checkpoint that let this call start when it could carry it, else here. */
   async *stream(callIndex: number, signal: AbortSignal, purpose?: "summary"): AsyncIterable<ModelEvent> {
     // The settled checkpoint just published leaves on the wire before this call's request is compiled and sent.
-    if (this.persistedCallIndex === callIndex) await nextTurn();
+    if (callIndex > 0 && this.persistedCallIndex === callIndex) await nextTurn();
     this.callStartedAt = performance.now();
     const request = purpose === "summary" ? this.ready.compactor.request(this.history.messages) : this.modelRequest();
     if (this.persistedCallIndex !== callIndex) await this.deps.store.setProviderCallIndex(this.requestId, callIndex);
@@ -243,7 +233,6 @@ export class RunSession {
 
   private startRound(assistant: NonNullable<RunSession["assistant"]>): void {
     this.assistant = assistant;
-    this.results = [];
     this.round = new RoundCommits({
       calls: assistant.turn.toolCalls.length,
       settle: () => this.settledPlan(),
@@ -283,10 +272,9 @@ export class RunSession {
     const message = toolResultMessage(invocation, completion, this.assistant?.message.toolRoundId);
     // The round's last result may carry the settled checkpoint, so it is built from everything the result brings.
     if (completion.readPath) this.ready.builder.addReadPath(completion.readPath);
-    this.results.push({ message, toolCall });
     // An approved SwitchMode (docs/protocol/cursor-tools.md §6.5): the run keeps its system prompt.
     const mode = completion.switchMode && this.ready.mode.switchTo(completion.switchMode);
-    await this.round!.commit(message);
+    await this.round!.commit(message, toolCall);
     this.completedCalls.add(invocation.callId);
     if (!mode) return { callIndex: input.callIndex, toolCall };
     this.deps.log.info("mode switched", { request_id: this.requestId, mode: mode.id });
@@ -365,9 +353,10 @@ export class RunSession {
   /** The round settled: the batch and its results appended to the roots, one step per result (cursor-tools.md §4.3). */
   private settledPlan(): CheckpointPlan {
     const b = this.ready.builder;
-    const messages = [this.assistant!.message, ...this.results.map((r) => r.message)];
+    const { completed } = this.round!;
+    const messages = [this.assistant!.message, ...completed.map((r) => r.message)];
     for (const m of messages) b.addRoot(m);
-    for (const r of this.results) b.addToolStep(r.toolCall);
+    for (const r of completed) b.addToolStep(r.toolCall);
     this.history.push(...messages);
     return checkpointPlan("settled", [this.snapshot([])], [], (s) => [
       frames.checkpoint(s[0]!.state, s[0]!.stateBlob.data),

@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
 import { batches, toBuffer } from "./db.js";
+import { setProviderCallIndex } from "./runs.js";
 
 /** Who produced a message, kept apart from its provider role (docs/protocol/cursor-run.md §8.6: a runtime tag has
  * role=user). */
@@ -86,9 +87,9 @@ export async function appendMessages(
 
 /**
  * docs/protocol/cursor-run.md §8.6: a runtime event yields exactly one role=user, origin=runtime message. The event row
- * and the
- * message commit together; a repeat (retry, resume, restart) gets the stored body back to replay, never a
- * re-rendered one.
+ * and the message commit together; a repeat (retry, resume, restart) gets the stored body back to replay, never a
+ * re-rendered one. `providerCallIndex`: the run's next provider call, persisted in the same transaction (§6.5: before
+ * its HTTP request; a run's first call needs no commit of its own).
  */
 export async function appendRuntimeMessageOnce(
   db: Knex,
@@ -96,8 +97,10 @@ export async function appendRuntimeMessageOnce(
   runId: string,
   eventId: string,
   body: string,
+  providerCallIndex?: number,
 ): Promise<{ body: string; appended: boolean }> {
   return db.transaction(async (trx) => {
+    if (providerCallIndex !== undefined) await setProviderCallIndex(trx, runId, providerCallIndex);
     const consumed: { body: string } | undefined = await trx("runtime_events as e")
       .join("messages as m", function () {
         this.on("m.conversation_id", "e.conversation_id").andOn("m.seq", "e.message_seq");

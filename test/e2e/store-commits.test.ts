@@ -18,10 +18,10 @@ import { assertCleanSuccess } from "./tools-kit.js";
 const COMMITS_PER_TOOL_ROUND = 2;
 /**
  * A turn of one tool round: the run's start (route, input anchor and run row together, issue 17), the runtime
- * message, the first provider_call_index, the round's two, the final checkpoint with the answer, the terminal
+ * message with the first provider_call_index, the round's two, the final checkpoint with the answer, the terminal
  * status.
  */
-const COMMITS_PER_ONE_ROUND_TURN = 7;
+const COMMITS_PER_ONE_ROUND_TURN = 6;
 
 describe("e2e: store commits per tool round", function () {
   this.timeout(30_000);
