@@ -1,11 +1,12 @@
-// How a run's canonical messages become store rows, the group commit of its tool results, and the durable write of
-// a checkpoint (docs/protocol/cursor-run.md §6.2–§6.5; docs/protocol/cursor-tools.md §2.5).
+// How a run's canonical messages become store rows, the group commit of its tool results (the last of a round with
+// the settled checkpoint), and the durable write of a checkpoint (docs/protocol/cursor-run.md §5.2, §6.2–§6.5;
+// docs/protocol/cursor-tools.md §2.5, §4.2–§4.3).
 import type { CheckpointPlan, CheckpointWrite } from "../machines/checkpoint.js";
 import type { ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
 import type { CanonicalMessage } from "../providers/messages.js";
 import { type NewMessage, StaleCheckpointError, type Store } from "../store/index.js";
 
-export type ToolResult = Extract<CanonicalMessage, { role: "tool" }>;
+type ToolResult = Extract<CanonicalMessage, { role: "tool" }>;
 
 export function messageRows(messages: readonly CanonicalMessage[]): NewMessage[] {
   return messages.map((m) => ({
@@ -20,7 +21,7 @@ export function messageRows(messages: readonly CanonicalMessage[]): NewMessage[]
  * Group commit: a result joins the batch still waiting for the store (results of one client append, or those that
  * complete while the previous batch is being written), so a batch is one transaction and one fsync, and a lone
  * result waits for nothing. Each caller resumes only once its result is durable, in completion order. `write` makes
- * one batch durable (the batch that completes a round carries the settled checkpoint, engine/run-session.ts).
+ * one batch durable (RoundCommits: the batch that completes a round carries the settled checkpoint).
  */
 class ResultCommits {
   private waiting: { messages: ToolResult[]; committed: Promise<void> } | undefined;

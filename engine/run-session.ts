@@ -231,6 +231,7 @@ export class RunSession {
     this.startRound({ message: assistantMessage(turn, toolRoundId), turn });
   }
 
+  /** A model response: the round its tool calls make (none for a final answer) commits its results afresh. */
   private startRound(assistant: NonNullable<RunSession["assistant"]>): void {
     this.assistant = assistant;
     this.round = new RoundCommits({
