@@ -3,7 +3,7 @@
 // "grows" by writing a new Turn blob that lists more steps. Only blobs the client does not hold yet are handed out for
 // SET, so the work per checkpoint is proportional to what is new; the client's own state is cloned so fields we do not
 // model survive.
-import { clone, create, toBinary } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import {
   type AgentMode,
   ConversationPlanSchema,
@@ -66,6 +66,8 @@ export function communicateUpdateTurnState(steps: StepState): CommunicateUpdateT
 
 export class CheckpointBuilder {
   private readonly roots: Uint8Array[];
+  /** The roots' ids in hex, same order: a snapshot finds its fresh roots without re-encoding every id. */
+  private readonly rootKeys: string[];
   private readonly priorTurns: Uint8Array[];
   private readonly readPaths: string[];
   private readonly steps: Uint8Array[] = [];
@@ -84,13 +86,14 @@ export class CheckpointBuilder {
     turn: TurnStart,
     private readonly requestId: string,
   ) {
-    for (const id of [...base.rootPromptMessagesJson, ...base.turns, ...base.todos]) this.onClient.add(hex(id));
+    const baseKeys = base.rootPromptMessagesJson.map(hex);
+    for (const key of baseKeys) this.onClient.add(key);
+    for (const id of [...base.turns, ...base.todos]) this.onClient.add(hex(id));
     // The system root is this run's PromptSpec; a changed prompt gets a new content address
     // (docs/protocol/cursor-run.md §8.1–§8.2).
-    this.roots = [
-      this.put(encodeRootMessage(systemRoot), BlobKinds.RootPromptJson),
-      ...base.rootPromptMessagesJson.slice(1),
-    ];
+    const system = this.put(encodeRootMessage(systemRoot), BlobKinds.RootPromptJson);
+    this.roots = [system, ...base.rootPromptMessagesJson.slice(1)];
+    this.rootKeys = [hex(system), ...baseKeys.slice(1)];
     this.readPaths = [...base.readPaths];
     if (turn.kind === "new") {
       this.priorTurns = [...base.turns];
@@ -115,6 +118,7 @@ export class CheckpointBuilder {
   addRoot(message: CanonicalMessage): Uint8Array {
     const id = this.put(encodeRootMessage(message), BlobKinds.RootPromptJson);
     this.roots.push(id);
+    this.rootKeys.push(hex(id));
     return id;
   }
 
@@ -126,6 +130,7 @@ export class CheckpointBuilder {
   compact(summaryRoot: CanonicalMessage, summary: string, keptFrom: number): void {
     const summaryMessage = this.put(encodeRootMessage(summaryRoot), BlobKinds.RootPromptJson);
     const summarizedMessages = this.roots.splice(1, keptFrom - 1, summaryMessage);
+    this.rootKeys.splice(1, keptFrom - 1, hex(summaryMessage));
     this.summaryId = this.put(
       toBinary(ConversationSummarySchema, create(ConversationSummarySchema, { summary })),
       BlobKinds.ConversationSummary,
@@ -185,7 +190,9 @@ export class CheckpointBuilder {
     progress?: ReadonlyMap<string, StepState>;
   }): CheckpointSnapshot {
     const turnId = this.turnBlob();
-    const state = clone(ConversationStateStructureSchema, this.base);
+    // A shallow copy: every field the snapshot changes is replaced, never mutated, so the client's state (and its
+    // unknown fields) is shared, not deep-cloned per snapshot.
+    const state: ConversationStateStructure = { ...this.base };
     state.rootPromptMessagesJson = [...this.roots];
     state.turns = turnId ? [...this.priorTurns, turnId] : [...this.priorTurns];
     if (this.summaryId) {
@@ -217,8 +224,8 @@ export class CheckpointBuilder {
     const stateBlob = { id: blobId(data), data, kind: BlobKinds.Checkpoint };
     if (planBlob) this.edge(stateBlob.id, planBlob, EdgeKinds.CheckpointPlan, 0);
     if (turnId) this.edge(stateBlob.id, turnId, EdgeKinds.CheckpointTurn, state.turns.length - 1);
-    this.roots.forEach((root, i) => {
-      if (this.freshIds.has(hex(root))) this.edge(stateBlob.id, root, EdgeKinds.CheckpointRootPrompt, i);
+    this.rootKeys.forEach((key, i) => {
+      if (this.freshIds.has(key)) this.edge(stateBlob.id, this.roots[i]!, EdgeKinds.CheckpointRootPrompt, i);
     });
 
     const sets = this.fresh;
@@ -237,6 +244,7 @@ export class CheckpointBuilder {
     if (!current) return undefined;
     const plan = create(ConversationPlanSchema, { plan: current.plan });
     state.plan = this.put(toBinary(ConversationPlanSchema, plan), BlobKinds.ConversationPlan);
+    state.plans = { ...state.plans };
     for (const p of plans) state.plans[p.id] = create(PlanRegistryEntrySchema, { id: p.id, path: p.uri });
     return state.plan;
   }

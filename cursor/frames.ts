@@ -1,7 +1,8 @@
 // Builders for the AgentServerMessage branches the engine emits (docs/protocol/cursor-transport.md §4.3;
 // docs/protocol/cursor-tools.md §2; docs/protocol/cursor-run.md §9). Machines call these so the wire shapes live in one
 // place.
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import {
   AgentServerMessageSchema,
   type InteractionUpdateSchema,
@@ -14,6 +15,16 @@ import {
   type ToolCallDelta,
 } from "../proto/gen/agent/v1/agent_pb.js";
 import type { Usage } from "../providers/types.js";
+
+/** Frames whose wire bytes were known when they were built (a checkpoint's state is encoded once, for its id). */
+const preEncoded = new WeakMap<AgentServerMessage, Uint8Array>();
+
+/** A frame's wire bytes: the ones it was built with, else encoded now. */
+export function encodeFrame(message: AgentServerMessage): Uint8Array {
+  return preEncoded.get(message) ?? toBinary(AgentServerMessageSchema, message);
+}
+
+const CHECKPOINT_FIELD = AgentServerMessageSchema.field.conversationCheckpointUpdate!.number;
 
 type Update = NonNullable<MessageInitShape<typeof InteractionUpdateSchema>["message"]>;
 
@@ -79,6 +90,17 @@ export const frames = {
     create(AgentServerMessageSchema, {
       message: { case: "kvServerMessage", value: { id, message: { case: "getBlobArgs", value: { blobId } } } },
     }),
-  checkpoint: (state: ConversationStateStructure) =>
-    create(AgentServerMessageSchema, { message: { case: "conversationCheckpointUpdate", value: state } }),
+  /** `encoded`: the state's own bytes when the caller has them (its blob): the frame embeds them as they are. */
+  checkpoint: (state: ConversationStateStructure, encoded?: Uint8Array) => {
+    const message = create(AgentServerMessageSchema, {
+      message: { case: "conversationCheckpointUpdate", value: state },
+    });
+    if (encoded) {
+      preEncoded.set(
+        message,
+        new BinaryWriter().tag(CHECKPOINT_FIELD, WireType.LengthDelimited).bytes(encoded).finish(),
+      );
+    }
+    return message;
+  },
 };

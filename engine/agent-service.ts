@@ -6,7 +6,6 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { createActor } from "xstate";
 import {
   AgentClientMessageSchema,
-  AgentServerMessageSchema,
   type AgentClientMessage,
   type AgentRunRequest,
   type AgentServerMessage,
@@ -16,6 +15,7 @@ import { MAX_BACKLOG_FRAMES, MAX_HELD_APPENDS, requestStreamMachine } from "../m
 import type { RunEnd } from "../machines/run.js";
 import type { AgentBackend, HeldAppend, ParentLink, RunRoute, StreamSink } from "../transport/agent-backend.js";
 import { type EndStream, RpcError } from "../cursor/errors.js";
+import { encodeFrame } from "../cursor/frames.js";
 import { buildRunMachine } from "./run-wiring.js";
 import { toRunEvent } from "./client-events.js";
 import { RunSession, type RunDeps } from "./run-session.js";
@@ -320,7 +320,7 @@ export class AgentService implements AgentBackend {
           return;
         }
         // Encoded once here: the backlog and every subscriber share the bytes (a repeated frame shares them too).
-        if (last?.message !== message) last = { message, payload: toBinary(AgentServerMessageSchema, message) };
+        if (last?.message !== message) last = { message, payload: encodeFrame(message) };
         entry.actor.send({ type: "OUTPUT", payload: last.payload });
       },
       finish,

@@ -1,6 +1,8 @@
-// How a run's canonical messages become store rows, the group commit of its tool results, and the durable write of
-// a checkpoint (docs/protocol/cursor-run.md §6.2–§6.5; docs/protocol/cursor-tools.md §2.5).
-import type { CheckpointWrite } from "../machines/checkpoint.js";
+// How a run's canonical messages become store rows, the group commit of its tool results (the last of a round with
+// the settled checkpoint), and the durable write of a checkpoint (docs/protocol/cursor-run.md §5.2, §6.2–§6.5;
+// docs/protocol/cursor-tools.md §2.5, §4.2–§4.3).
+import type { CheckpointPlan, CheckpointWrite } from "../machines/checkpoint.js";
+import type { ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
 import type { CanonicalMessage } from "../providers/messages.js";
 import { type NewMessage, StaleCheckpointError, type Store } from "../store/index.js";
 
@@ -18,17 +20,14 @@ export function messageRows(messages: readonly CanonicalMessage[]): NewMessage[]
 /**
  * Group commit: a result joins the batch still waiting for the store (results of one client append, or those that
  * complete while the previous batch is being written), so a batch is one transaction and one fsync, and a lone
- * result waits for nothing. Each caller resumes only once its result is durable, in completion order.
+ * result waits for nothing. Each caller resumes only once its result is durable, in completion order. `write` makes
+ * one batch durable (RoundCommits: the batch that completes a round carries the settled checkpoint).
  */
-export class ResultCommits {
+class ResultCommits {
   private waiting: { messages: ToolResult[]; committed: Promise<void> } | undefined;
   private written: Promise<void> = Promise.resolve();
 
-  constructor(
-    private readonly store: Store,
-    private readonly conversationId: string,
-    private readonly runId: string,
-  ) {}
+  constructor(private readonly write: (batch: ToolResult[]) => Promise<void>) {}
 
   commit(message: ToolResult): Promise<void> {
     const waiting = this.waiting;
@@ -42,11 +41,64 @@ export class ResultCommits {
     };
     batch.committed = this.written.then(async () => {
       this.waiting = undefined;
-      await this.store.appendMessages(this.conversationId, this.runId, messageRows(batch.messages));
+      await this.write(batch.messages);
     });
     this.waiting = batch;
     this.written = batch.committed.catch(() => {});
     return batch.committed;
+  }
+}
+
+/** What a round's commits need from its run: the settled checkpoint's plan and the two ways to write. */
+export interface RoundWrites {
+  /** How many calls the round has: the batch that reaches it completes the round. */
+  calls: number;
+  settle(): Promise<CheckpointPlan>;
+  commitCheckpoint(write: CheckpointWrite): Promise<void>;
+  appendResults(batch: ToolResult[]): Promise<unknown>;
+}
+
+/**
+ * One tool round's result commits. The batch that completes the round commits the settled checkpoint in the same
+ * transaction (docs/protocol/cursor-run.md §5.2, §6.2): its SETs follow the batch's tool_call_completed, and nothing
+ * is committed between their acknowledgement and the publish. A superseded run writes the results alone; its settled
+ * checkpoint is then refused at its own commit.
+ */
+export class RoundCommits {
+  /** The round's results so far, in completion order, with their typed cards (the settled checkpoint's steps). */
+  readonly completed: Array<{ message: ToolResult; toolCall: ToolCall }> = [];
+  private written = 0;
+  private settled: CheckpointPlan | undefined;
+  private readonly results = new ResultCommits((batch) => this.write(batch));
+
+  constructor(private readonly round: RoundWrites) {}
+
+  commit(message: ToolResult, toolCall: ToolCall): Promise<void> {
+    this.completed.push({ message, toolCall });
+    return this.results.commit(message);
+  }
+
+  /** The settled checkpoint: the one the last results committed (durable), else built now. */
+  async takeSettled(): Promise<CheckpointPlan> {
+    const plan = this.settled ?? (await this.round.settle());
+    this.settled = undefined;
+    return plan;
+  }
+
+  private async write(batch: ToolResult[]): Promise<void> {
+    this.written += batch.length;
+    if (this.written === this.round.calls) {
+      const plan = await this.round.settle();
+      this.settled = plan;
+      try {
+        await this.round.commitCheckpoint({ ...plan.write, messages: batch });
+        this.settled = { ...plan, durable: true };
+        return;
+      } catch (e) {
+        if (!(e instanceof StaleCheckpointError)) throw e;
+      }
+    }
+    await this.round.appendResults(batch);
   }
 }
 

@@ -231,6 +231,8 @@ export async function appendRuntimeMessage(
   request: AgentRunRequest,
   requestId: string,
   mode: ModeAssets,
+  /** The run's first provider call, persisted with the message (docs/protocol/cursor-run.md §6.5). */
+  firstCallIndex: number,
 ): Promise<CanonicalMessage> {
   const unused = unusedRequestFields(facts, request.action);
   if (unused.length) deps.log.info("request context not used yet", { request_id: requestId, unused });
@@ -258,6 +260,7 @@ export async function appendRuntimeMessage(
     requestId,
     eventId,
     JSON.stringify(message),
+    firstCallIndex,
   );
   return JSON.parse(stored.body) as CanonicalMessage;
 }

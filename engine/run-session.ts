@@ -1,7 +1,7 @@
 // The side effects of one run, supplied to the machines with .provide(): provider calls, durable commits and the
 // checkpoint graph. It decides nothing about lifecycles — the machines do — it only does what they ask, in order.
 import { setImmediate as nextTurn } from "node:timers/promises";
-import type { AgentRunRequest, ToolCall } from "../proto/gen/agent/v1/agent_pb.js";
+import type { AgentRunRequest } from "../proto/gen/agent/v1/agent_pb.js";
 import type { ContextMeasure, PreparedRun } from "../machines/run.js";
 import type { AssistantTurn } from "../machines/model-call.js";
 import type { CheckpointKind, CheckpointPlan, CheckpointWrite } from "../machines/checkpoint.js";
@@ -18,24 +18,16 @@ import type { Logger } from "../log/logger.js";
 import { promptCacheKeyOf, resolveModel, type ResolvedModel } from "./models.js";
 import { type RunMode, runTools } from "./run-mode.js";
 import { RunSetupError } from "./run-errors.js";
-import { admitRequest, appendRuntimeMessage, compileRequestContext, localRunStart } from "./run-context.js";
-import { requestContextBlobs } from "./run-context.js";
-import {
-  checkpointPlan,
-  loadHistory,
-  actionBlobs,
-  resumeRound,
-  pendingRound,
-  readRunRequest,
-  rootIds,
-  type RunRequestFacts,
-  turnStart,
-} from "./run-setup.js";
+import { admitRequest, appendRuntimeMessage, compileRequestContext } from "./run-context.js";
+import { localRunStart, requestContextBlobs } from "./run-context.js";
+import { actionBlobs, assistantMessage, checkpointPlan, loadHistory, pendingRound } from "./run-setup.js";
+import { readRunRequest, resumeRound, rootIds, toolResultMessage, turnStart } from "./run-setup.js";
+import type { RunRequestFacts } from "./run-setup.js";
 import type { HistoryCache } from "./history-cache.js";
 import type { ToolServices } from "./tool-services.js";
 import { Compactor } from "./compaction.js";
 import { RunHistory } from "./run-history.js";
-import { commitCheckpointWrite, ResultCommits } from "./result-commits.js";
+import { commitCheckpointWrite, messageRows, RoundCommits } from "./result-commits.js";
 import type { ParentLink } from "../transport/agent-backend.js";
 import { appendCompletions, SubagentProgress } from "./run-subagent.js";
 
@@ -62,7 +54,6 @@ interface Prepared {
 }
 
 type Assistant = Extract<CanonicalMessage, { role: "assistant" }>;
-type ToolResult = Extract<CanonicalMessage, { role: "tool" }>;
 
 export class RunSession {
   /** What the run_request says; an edited message's checkpoint is replaced by its anchor before anything is loaded. */
@@ -72,7 +63,6 @@ export class RunSession {
   private readonly history = new RunHistory();
   /** The response whose tool round is running; `resumed` when it came from the client's pending checkpoint. */
   private assistant: { message: Assistant; turn: AssistantTurn; resumed?: boolean } | undefined;
-  private results: Array<{ message: ToolResult; toolCall: ToolCall }> = [];
   private lastUsage: Usage | undefined;
   /** When the current model call began (monotonic ms): the final step's duration is measured from it. */
   private callStartedAt = 0;
@@ -80,8 +70,8 @@ export class RunSession {
   private roundCounter = 0;
   /** The provider_call_index last written for this run; -1 (createRun's value) before the first call. */
   private persistedCallIndex = -1;
-  /** Tool results are committed in groups (engine/result-commits.ts). */
-  private readonly resultCommits: ResultCommits;
+  /** The running round's result commits, which carry its settled checkpoint (engine/result-commits.ts). */
+  private round: RoundCommits | undefined;
   /** True once this execution owns its runs row: only then may its ending be written there (docs/protocol/cursor-run.md
    * §13, run identity). */
   claimed = false;
@@ -97,7 +87,6 @@ export class RunSession {
     private readonly parent?: ParentLink,
   ) {
     this.facts = readRunRequest(request);
-    this.resultCommits = new ResultCommits(deps.store, this.facts.conversationId, requestId);
     this.progress = new SubagentProgress(deps, parent);
   }
 
@@ -162,17 +151,19 @@ export class RunSession {
     }
     if (action.kind !== "resume") {
       const { deps, facts, request, requestId } = this;
+      // A user message's run persists its first call's index with the runtime message: no commit of its own.
       const roots =
         action.kind === "userMessage"
-          ? [await appendRuntimeMessage(deps, facts, action.userMessage, request, requestId, mode.started)]
+          ? [await appendRuntimeMessage(deps, facts, action.userMessage, request, requestId, mode.started, 0)]
           : await appendCompletions(deps, facts, requestId, action.completions, this.history.messages);
+      if (action.kind === "userMessage") this.persistedCallIndex = 0;
       this.history.push(...roots);
       for (const m of roots) builder.addRoot(m);
       return prepared;
     }
     const pending = pendingRound(this.facts.state);
     if (!pending) return prepared;
-    this.assistant = { message: pending, turn: { text: pending.text, toolCalls: pending.toolCalls }, resumed: true };
+    this.startRound({ message: pending, turn: { text: pending.text, toolCalls: pending.toolCalls }, resumed: true });
     return { ...prepared, resumeRound: resumeRound(pending, this.requestId) };
   }
 
@@ -206,7 +197,7 @@ export class RunSession {
    * by the settled checkpoint that let this call start when it could carry it, else here. */
   async *stream(callIndex: number, signal: AbortSignal, purpose?: "summary"): AsyncIterable<ModelEvent> {
     // The settled checkpoint just published leaves on the wire before this call's request is compiled and sent.
-    if (this.persistedCallIndex === callIndex) await nextTurn();
+    if (callIndex > 0 && this.persistedCallIndex === callIndex) await nextTurn();
     this.callStartedAt = performance.now();
     const request = purpose === "summary" ? this.ready.compactor.request(this.history.messages) : this.modelRequest();
     if (this.persistedCallIndex !== callIndex) await this.deps.store.setProviderCallIndex(this.requestId, callIndex);
@@ -239,16 +230,18 @@ export class RunSession {
     this.ready.compactor.answered(this.history.messages, usage);
     if (!turn) return;
     const toolRoundId = turn.toolCalls.length ? `${this.requestId}:round-${this.roundCounter++}` : undefined;
-    const message: Assistant = {
-      role: "assistant",
-      text: turn.text,
-      ...(turn.thinking !== undefined ? { thinking: turn.thinking } : {}),
-      ...(turn.replay ? { replay: turn.replay } : {}),
-      ...(toolRoundId ? { toolRoundId } : {}),
-      toolCalls: turn.toolCalls,
-    };
-    this.assistant = { message, turn };
-    this.results = [];
+    this.startRound({ message: assistantMessage(turn, toolRoundId), turn });
+  }
+
+  /** A model response: the round its tool calls make (none for a final answer) commits its results afresh. */
+  private startRound(assistant: NonNullable<RunSession["assistant"]>): void {
+    this.assistant = assistant;
+    this.round = new RoundCommits({
+      calls: assistant.turn.toolCalls.length,
+      settle: () => this.settledPlan(),
+      commitCheckpoint: (write) => this.commitCheckpoint(write),
+      appendResults: (batch) => this.deps.store.appendMessages(this.conversationId, this.requestId, messageRows(batch)),
+    });
   }
 
   /**
@@ -279,35 +272,31 @@ export class RunSession {
     toolCall.toolCallId = invocation.callId;
     toolCall.startedAtMs = BigInt(input.startedAtMs);
     toolCall.completedAtMs = BigInt(Date.now());
-    const message: ToolResult = {
-      role: "tool",
-      toolCallId: invocation.callId,
-      toolName: invocation.name,
-      content: completion.content,
-      isError: completion.isError,
-      ...(this.assistant?.message.toolRoundId ? { toolRoundId: this.assistant.message.toolRoundId } : {}),
-    };
-    await this.resultCommits.commit(message);
-    this.completedCalls.add(invocation.callId);
+    const message = toolResultMessage(invocation, completion, this.assistant?.message.toolRoundId);
+    // The round's last result may carry the settled checkpoint, so it is built from everything the result brings.
     if (completion.readPath) this.ready.builder.addReadPath(completion.readPath);
-    this.results.push({ message, toolCall });
-    if (!completion.switchMode) return { callIndex: input.callIndex, toolCall };
     // An approved SwitchMode (docs/protocol/cursor-tools.md §6.5): the run keeps its system prompt.
-    this.deps.log.info("mode switched", { request_id: this.requestId, mode: completion.switchMode });
-    return { callIndex: input.callIndex, toolCall, mode: this.ready.mode.switchTo(completion.switchMode) };
+    const mode = completion.switchMode && this.ready.mode.switchTo(completion.switchMode);
+    await this.round!.commit(message, toolCall);
+    this.completedCalls.add(invocation.callId);
+    if (!mode) return { callIndex: input.callIndex, toolCall };
+    this.deps.log.info("mode switched", { request_id: this.requestId, mode: mode.id });
+    return { callIndex: input.callIndex, toolCall, mode };
   }
 
   async buildCheckpoint(kind: CheckpointKind): Promise<CheckpointPlan> {
     if (kind === "compacted") {
       const summary = this.ready.compactor.summary;
       if (!summary) throw new Error("compacted checkpoint without a summary");
-      return checkpointPlan(kind, [await this.snapshot([])], [summary], (s) => [frames.checkpoint(s[0]!.state)]);
+      return checkpointPlan(kind, [await this.snapshot([])], [summary], (s) => [
+        frames.checkpoint(s[0]!.state, s[0]!.stateBlob.data),
+      ]);
     }
     // A summarize_action run ends without a response: turn_ended, then its checkpoint three times, the shape every
     // successful ending has (docs/protocol/cursor-run.md §10.2).
     if (kind === "final" && this.facts.action.kind === "summarize") {
       return checkpointPlan(kind, [await this.snapshot([])], [], ([s]) => {
-        const final = frames.checkpoint(s!.state);
+        const final = frames.checkpoint(s!.state, s!.stateBlob.data);
         return [frames.turnEnded(this.totalUsage), final, final, final];
       });
     }
@@ -320,18 +309,12 @@ export class RunSession {
       if (!assistant.resumed) this.addResponseSteps(assistant.turn);
       const batch = assistant.resumed ? [] : [assistant.message];
       const plan = checkpointPlan(kind, [await this.snapshot([pendingEntry(assistant.message)])], batch, (s) => [
-        frames.checkpoint(s[0]!.state),
+        frames.checkpoint(s[0]!.state, s[0]!.stateBlob.data),
       ]);
       const { todos } = this.history.derived;
       return { ...plan, turn: { steps: b.stepCount, ...(todos ? { todos } : {}) } };
     }
-    if (kind === "settled") {
-      const messages = [assistant.message, ...this.results.map((r) => r.message)];
-      for (const m of messages) b.addRoot(m);
-      for (const r of this.results) b.addToolStep(r.toolCall);
-      this.history.push(...messages);
-      return checkpointPlan(kind, [await this.snapshot([])], [], (s) => [frames.checkpoint(s[0]!.state)]);
-    }
+    if (kind === "settled") return this.round!.takeSettled();
     // Final: step_completed for the answer's last step before its blobs, then turn_ended, the transitional staged
     // checkpoint, the settled one and its repeat (docs/protocol/cursor-run.md §9, §10.2–§10.5).
     const stepsBefore = b.stepCount;
@@ -344,8 +327,8 @@ export class RunSession {
     const settled = await this.snapshot([]);
     const plan = checkpointPlan(kind, [staged, settled], [assistant.message], ([s, t]) => {
       // The repeat is the same message, so it is encoded (and compressed) once: it carries every root id.
-      const final = frames.checkpoint(t!.state);
-      return [frames.turnEnded(this.totalUsage), frames.checkpoint(s!.state), final, final];
+      const final = frames.checkpoint(t!.state, t!.stateBlob.data);
+      return [frames.turnEnded(this.totalUsage), frames.checkpoint(s!.state, s!.stateBlob.data), final, final];
     });
     return { ...plan, lead };
   }
@@ -368,6 +351,19 @@ export class RunSession {
 
   get usage(): Usage {
     return this.totalUsage;
+  }
+
+  /** The round settled: the batch and its results appended to the roots, one step per result (cursor-tools.md §4.3). */
+  private async settledPlan(): Promise<CheckpointPlan> {
+    const b = this.ready.builder;
+    const { completed } = this.round!;
+    const messages = [this.assistant!.message, ...completed.map((r) => r.message)];
+    for (const m of messages) b.addRoot(m);
+    for (const r of completed) b.addToolStep(r.toolCall);
+    this.history.push(...messages);
+    return checkpointPlan("settled", [await this.snapshot([])], [], (s) => [
+      frames.checkpoint(s[0]!.state, s[0]!.stateBlob.data),
+    ]);
   }
 
   private addResponseSteps(turn: AssistantTurn): void {

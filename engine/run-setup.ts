@@ -21,6 +21,10 @@ import {
 } from "../proto/gen/agent/v1/agent_pb.js";
 import type { ModeAssets, PromptAssets } from "../prompt/assets.js";
 import type { CanonicalMessage } from "../providers/messages.js";
+import type { AssistantTurn } from "../machines/model-call.js";
+import type { ToolCompletion, ToolInvocation } from "../cursor/tools/types.js";
+
+type Assistant = Extract<CanonicalMessage, { role: "assistant" }>;
 import { modeFromWire, wireModeName } from "../cursor/modes.js";
 import { executePlanTurn } from "../cursor/plan-actions.js";
 import { decodeRootMessage, RootMessageError } from "../cursor/root-messages.js";
@@ -257,6 +261,34 @@ export async function loadHistory(
   }
   cache.remember(conversationId, ids, { messages, sizes });
   return messages.slice(1);
+}
+
+/** A model response as the canonical assistant batch; a response that asked for tools names its round. */
+export function assistantMessage(turn: AssistantTurn, toolRoundId: string | undefined): Assistant {
+  return {
+    role: "assistant",
+    text: turn.text,
+    ...(turn.thinking !== undefined ? { thinking: turn.thinking } : {}),
+    ...(turn.replay ? { replay: turn.replay } : {}),
+    ...(toolRoundId ? { toolRoundId } : {}),
+    toolCalls: turn.toolCalls,
+  };
+}
+
+/** A call's terminal result as the canonical tool message (docs/protocol/cursor-run.md §8.4). */
+export function toolResultMessage(
+  invocation: ToolInvocation,
+  completion: ToolCompletion,
+  toolRoundId: string | undefined,
+): Extract<CanonicalMessage, { role: "tool" }> {
+  return {
+    role: "tool",
+    toolCallId: invocation.callId,
+    toolName: invocation.name,
+    content: completion.content,
+    isError: completion.isError,
+    ...(toolRoundId ? { toolRoundId } : {}),
+  };
 }
 
 /** The pending round a resume runs again, as the machines take calls (docs/protocol/cursor-run.md §11). */

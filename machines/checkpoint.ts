@@ -1,7 +1,9 @@
 // Checkpoint: build the new blobs, SET them to the client, wait for every ACK in the new reference closure, commit
 // them to the store with the head switch, and only then publish (docs/protocol/cursor-run.md §5, §5.2, §6.2–§6.3). A
-// refused SET, a missing ACK past the deadline or a failed commit ends here as `failed`; nothing referencing an
-// unacknowledged blob is ever published, and no retry under a fresh KV id is made.
+// settled round's plan may come already durable (the round's last tool results committed it, §5.2): then nothing is
+// committed between the last ACK and the publish. A refused SET, a missing ACK past the deadline or a failed commit
+// ends here as `failed`; nothing referencing an unacknowledged blob is ever published, and no retry under a fresh KV
+// id is made.
 import { assign, enqueueActions, fromPromise, setup } from "xstate";
 import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import type { CheckpointSnapshot } from "../cursor/checkpoint-builder.js";
@@ -34,6 +36,9 @@ export interface CheckpointPlan {
   lead?: AgentServerMessage[];
   /** Where the checkpoint leaves the turn (a staged one: what the round's local tools build on). */
   turn?: TurnFacts;
+  /** The write is already committed: a settled checkpoint whose transaction also held the round's last tool results
+   * (docs/protocol/cursor-run.md §5.2). */
+  durable?: boolean;
 }
 
 export interface CheckpointOutput {
@@ -77,6 +82,7 @@ const checkpointSetup = setup({
   },
   guards: {
     allAcknowledged: ({ context }) => context.awaiting.length === 0,
+    durableAndAcknowledged: ({ context }) => context.awaiting.length === 0 && context.plan?.durable === true,
     isRefusal: ({ context, event }) => context.awaiting.includes(event.id) && event.error !== undefined,
     isAwaited: ({ context, event }) => context.awaiting.includes(event.id),
   },
@@ -108,7 +114,8 @@ export const checkpointMachine = checkpointSetup.createMachine({
   description:
     "Builds the new blobs, SETs them to the client, waits for every acknowledgement in the new reference " +
     "closure (with a deadline), commits blobs, edges and the head switch in one transaction, and only then " +
-    "publishes. A refused or unacknowledged SET or a failed commit ends in failed: no checkpoint referencing " +
+    "publishes; a plan that is already durable (a settled round's, committed with its last tool results) is " +
+    "published right after the last acknowledgement. A refused or unacknowledged SET or a failed commit ends in failed: no checkpoint referencing " +
     "an unacknowledged blob is ever published.",
   id: "checkpoint",
   context: ({ input }) => ({
@@ -136,7 +143,10 @@ export const checkpointMachine = checkpointSetup.createMachine({
     },
     setting: {
       entry: sendSets,
-      always: { guard: "allAcknowledged", target: "committing" },
+      always: [
+        { guard: "durableAndAcknowledged", target: "published" },
+        { guard: "allAcknowledged", target: "committing" },
+      ],
       on: {
         KV_SET_RESULT: [
           {

@@ -6,14 +6,15 @@ import { toBuffer, toBytes } from "./db.js";
 /**
  * Records `baseState` as the anchor of the message unless it has one, and returns the anchor: the state given now for
  * a new message, the first one for a message seen before (an edit or a repeat). Runs inside the run's first
- * transaction (store/run-start.ts).
+ * transaction (store/run-start.ts). One statement: a conflict keeps the stored state (the no-op update only lets
+ * RETURNING hand it back).
  */
 export async function recordAnchor(
   trx: Knex.Transaction,
   conversationId: string,
   input: { messageId: string; baseState: Uint8Array },
 ): Promise<Uint8Array> {
-  await trx("input_anchors")
+  const [row]: Array<{ base_state: Buffer }> = await trx("input_anchors")
     .insert({
       conversation_id: conversationId,
       message_id: input.messageId,
@@ -21,10 +22,7 @@ export async function recordAnchor(
       created_at: Date.now(),
     })
     .onConflict(["conversation_id", "message_id"])
-    .ignore();
-  const row: { base_state: Buffer } = await trx("input_anchors")
-    .select("base_state")
-    .where({ conversation_id: conversationId, message_id: input.messageId })
-    .first();
-  return toBytes(row.base_state);
+    .merge({ base_state: trx.raw("??", ["input_anchors.base_state"]) })
+    .returning("base_state");
+  return toBytes(row!.base_state);
 }

@@ -61,6 +61,8 @@ export interface Store {
     runId: string,
     eventId: string,
     body: string,
+    /** The run's next provider call, persisted with the message (docs/protocol/cursor-run.md §6.5). */
+    providerCallIndex?: number,
   ): Promise<{ body: string; appended: boolean }>;
   loadMessages(conversationId: string): Promise<StoredMessage[]>;
   /**
@@ -138,7 +140,7 @@ export async function openStore(opts: StoreLocation & StoreOptions): Promise<Sto
     commitCheckpoint: (c) => conversations.commitCheckpoint(db, c),
     getHead: (id) => conversations.getHead(db, id),
     appendMessages: (c, r, m) => messages.appendMessages(db, c, r, m),
-    appendRuntimeMessageOnce: (c, r, e, b) => messages.appendRuntimeMessageOnce(db, c, r, e, b),
+    appendRuntimeMessageOnce: (c, r, e, b, i) => messages.appendRuntimeMessageOnce(db, c, r, e, b, i),
     loadMessages: (c) => messages.loadMessages(db, c),
     beginRun: (start) => beginRun(db, start),
     createRun: (r) => runs.createRun(db, r),

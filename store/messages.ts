@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
 import { batches, toBuffer } from "./db.js";
+import { setProviderCallIndex } from "./runs.js";
 
 /** Who produced a message, kept apart from its provider role (docs/protocol/cursor-run.md §8.6: a runtime tag has
  * role=user). */
@@ -33,37 +34,45 @@ interface MessageRow {
   run_id: string;
 }
 
-/** Must run inside the immediate transaction that inserts, so no other writer can take the same seq
- * (docs/protocol/cursor-run.md §6.2). */
-async function nextSeq(trx: Knex.Transaction, conversationId: string): Promise<number> {
-  const row = (await trx("messages").max({ last: "seq" }).where("conversation_id", conversationId).first()) as
-    | { last: number | null }
-    | undefined;
-  return (row?.last ?? 0) + 1;
-}
+const MESSAGE_COLUMNS = "role, origin, body, blob_id, tool_round_id";
 
-/** Appends in order inside the caller's immediate transaction; returns the assigned seqs. */
+/**
+ * Appends in order inside the caller's immediate transaction (so no other writer can take the same seqs,
+ * docs/protocol/cursor-run.md §6.2); returns the assigned seqs. The next seq is read in the INSERT itself: one
+ * statement (one round trip to SQLite's thread) instead of a SELECT and an INSERT. SQLite evaluates the
+ * uncorrelated MAX once and materializes the SELECT before inserting, so every row of a statement counts from it.
+ */
 export async function insertMessages(
   trx: Knex.Transaction,
   conversationId: string,
   runId: string,
   msgs: readonly NewMessage[],
 ): Promise<number[]> {
-  const first = await nextSeq(trx, conversationId);
   const now = Date.now();
-  const rows = msgs.map((m, i) => ({
-    conversation_id: conversationId,
-    seq: first + i,
-    role: m.role,
-    origin: m.origin,
-    body: m.body,
-    blob_id: m.blobId ? toBuffer(m.blobId) : null,
-    tool_round_id: m.toolRoundId ?? null,
-    run_id: runId,
-    created_at: now,
-  }));
-  for (const batch of batches(rows)) await trx("messages").insert(batch);
-  return rows.map((r) => r.seq);
+  const seqs: number[] = [];
+  for (const batch of batches(msgs)) {
+    const values = batch.map(() => "(?, ?, ?, ?, ?, ?)").join(", ");
+    const bindings = batch.flatMap((m, i) => [
+      i + 1,
+      m.role,
+      m.origin,
+      m.body,
+      m.blobId ? toBuffer(m.blobId) : null,
+      m.toolRoundId ?? null,
+    ]);
+    const rows = (await trx.raw(
+      `INSERT INTO messages (conversation_id, seq, ${MESSAGE_COLUMNS}, run_id, created_at)
+       SELECT c.conversation_id, c.last + v.column1, v.column2, v.column3, v.column4, v.column5, v.column6,
+              c.run_id, c.created_at
+       FROM (SELECT ? AS conversation_id, (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE conversation_id = ?) AS last,
+                    ? AS run_id, ? AS created_at) AS c,
+            (VALUES ${values}) AS v
+       RETURNING seq`,
+      [conversationId, conversationId, runId, now, ...bindings],
+    )) as Array<{ seq: number }>;
+    seqs.push(...rows.map((r) => r.seq).sort((x, y) => x - y));
+  }
+  return seqs;
 }
 
 export async function appendMessages(
@@ -78,9 +87,9 @@ export async function appendMessages(
 
 /**
  * docs/protocol/cursor-run.md §8.6: a runtime event yields exactly one role=user, origin=runtime message. The event row
- * and the
- * message commit together; a repeat (retry, resume, restart) gets the stored body back to replay, never a
- * re-rendered one.
+ * and the message commit together; a repeat (retry, resume, restart) gets the stored body back to replay, never a
+ * re-rendered one. `providerCallIndex`: the run's next provider call, persisted in the same transaction (§6.5: before
+ * its HTTP request; a run's first call needs no commit of its own).
  */
 export async function appendRuntimeMessageOnce(
   db: Knex,
@@ -88,8 +97,10 @@ export async function appendRuntimeMessageOnce(
   runId: string,
   eventId: string,
   body: string,
+  providerCallIndex?: number,
 ): Promise<{ body: string; appended: boolean }> {
   return db.transaction(async (trx) => {
+    if (providerCallIndex !== undefined) await setProviderCallIndex(trx, runId, providerCallIndex);
     const consumed: { body: string } | undefined = await trx("runtime_events as e")
       .join("messages as m", function () {
         this.on("m.conversation_id", "e.conversation_id").andOn("m.seq", "e.message_seq");

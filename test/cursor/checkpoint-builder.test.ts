@@ -16,6 +16,24 @@ const system: CanonicalMessage = { role: "system", content: "You are a test." };
 const user = create(UserMessageSchema, { text: "hi", messageId: "m1" });
 
 describe("CheckpointBuilder (docs/protocol/cursor-run.md §4.1, §4.5, §5.2; docs/protocol/cursor-tools.md §4)", () => {
+  it("leaves the client's state as it came: a snapshot replaces the fields it sets, it never mutates them", () => {
+    const base = create(ConversationStateStructureSchema, {
+      rootPromptMessagesJson: [blobId(encodeRootMessage(system))],
+      readPaths: ["a.txt"],
+      plans: { old: { id: "old", path: "file:///old.md" } },
+      pendingToolCalls: ["earlier"],
+    });
+    const before = toBinary(ConversationStateStructureSchema, base);
+    const b = new CheckpointBuilder(base, system, { kind: "new", userMessage: user }, "req-base");
+    b.addRoot({ role: "user", content: "hi", origin: "runtime" });
+    b.addReadPath("b.txt");
+    const plans = [{ id: "p1", uri: "file:///p1.md", plan: "do it" }];
+    const snap = b.snapshot({ pending: [], usedTokens: 1, maxTokens: 10, plans });
+    expect(Object.keys(snap.state.plans)).to.deep.equal(["old", "p1"]);
+    expect(snap.state.readPaths).to.deep.equal(["a.txt", "b.txt"]);
+    expect(hex(toBinary(ConversationStateStructureSchema, base))).to.equal(hex(before));
+  });
+
   it("hands out each new blob once, children before parents, addressed by SHA-256", () => {
     const b = new CheckpointBuilder(
       create(ConversationStateStructureSchema),

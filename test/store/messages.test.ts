@@ -26,6 +26,15 @@ describe("store: canonical messages and runtime events", () => {
     ]);
   });
 
+  it("numbers a batch past one statement's rows consecutively, in the order given", async () => {
+    await t.store.appendMessages("c1", "r1", [{ role: "user", origin: "user", body: "0" }]);
+    const many = Array.from({ length: 250 }, (_, i) => ({ role: "tool", origin: "tool", body: String(i + 1) }));
+    const seqs = await t.store.appendMessages("c1", "r1", many);
+    expect(seqs).to.deep.equal(Array.from({ length: 250 }, (_, i) => i + 2));
+    const stored = await t.store.loadMessages("c1");
+    expect(stored.map((m) => [m.seq, m.body])).to.deep.equal(Array.from({ length: 251 }, (_, i) => [i + 1, String(i)]));
+  });
+
   it("appending nothing returns no seqs and stores nothing", async () => {
     expect(await t.store.appendMessages("c1", "r1", [])).to.deep.equal([]);
     expect(await t.store.loadMessages("c1")).to.deep.equal([]);

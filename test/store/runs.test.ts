@@ -10,6 +10,18 @@ describe("store: runs", () => {
 
   const run = { runId: "req-1", conversationId: "c1", model: "gpt-x" };
 
+  it("beginRun binds a message id to the first state it was sent on and returns that one ever after", async () => {
+    const route = { route: "local" as const, modelId: "m" };
+    const first = new Uint8Array([1, 2, 3]);
+    const later = new Uint8Array([4, 5]);
+    const start = (runId: string, messageId: string, baseState: Uint8Array) =>
+      t.store.beginRun({ runId, conversationId: "c1", model: "gpt-x", route, input: { messageId, baseState } });
+    expect(await start("r1", "m1", first)).to.deep.equal(first);
+    expect(await start("r2", "m1", later), "an edit is built on the first anchor").to.deep.equal(first);
+    expect(await start("r3", "m2", later)).to.deep.equal(later);
+    expect(await t.store.beginRun({ runId: "r4", conversationId: "c1", model: "gpt-x", route })).to.equal(undefined);
+  });
+
   it("a new run is running with provider_call_index -1 and no usage", async () => {
     await t.store.createRun(run);
     const r = await t.store.getRun("req-1");

@@ -113,13 +113,16 @@ export const checkpointHarness: Harness<CheckpointRecord> = {
       snapshot: () => actor.getSnapshot(),
     };
   },
-  summary: (s) => [s.context.awaiting.length, s.context.plan?.sets.length ?? null],
+  summary: (s) => [s.context.awaiting.length, s.context.plan?.sets.length ?? null, s.context.plan?.durable ?? null],
   payloads(type, s) {
     if (type.startsWith("xstate.done.actor.") && type.endsWith(".building")) {
-      return [0, 2].map((n) => ({
-        type,
-        output: { sets: Array.from({ length: n }, (_, i) => blob(i)), publish: [PUBLISHED] },
-      }));
+      // A durable plan (a settled round's, committed with its last results) is published without a commit.
+      return [0, 2].flatMap((n) =>
+        [false, true].map((durable) => ({
+          type,
+          output: { sets: Array.from({ length: n }, (_, i) => blob(i)), publish: [PUBLISHED], durable },
+        })),
+      );
     }
     if (type.startsWith("xstate.error.actor.")) return [{ type, error: new Error("disk gone") }];
     if (type === "KV_SET_RESULT") {
@@ -134,9 +137,10 @@ export const checkpointHarness: Harness<CheckpointRecord> = {
     }
     return undefined;
   },
-  checkFinal({ record, snapshot }) {
+  checkFinal({ record, snapshot }, trace) {
     const s = snapshot();
     const output = s.output as CheckpointOutput;
+    const committed = trace.some((e) => e.type.startsWith("xstate.done.actor.") && e.type.endsWith(".committing"));
     const sets = record.frames.flatMap((f) => (f.message.case === "kvServerMessage" ? [f.message.value.id] : []));
     expect(new Set(sets).size, "each blob SET under its own KV id, never retried").to.equal(sets.length);
     const published = record.frames.filter((f) => f === PUBLISHED).length;
@@ -148,6 +152,7 @@ export const checkpointHarness: Harness<CheckpointRecord> = {
         "published only after every SET in its closure was acknowledged",
       ).to.equal(true);
       expect(record.frames.at(-1)).to.equal(PUBLISHED);
+      expect(committed, "committed here unless the plan came durable").to.equal(s.context.plan?.durable !== true);
     } else {
       expect(output.ok).to.equal(false);
       expect(output.error).to.be.a("string");
