@@ -1,6 +1,7 @@
 // The strict contract of docs/protocol/cursor-run.md §7.3: HTTP failures, bare EOF, unclosed blocks, bad tool
 // arguments, a second usage, unknown finish reasons and cancellation all end in ProviderError, never in a `done`.
 import { expect } from "chai";
+import { Readable } from "node:stream";
 import { createOpenAIChatAdapter } from "../../providers/openai-chat.js";
 import type { ModelEvent, ModelRequest, ProviderAdapter } from "../../providers/types.js";
 import { chatChunk, drain, sseBody, usageChunk } from "./model-events.js";
@@ -68,22 +69,23 @@ describe("OpenAI Chat adapter failures and edge cases", () => {
     });
 
     it("reads only the start of a huge error body, then cancels it", async () => {
-      const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+      const chunk = Buffer.from("x".repeat(64 * 1024));
       let pulled = 0;
       let canceled = false;
-      const body = new ReadableStream<Uint8Array>({
-        pull(controller) {
-          if (pulled >= 256) return controller.close(); // 16 MiB
+      const body = new Readable({
+        read() {
+          if (pulled >= 256) return void this.push(null); // 16 MiB
           pulled++;
-          controller.enqueue(chunk);
+          this.push(chunk);
         },
-        cancel() {
+        destroy(error, callback) {
           canceled = true;
+          callback(error);
         },
       });
       const huge = createOpenAIChatAdapter(
         { kind: "openai-chat", baseUrl: "http://provider.invalid", apiKey: KEY },
-        async () => new Response(body, { status: 500 }),
+        async () => ({ status: 500, contentType: "text/plain", body }),
       );
       const { error } = await drain(huge, REQUEST);
       expect(error?.status).to.equal(500);
