@@ -68,6 +68,23 @@ describe("OpenAI Chat adapter failures and edge cases", () => {
       expect(error?.message).not.to.include(KEY.slice(0, 8));
     });
 
+    it("names every address of a connection that failed on all of them", async () => {
+      // node reports a name with several addresses that all refuse as an AggregateError without a message.
+      const refused = new AggregateError(
+        [new Error("connect ECONNREFUSED ::1:1"), new Error("connect ECONNREFUSED 127.0.0.1:1")],
+        "",
+      );
+      const adapter = createOpenAIChatAdapter(
+        { kind: "openai-chat", baseUrl: "http://localhost:1/v1", apiKey: KEY },
+        async () => Promise.reject(refused),
+      );
+      const { error } = await drain(adapter, REQUEST);
+      expect(error?.reason).to.equal("error");
+      expect(error?.message).to.equal(
+        "provider request failed: connect ECONNREFUSED ::1:1; connect ECONNREFUSED 127.0.0.1:1",
+      );
+    });
+
     it("reads only the start of a huge error body, then cancels it", async () => {
       const chunk = Buffer.from("x".repeat(64 * 1024));
       let pulled = 0;
