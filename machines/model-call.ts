@@ -115,6 +115,9 @@ const modelCallSetup = setup({
     /** The stream broke the contract (an out-of-order block, a second usage, finish length, ...). */
     brokeContract: ({ context }) => context.failure !== undefined,
     finished: ({ context }) => context.doneReason !== undefined,
+    /** A text delta inside the open text block of a call that shows its text. */
+    showsText: ({ context, event }) =>
+      event.type === "MODEL" && event.event.type === "text_delta" && context.textOpen && context.purpose !== "summary",
   },
 });
 
@@ -136,6 +139,23 @@ const onModelEvent = modelCallSetup.createAction(
     if (projection && ev.type === "toolcall_delta") enqueue.sendTo(projection, { type: "ARGS", delta: ev.delta });
   }),
 );
+
+/** The text a MODEL text_delta carries; the `showsText` guard admits no other event. */
+const deltaText = (event: ModelCallEvent) =>
+  event.type === "MODEL" && event.event.type === "text_delta" ? event.event.delta : "";
+
+/**
+ * The per-delta lane (issue 17): a shown text delta is one assign and one frame, without the general handler's
+ * patch, contract checks and child bookkeeping, which each paced delta would pay in full. Anything else — a delta
+ * outside a text block, a summary call's text — takes the general handler.
+ */
+const showText = [
+  modelCallSetup.assign({ text: ({ context, event }) => context.text + deltaText(event) }),
+  {
+    type: "emitFrame",
+    params: ({ event }: { event: ModelCallEvent }) => ({ message: frames.textDelta(deltaText(event)) }),
+  },
+] as const;
 
 const emitProjected = modelCallSetup.createAction(
   enqueueActions(({ context, event, enqueue }) => {
@@ -222,7 +242,10 @@ export const modelCallMachine = modelCallSetup.createMachine({
       states: {
         waitingForHeaders: { on: { MODEL: { target: "streaming", actions: onModelEvent } } },
         streaming: {
-          on: { MODEL: { actions: onModelEvent }, ARGS_PROJECTED: { actions: emitProjected } },
+          on: {
+            MODEL: [{ guard: "showsText", actions: showText }, { actions: onModelEvent }],
+            ARGS_PROJECTED: { actions: emitProjected },
+          },
           always: [
             { guard: "brokeContract", target: "#modelCall.failed", actions: closeThinking },
             { guard: "finished", target: "#modelCall.done" },

@@ -2,7 +2,7 @@
 // into ModelEvents under the strict contract of docs/protocol/cursor-run.md §7.3. Endpoint quirks stay here and in
 // anthropic-stream.ts.
 import { AnthropicStreamDecoder } from "./anthropic-stream.js";
-import { streamModelEvents, type EventStreamRequest } from "./http.js";
+import { httpPost, streamModelEvents, type EventStreamRequest, type HttpPost } from "./http.js";
 import type {
   ModelImage,
   ModelMessage,
@@ -64,10 +64,10 @@ export interface AnthropicRequest {
 
 export type AnthropicToolChoice = { type: "auto" | "any" | "none" } | { type: "tool"; name: string };
 
-export function createAnthropicAdapter(endpoint: ProviderEndpoint, fetchImpl: typeof fetch = fetch): ProviderAdapter {
+export function createAnthropicAdapter(endpoint: ProviderEndpoint, post: HttpPost = httpPost): ProviderAdapter {
   return {
     stream: (request, signal) =>
-      streamModelEvents(() => messagesCall(endpoint, request), new AnthropicStreamDecoder(), signal, fetchImpl),
+      streamModelEvents(() => messagesCall(endpoint, request), new AnthropicStreamDecoder(), signal, post),
   };
 }
 

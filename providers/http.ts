@@ -1,8 +1,12 @@
-// The HTTP edge every endpoint adapter shares: POST a JSON body, wait for headers, hand back the SSE body.
-// One AbortSignal covers both the header wait and the body read (docs/protocol/cursor-run.md §7.3), and no error
-// message ever carries the API key (docs/protocol/README.md §6.8).
+// The HTTP edge every endpoint adapter shares: POST a JSON body, wait for headers, decode the SSE body. node:http
+// rather than fetch: no web-stream layers between a network read and its ModelEvents (issue 17). One AbortSignal
+// covers both the header wait and the body read (docs/protocol/cursor-run.md §7.3), and no error message ever
+// carries the API key (docs/protocol/README.md §6.8).
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
+import type { Readable } from "node:stream";
 import { redact } from "../log/logger.js";
-import { readEventStream } from "./sse.js";
+import { eventStreamParser } from "./sse.js";
 import { ProviderError, type ModelEvent } from "./types.js";
 
 export interface EventStreamRequest {
@@ -12,6 +16,16 @@ export interface EventStreamRequest {
   /** The credential sent in `headers`; it is redacted from every error message. */
   secret: string;
 }
+
+/** What the read loop needs of a provider's answer. */
+export interface ProviderResponse {
+  status: number;
+  contentType: string;
+  body: Readable;
+}
+
+/** Sends one request and resolves with its response head; until then the signal aborts it. */
+export type HttpPost = (request: EventStreamRequest, signal: AbortSignal) => Promise<ProviderResponse>;
 
 /** What each endpoint's stream decoder offers the shared read loop. */
 export interface StreamDecoder {
@@ -33,19 +47,31 @@ export async function* streamModelEvents(
   buildRequest: () => EventStreamRequest,
   decoder: StreamDecoder,
   signal: AbortSignal,
-  fetchImpl: typeof fetch,
+  post: HttpPost,
 ): AsyncGenerator<ModelEvent> {
   let secret = "";
   try {
     const request = buildRequest();
     secret = request.secret;
-    const body = await openEventStream(request, signal, fetchImpl);
-    for await (const message of readEventStream(body)) {
-      // Events already buffered from one network read must not outlive a cancellation.
-      signal.throwIfAborted();
-      yield* decoder.accept(message.data, message.event);
-      if (decoder.failure) throw decoder.failure;
-      if (decoder.complete) return;
+    const response = await post(request, signal);
+    // Attached for exactly as long as the body is read: an abort after its release would reach a pooled connection.
+    const abort = () => response.body.destroy(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    if (signal.aborted) abort();
+    try {
+      const parser = eventStreamParser();
+      for await (const text of await eventStreamBody(response, request)) {
+        for (const message of parser.feed(text)) {
+          // Events already buffered from one network read must not outlive a cancellation.
+          signal.throwIfAborted();
+          yield* decoder.accept(message.data, message.event);
+          if (decoder.failure) throw decoder.failure;
+          if (decoder.complete) return;
+        }
+      }
+    } finally {
+      signal.removeEventListener("abort", abort);
+      release(response.body, decoder.complete);
     }
     decoder.endOfStream();
   } catch (error) {
@@ -53,57 +79,83 @@ export async function* streamModelEvents(
   }
 }
 
+/** POST over node:http or node:https; the agent keeps connections alive between calls. */
+export const httpPost: HttpPost = (request, signal) =>
+  new Promise((resolve, reject) => {
+    const url = new URL(request.url);
+    const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+    const headers = { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) };
+    const abort = () => req.destroy(signal.reason);
+    const req = send(url, { method: "POST", headers }, (res) => {
+      // From here on the read loop answers the signal, for exactly as long as it reads the body.
+      signal.removeEventListener("abort", abort);
+      resolve({ status: res.statusCode ?? 0, contentType: res.headers["content-type"] ?? "", body: res });
+    });
+    signal.addEventListener("abort", abort, { once: true });
+    // Also the listener for failures after the head arrived: those reach the body's reader as its own error.
+    req.on("error", (error) => {
+      signal.removeEventListener("abort", abort);
+      reject(error);
+    });
+    if (signal.aborted) abort();
+    else req.end(request.body);
+  });
+
+/**
+ * After the terminal event the rest of the body (usually just its end) is drained, so the connection can serve the
+ * next call; a body still open a turn later, or one left for any other reason, is dropped with its connection.
+ */
+function release(body: Readable, complete: boolean): void {
+  if (!complete) {
+    body.destroy();
+    return;
+  }
+  body.resume();
+  setImmediate(() => {
+    if (!body.readableEnded) body.destroy();
+  });
+}
+
 /** Longest slice of a provider's error body quoted in an error message. */
 const MAX_QUOTED_ERROR = 500;
 
-/** POSTs the request and returns the event-stream body, or throws ProviderError (never returns a failed response). */
-async function openEventStream(
+/** The event-stream body as text, or a ProviderError for an answer that is not one. */
+async function eventStreamBody(
+  response: ProviderResponse,
   request: EventStreamRequest,
-  signal: AbortSignal,
-  fetchImpl: typeof fetch = fetch,
-): Promise<ReadableStream<Uint8Array>> {
-  const response = await fetchImpl(request.url, {
-    method: "POST",
-    headers: request.headers,
-    body: request.body,
-    signal,
-  });
+): Promise<AsyncIterable<string>> {
   const target = `POST ${describeUrl(request.url)}`;
-  if (!response.ok) {
+  if (response.status < 200 || response.status > 299) {
     // Redacted before it is shortened: a key cut at the quote's end would otherwise leak its first characters.
-    const message = `HTTP ${response.status} from ${target}: ${providerErrorText(redact(await readErrorBody(response), request.secret))}`;
+    const message = `HTTP ${response.status} from ${target}: ${providerErrorText(redact(await readErrorBody(response.body), request.secret))}`;
     throw new ProviderError(redact(message, request.secret), "error", response.status);
   }
   // Some gateways answer 200 with a JSON error instead of a stream; say so instead of reporting a bare EOF.
-  if ((response.headers.get("content-type") ?? "").includes("application/json")) {
-    const message = `expected text/event-stream from ${target}, got JSON: ${providerErrorText(redact(await readErrorBody(response), request.secret))}`;
+  if (response.contentType.includes("application/json")) {
+    const message = `expected text/event-stream from ${target}, got JSON: ${providerErrorText(redact(await readErrorBody(response.body), request.secret))}`;
     throw new ProviderError(redact(message, request.secret), "error");
   }
-  if (response.body === null) {
-    throw new ProviderError(`empty response body from ${target}`, "error");
-  }
-  return response.body;
+  response.body.setEncoding("utf8");
+  // Not destroyed when the loop stops at the terminal event: release() decides.
+  return response.body.iterator({ destroyOnReturn: false });
 }
 
 /** The start of an error body: far more than the quote needs, never the whole of an endless or huge one. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
-async function readErrorBody(response: Response): Promise<string> {
-  if (response.body === null) return "";
-  const reader = response.body.getReader();
-  const parts: Uint8Array[] = [];
+async function readErrorBody(body: Readable): Promise<string> {
+  const parts: Buffer[] = [];
   let size = 0;
   try {
-    while (size < MAX_ERROR_BODY_BYTES) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      parts.push(value);
-      size += value.byteLength;
+    for await (const part of body as AsyncIterable<Buffer>) {
+      parts.push(part);
+      size += part.byteLength;
+      if (size >= MAX_ERROR_BODY_BYTES) break;
     }
   } finally {
-    reader.cancel().catch(() => {});
+    body.destroy();
   }
-  return new TextDecoder().decode(Buffer.concat(parts).subarray(0, MAX_ERROR_BODY_BYTES));
+  return Buffer.concat(parts).subarray(0, MAX_ERROR_BODY_BYTES).toString("utf8");
 }
 
 /**
@@ -142,9 +194,9 @@ function errorMessageOf(value: unknown): string | undefined {
 
 function describeFailure(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  // undici reports network failures as "fetch failed" with the useful part (ECONNREFUSED, ...) in `cause`.
-  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
-  return `${error.message}${cause}`;
+  // A connection to a name with several addresses fails as an AggregateError with no message of its own.
+  if (error instanceof AggregateError && error.message === "") return error.errors.map(describeFailure).join("; ");
+  return error.message;
 }
 
 function describeUrl(url: string): string {

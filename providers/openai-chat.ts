@@ -2,7 +2,7 @@
 // projects a ModelRequest onto `POST {baseUrl}/chat/completions` and turns the SSE chunks into ModelEvents
 // under the strict contract of docs/protocol/cursor-run.md §7.3. Endpoint quirks stay in this file and
 // openai-chat-stream.ts.
-import { streamModelEvents, type EventStreamRequest } from "./http.js";
+import { httpPost, streamModelEvents, type EventStreamRequest, type HttpPost } from "./http.js";
 import { imageUrl } from "./images.js";
 import { ChatStreamDecoder } from "./openai-chat-stream.js";
 import type {
@@ -51,10 +51,10 @@ export interface ChatCompletionRequest {
   stream_options: { include_usage: true };
 }
 
-export function createOpenAIChatAdapter(endpoint: ProviderEndpoint, fetchImpl: typeof fetch = fetch): ProviderAdapter {
+export function createOpenAIChatAdapter(endpoint: ProviderEndpoint, post: HttpPost = httpPost): ProviderAdapter {
   return {
     stream: (request, signal) =>
-      streamModelEvents(() => chatCompletionCall(endpoint, request), new ChatStreamDecoder(), signal, fetchImpl),
+      streamModelEvents(() => chatCompletionCall(endpoint, request), new ChatStreamDecoder(), signal, post),
   };
 }
 

@@ -3,7 +3,7 @@
 // previous_response_id (docs/protocol/cursor-run.md §7.3); reasoning continues through the encrypted reasoning items
 // this endpoint returned, replayed verbatim from its own replay state and never fabricated from another endpoint's
 // (docs/protocol/cursor-run.md §8.5).
-import { streamModelEvents, type EventStreamRequest } from "./http.js";
+import { httpPost, streamModelEvents, type EventStreamRequest, type HttpPost } from "./http.js";
 import { imageUrl } from "./images.js";
 import { ResponsesStreamDecoder } from "./openai-responses-stream.js";
 import {
@@ -60,13 +60,10 @@ export interface ResponsesRequest {
   stream: true;
 }
 
-export function createOpenAIResponsesAdapter(
-  endpoint: ProviderEndpoint,
-  fetchImpl: typeof fetch = fetch,
-): ProviderAdapter {
+export function createOpenAIResponsesAdapter(endpoint: ProviderEndpoint, post: HttpPost = httpPost): ProviderAdapter {
   return {
     stream: (request, signal) =>
-      streamModelEvents(() => responsesCall(endpoint, request), new ResponsesStreamDecoder(), signal, fetchImpl),
+      streamModelEvents(() => responsesCall(endpoint, request), new ResponsesStreamDecoder(), signal, post),
   };
 }
 

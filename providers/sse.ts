@@ -3,13 +3,17 @@
 import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser";
 import { ProviderError } from "./types.js";
 
-/**
- * Yields every complete SSE event of `body` in order and returns at EOF. An event cut off by EOF (no
- * terminating blank line) is not dispatched, as the SSE spec says; the adapter then sees a bare EOF.
- * Stopping the iteration early (after an end marker) cancels the body so the connection is released.
- */
-export async function* readEventStream(body: ReadableStream<Uint8Array>): AsyncGenerator<EventSourceMessage> {
-  const ready: EventSourceMessage[] = [];
+export interface EventStreamParser {
+  /**
+   * The events completed by this piece of the body, in order. An event cut off by EOF (no terminating blank
+   * line) is never completed, as the SSE spec says; the adapter then sees a bare EOF.
+   */
+  feed(text: string): EventSourceMessage[];
+}
+
+/** Parses the body as it is read, synchronously: one network read's events are decoded in that read's turn. */
+export function eventStreamParser(): EventStreamParser {
+  let ready: EventSourceMessage[] = [];
   let malformed: ParseError | undefined;
   const parser = createParser({
     onEvent: (event) => ready.push(event),
@@ -18,17 +22,13 @@ export async function* readEventStream(body: ReadableStream<Uint8Array>): AsyncG
       if (error.type !== "unknown-field") malformed ??= error;
     },
   });
-  const decoder = new TextDecoder();
-  const reader = body.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      parser.feed(done ? decoder.decode() : decoder.decode(value, { stream: true }));
+  return {
+    feed(text) {
+      parser.feed(text);
       if (malformed !== undefined) throw new ProviderError(`malformed event stream: ${malformed.message}`, "error");
-      yield* ready.splice(0);
-      if (done) return;
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
+      const events = ready;
+      ready = [];
+      return events;
+    },
+  };
 }

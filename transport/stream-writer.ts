@@ -18,8 +18,9 @@ export const HEARTBEAT = toBinary(AgentServerMessageSchema, frames.heartbeat());
  */
 export function streamWriter(res: ServerResponse, gzip: boolean): (payload: Uint8Array) => void {
   // The frames one machine event produces (a tool card and its delta, a checkpoint's SETs) leave in one syscall
-  // and one TCP segment. Uncorked on the next tick, not the next event-loop turn: a frame never waits behind the
-  // other streams' I/O (issue 17). end() flushes whatever is still corked.
+  // and one TCP segment. Uncorked in a microtask, not on the next tick or event-loop turn: a nextTick waits until the
+  // whole microtask cascade of the provider read ends (the rest of its events, a run's end and final checkpoint),
+  // and the first token with it (issue 17). end() flushes whatever is still corked.
   let corked = false;
   let last: { payload: Uint8Array; frame: Uint8Array } | undefined;
   const uncork = () => {
@@ -31,7 +32,7 @@ export function streamWriter(res: ServerResponse, gzip: boolean): (payload: Uint
     if (!corked) {
       corked = true;
       res.cork();
-      process.nextTick(uncork);
+      queueMicrotask(uncork);
     }
     // A repeated frame (the final checkpoint is sent twice) is enveloped and compressed once.
     if (last?.payload !== payload) last = { payload, frame: encodeFrame(payload, gzip) };

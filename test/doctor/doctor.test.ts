@@ -170,7 +170,7 @@ describe("byok doctor", function () {
       `✗ model rejected: ${provider.baseUrl} refused the key: HTTP 401 from POST ` +
         `http://127.0.0.1:${new URL(provider.baseUrl).port}/v1/chat/completions: Incorrect API key provided`,
       "    fix: check that apiKey holds a valid key for this endpoint",
-      `✗ model down: http://127.0.0.1:${dead}/v1 is unreachable: provider request failed: fetch failed: ` +
+      `✗ model down: http://127.0.0.1:${dead}/v1 is unreachable: provider request failed: ` +
         `connect ECONNREFUSED 127.0.0.1:${dead}`,
       "    fix: check baseUrl, the network (proxy, firewall) and that the server is running",
       `✗ data dir ${dataDir} is not writable: permission denied (EACCES)`,

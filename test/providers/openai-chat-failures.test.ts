@@ -1,6 +1,7 @@
 // The strict contract of docs/protocol/cursor-run.md §7.3: HTTP failures, bare EOF, unclosed blocks, bad tool
 // arguments, a second usage, unknown finish reasons and cancellation all end in ProviderError, never in a `done`.
 import { expect } from "chai";
+import { Readable } from "node:stream";
 import { createOpenAIChatAdapter } from "../../providers/openai-chat.js";
 import type { ModelEvent, ModelRequest, ProviderAdapter } from "../../providers/types.js";
 import { chatChunk, drain, sseBody, usageChunk } from "./model-events.js";
@@ -67,23 +68,41 @@ describe("OpenAI Chat adapter failures and edge cases", () => {
       expect(error?.message).not.to.include(KEY.slice(0, 8));
     });
 
+    it("names every address of a connection that failed on all of them", async () => {
+      // node reports a name with several addresses that all refuse as an AggregateError without a message.
+      const refused = new AggregateError(
+        [new Error("connect ECONNREFUSED ::1:1"), new Error("connect ECONNREFUSED 127.0.0.1:1")],
+        "",
+      );
+      const adapter = createOpenAIChatAdapter(
+        { kind: "openai-chat", baseUrl: "http://localhost:1/v1", apiKey: KEY },
+        async () => Promise.reject(refused),
+      );
+      const { error } = await drain(adapter, REQUEST);
+      expect(error?.reason).to.equal("error");
+      expect(error?.message).to.equal(
+        "provider request failed: connect ECONNREFUSED ::1:1; connect ECONNREFUSED 127.0.0.1:1",
+      );
+    });
+
     it("reads only the start of a huge error body, then cancels it", async () => {
-      const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+      const chunk = Buffer.from("x".repeat(64 * 1024));
       let pulled = 0;
       let canceled = false;
-      const body = new ReadableStream<Uint8Array>({
-        pull(controller) {
-          if (pulled >= 256) return controller.close(); // 16 MiB
+      const body = new Readable({
+        read() {
+          if (pulled >= 256) return void this.push(null); // 16 MiB
           pulled++;
-          controller.enqueue(chunk);
+          this.push(chunk);
         },
-        cancel() {
+        destroy(error, callback) {
           canceled = true;
+          callback(error);
         },
       });
       const huge = createOpenAIChatAdapter(
         { kind: "openai-chat", baseUrl: "http://provider.invalid", apiKey: KEY },
-        async () => new Response(body, { status: 500 }),
+        async () => ({ status: 500, contentType: "text/plain", body }),
       );
       const { error } = await drain(huge, REQUEST);
       expect(error?.status).to.equal(500);
