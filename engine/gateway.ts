@@ -4,8 +4,7 @@
 // end live runs as canceled, close the store.
 import { readFileSync } from "node:fs";
 import type { AddressInfo, Server } from "node:net";
-import { DEFAULT_EVENT_LOG } from "../aep/event-log.js";
-import { startAepListener, type AepListener } from "../aep/listener.js";
+import type { AepListener } from "../aep/listener.js";
 import { loadPromptAssets } from "../prompt/assets.js";
 import { createProviderAdapter } from "../providers/index.js";
 import { DataDirError, openStore, type Store } from "../store/index.js";
@@ -15,7 +14,6 @@ import { createDiagnostics, DIAGNOSTICS_ENV } from "../transport/diagnostics.js"
 import { isLoopbackHost } from "../transport/gate.js";
 import { createDualServer, type TlsMaterial } from "../transport/listener.js";
 import { createRelay } from "../transport/relay.js";
-import { workerFactories } from "../workers/registry.js";
 import { RUN_REQUEST_WAIT_MS } from "../machines/request-stream.js";
 import { AgentService } from "./agent-service.js";
 import { scheduleBlobGc } from "./blob-gc.js";
@@ -28,7 +26,6 @@ import {
   type WorkersConfig,
 } from "./config.js";
 import { resolveTokens, withGatewayToken } from "./gateway-token.js";
-import { messagesEndpoint } from "./messages-endpoint.js";
 import { LiveRunRegistry } from "./live-runs.js";
 import { statusSource } from "./status-source.js";
 import { meteredAdapters, UsageLedger } from "./usage-meter.js";
@@ -109,12 +106,15 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear(), idle: () => !service.hasLiveRuns() });
   // Cursor on loopback cannot send the token header: the Connect gate asks for it only when it was configured.
   const { token: _resolved, ...security } = config.security ?? {};
-  const messages = await messagesEndpoint(
-    config,
-    o.dataDir,
-    meteredAdapters(createProviderAdapter, "messages", usage),
-    o.log,
-  );
+  // Loaded only when configured, like the AEP listener below: a gateway without them does not parse them.
+  const messages = config.anthropicEndpoint
+    ? await (await import("./messages-endpoint.js")).messagesEndpoint(
+        config,
+        o.dataDir,
+        meteredAdapters(createProviderAdapter, "messages", usage),
+        o.log,
+      )
+    : undefined;
   const access = {
     ...security,
     ...(tokens.explicit ? { token: tokens.gateway } : {}),
@@ -287,6 +287,11 @@ async function startAep(
 ): Promise<AepListener> {
   const aep = o.config.aep;
   const host = aep?.host ?? "127.0.0.1";
+  const [{ startAepListener }, { DEFAULT_EVENT_LOG }, { workerFactories }] = await Promise.all([
+    import("../aep/listener.js"),
+    import("../aep/event-log.js"),
+    import("../workers/registry.js"),
+  ]);
   await store.aep.settleAfterRestart();
   return startAepListener({
     port,
