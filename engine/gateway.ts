@@ -151,9 +151,9 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       access,
       bodies,
       ...(diagnostics ? { diagnostics } : {}),
-      ...(messages ? { frontDoors: messages.middleware } : {}),
+      ...(messages ? { frontDoors: messages } : {}),
       statusPage,
-    }).callback(),
+    }),
     tls,
   );
   const { server } = http;

@@ -1,5 +1,7 @@
-// The Koa app: the two agent routes served locally, the gateway's own /__byok/ routes, and everything else relayed
-// to the upstream untouched (docs/protocol/cursor-transport.md §8.3). No body parser runs ahead of the relay.
+// The gateway's request listener: the two agent routes served locally, the gateway's own /__byok/ routes and the
+// front doors in a Koa app, and everything else relayed to the upstream untouched (docs/protocol/cursor-transport.md
+// §8.3). No body parser runs ahead of the relay.
+import type { IncomingMessage, RequestListener } from "node:http";
 import Koa from "koa";
 import Router from "@koa/router";
 import type { AgentBackend } from "./agent-backend.js";
@@ -9,8 +11,8 @@ import { bidiAppendHandler } from "./bidi-append.js";
 import { BodyBudget } from "./body.js";
 import { unaryErrorBody } from "./connect/unary.js";
 import type { Diagnostics } from "./diagnostics.js";
-import { gate, type GateOptions } from "./gate.js";
-import type { Relay } from "./relay.js";
+import { gate, gateCheck, type GateCheck, type GateOptions, refusalResponse, STATUS_PREFIX } from "./gate.js";
+import type { Relay, RelayedRequest } from "./relay.js";
 import { runHandler } from "./run.js";
 import { runSseHandler } from "./run-sse.js";
 
@@ -18,7 +20,7 @@ const RUN_PATH = "/agent.v1.AgentService/Run";
 const RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE";
 const BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend";
 
-export function createApp(opts: {
+export interface AppOptions {
   service: AgentBackend;
   relay: Relay;
   log: Logger;
@@ -28,11 +30,81 @@ export function createApp(opts: {
   bodies: { maxRequestBytes: number; budgetBytes: number };
   /** How long a Run stream may take to send its run_request (timers.runRequestWaitMs). */
   runRequestWaitMs: number;
-  /** Further front doors served ahead of the relay (the engine's Anthropic Messages endpoint). */
-  frontDoors?: Koa.Middleware;
+  /** Further front doors served ahead of the relay (the engine's Anthropic Messages endpoint), on these paths. */
+  frontDoors?: { middleware: Koa.Middleware; paths: ReadonlySet<string> };
   /** The status page and its API under /__byok/ (docs/status-api.md), behind the same gate. */
   statusPage?: Koa.Middleware;
-}): Koa {
+}
+
+export function createApp(opts: AppOptions): RequestListener {
+  // Connect unary (BidiAppend) takes binary or JSON; the Run and RunSSE streams are read as binary envelopes only.
+  const contentTypes = new Map([
+    [RUN_PATH, ["application/connect+proto"]],
+    [RUN_SSE_PATH, ["application/connect+proto"]],
+    [BIDI_APPEND_PATH, ["application/proto", "application/json"]],
+  ]);
+  const check = gateCheck({ ...opts.access, contentTypes });
+  const koa = koaApp(opts, check).callback();
+  const ownPaths = new Set([...contentTypes.keys(), ...(opts.frontDoors?.paths ?? [])].map((p) => p.toLowerCase()));
+  return (req, res) => {
+    const path = relayedPath(req.url ?? "", ownPaths);
+    if (path === undefined) return void koa(req, res);
+    void relayDirectly(opts, check, { req, res, originalUrl: req.url!, path });
+  };
+}
+
+/**
+ * The path of a request that only the relay serves, or undefined when the Koa app must see it: its own routes,
+ * compared as Koa's router does (case-insensitive, a trailing slash allowed), and anything unusual (an absolute-form
+ * target, percent-encoding) that the router might still match.
+ */
+function relayedPath(url: string, ownPaths: ReadonlySet<string>): string | undefined {
+  const query = url.indexOf("?");
+  const path = query === -1 ? url : url.slice(0, query);
+  if (!path.startsWith("/") || path.includes("%")) return undefined;
+  const lower = path.toLowerCase();
+  const bare = lower.length > 1 && lower.endsWith("/") ? lower.slice(0, -1) : lower;
+  return bare.startsWith(STATUS_PREFIX) || ownPaths.has(bare) ? undefined : path;
+}
+
+/**
+ * Every other path goes to the upstream without Koa's context, router and middleware: the same gate (Host, Origin,
+ * token) and the same relay, at a fraction of the per-request cost (docs/performance.md).
+ */
+async function relayDirectly(opts: AppOptions, check: GateCheck, request: RelayedRequest): Promise<void> {
+  const { req, res } = request;
+  try {
+    const refusal = check({
+      method: req.method ?? "GET",
+      path: request.path,
+      header: (name) => headerValue(req, name),
+      // Neither is read off /__byok/: a relayed path takes the token from its header only.
+      queryToken: () => undefined,
+      cookieToken: () => undefined,
+    });
+    if (!refusal) return await opts.relay.passRequest(request);
+    const { status, headers, body } = refusalResponse(refusal, req.httpVersionMajor);
+    res.writeHead(status, { ...headers, "content-length": Buffer.byteLength(body) });
+    res.end(body);
+  } catch (err) {
+    opts.log.error("request failed unexpectedly", { method: req.method, path: request.path, error: err });
+    if (res.headersSent) return void res.destroy();
+    const { status, body } = unaryErrorBody(new RpcError("byok-gateway internal error", "internal"));
+    res.writeHead(status, {
+      "content-type": "application/json; charset=utf-8",
+      "content-length": Buffer.byteLength(body),
+    });
+    res.end(body);
+  }
+}
+
+/** A header as Koa's ctx.get reads it: "" when absent. */
+function headerValue(req: IncomingMessage, name: string): string {
+  const value = req.headers[name];
+  return typeof value === "string" ? value : (value?.join(", ") ?? "");
+}
+
+function koaApp(opts: AppOptions, check: GateCheck): Koa {
   const app = new Koa();
   // Outermost: an exception no handler caught is logged and answered as a Connect error (Koa's own answer is text).
   app.use(async (ctx, next) => {
@@ -48,13 +120,7 @@ export function createApp(opts: {
     }
   });
   const router = new Router();
-  // Connect unary (BidiAppend) takes binary or JSON; the Run and RunSSE streams are read as binary envelopes only.
-  const contentTypes = new Map([
-    [RUN_PATH, ["application/connect+proto"]],
-    [RUN_SSE_PATH, ["application/connect+proto"]],
-    [BIDI_APPEND_PATH, ["application/proto", "application/json"]],
-  ]);
-  app.use(gate({ ...opts.access, contentTypes }));
+  app.use(gate(check));
   router.get("/__byok/health", (ctx) => {
     ctx.body = { status: "ok", name: "byok-gateway", version: opts.version };
   });
@@ -82,7 +148,7 @@ export function createApp(opts: {
   router.post(BIDI_APPEND_PATH, bidiAppendHandler(opts.service, relay, { ...opts.bodies, budget }));
   router.all("/{*rest}", (ctx) => relay.pass(ctx));
   if (opts.statusPage) app.use(opts.statusPage);
-  if (opts.frontDoors) app.use(opts.frontDoors);
+  if (opts.frontDoors) app.use(opts.frontDoors.middleware);
   app.use(router.routes());
   app.on("error", (err: Error) => opts.log.error("http error", { error: err.message }));
   return app;

@@ -31,7 +31,7 @@ describe("transport app guard", () => {
       bodies: { maxRequestBytes: 1024 * 1024, budgetBytes: 8 * 1024 * 1024 },
       runRequestWaitMs: 30_000,
     });
-    const server = createServer(app.callback());
+    const server = createServer(app);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
