@@ -146,10 +146,13 @@ function hostCheck(opts: GateOptions): (authority: string) => boolean {
   const configured = (opts.allowedHosts ?? []).map((h) => h.toLowerCase());
   const anyPort = new Set(configured.filter((h) => splitAuthority(h).port === undefined));
   const exact = new Set(configured.filter((h) => !anyPort.has(h)));
+  // Asked once, at the first request (the port is known by then): server.address() is a system call.
+  let listening: string | undefined;
   return (value) => {
     const { name, port } = splitAuthority(value);
     if (anyPort.has(name) || exact.has(value)) return true;
-    return own.includes(name) && (port ?? "80") === String(opts.port());
+    listening ??= String(opts.port());
+    return own.includes(name) && (port ?? "80") === listening;
   };
 }
 
