@@ -7,29 +7,32 @@ import Router from "@koa/router";
 import type { AgentBackend } from "./agent-backend.js";
 import type { Logger } from "../log/logger.js";
 import { RpcError } from "../cursor/errors.js";
-import { bidiAppendHandler } from "./bidi-append.js";
 import { BodyBudget } from "./body.js";
 import { unaryErrorBody } from "./connect/unary.js";
 import type { Diagnostics } from "./diagnostics.js";
 import { gate, gateCheck, type GateCheck, type GateOptions, refusalResponse, STATUS_PREFIX } from "./gate.js";
 import type { Relay, RelayedRequest } from "./relay.js";
-import { runHandler } from "./run.js";
-import { runSseHandler } from "./run-sse.js";
 
 const RUN_PATH = "/agent.v1.AgentService/Run";
 const RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE";
 const BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend";
 
-export interface AppOptions {
+/** What the agent routes need from the engine, loaded on first use (engine/gateway.ts). */
+export interface AgentSide {
   service: AgentBackend;
+  /** How long a Run stream may take to send its run_request (timers.runRequestWaitMs). */
+  runRequestWaitMs: number;
+}
+
+export interface AppOptions {
+  /** The agent side; called per agent request until it resolves, so it must hand out one load. */
+  agent: () => Promise<AgentSide>;
   relay: Relay;
   log: Logger;
   version: string;
   diagnostics?: Diagnostics;
   access: Omit<GateOptions, "contentTypes">;
   bodies: { maxRequestBytes: number; budgetBytes: number };
-  /** How long a Run stream may take to send its run_request (timers.runRequestWaitMs). */
-  runRequestWaitMs: number;
   /** Further front doors served ahead of the relay (the engine's Anthropic Messages endpoint), on these paths. */
   frontDoors?: { middleware: Koa.Middleware; paths: ReadonlySet<string> };
   /** The status page and its API under /__byok/ (docs/status-api.md), behind the same gate. */
@@ -104,6 +107,32 @@ function headerValue(req: IncomingMessage, name: string): string {
   return typeof value === "string" ? value : (value?.join(", ") ?? "");
 }
 
+type Handler = (ctx: Koa.Context) => Promise<void>;
+
+/**
+ * The three agent routes' handlers, built once the agent side and their modules are loaded (the Connect message
+ * schemas are most of the bundle: a gateway that only relays never parses them).
+ */
+function agentHandlers(opts: AppOptions): () => Promise<{ run: Handler; runSse: Handler; bidiAppend: Handler }> {
+  const budget = new BodyBudget(opts.bodies.budgetBytes);
+  let built: Promise<{ run: Handler; runSse: Handler; bidiAppend: Handler }> | undefined;
+  const build = async () => {
+    const [{ service, runRequestWaitMs }, { runHandler }, { runSseHandler }, { bidiAppendHandler }] = await Promise.all(
+      [opts.agent(), import("./run.js"), import("./run-sse.js"), import("./bidi-append.js")],
+    );
+    const { relay } = opts;
+    return {
+      run: runHandler(service, relay, { maxRequestBytes: opts.bodies.maxRequestBytes, runRequestWaitMs, budget }),
+      runSse: runSseHandler(service, relay, budget),
+      bidiAppend: bidiAppendHandler(service, relay, { ...opts.bodies, budget }),
+    };
+  };
+  return () => {
+    built ??= build();
+    return built;
+  };
+}
+
 function koaApp(opts: AppOptions, check: GateCheck): Koa {
   const app = new Koa();
   // Outermost: an exception no handler caught is logged and answered as a Connect error (Koa's own answer is text).
@@ -134,19 +163,11 @@ function koaApp(opts: AppOptions, check: GateCheck): Koa {
     ctx.status = 404;
     ctx.body = { code: "not_found", message: `no gateway route ${ctx.method} ${ctx.path}` };
   });
-  const { relay } = opts;
-  const budget = new BodyBudget(opts.bodies.budgetBytes);
-  router.post(
-    RUN_PATH,
-    runHandler(opts.service, relay, {
-      maxRequestBytes: opts.bodies.maxRequestBytes,
-      runRequestWaitMs: opts.runRequestWaitMs,
-      budget,
-    }),
-  );
-  router.post(RUN_SSE_PATH, runSseHandler(opts.service, relay, budget));
-  router.post(BIDI_APPEND_PATH, bidiAppendHandler(opts.service, relay, { ...opts.bodies, budget }));
-  router.all("/{*rest}", (ctx) => relay.pass(ctx));
+  const handlers = agentHandlers(opts);
+  router.post(RUN_PATH, async (ctx) => (await handlers()).run(ctx));
+  router.post(RUN_SSE_PATH, async (ctx) => (await handlers()).runSse(ctx));
+  router.post(BIDI_APPEND_PATH, async (ctx) => (await handlers()).bidiAppend(ctx));
+  router.all("/{*rest}", (ctx) => opts.relay.pass(ctx));
   if (opts.statusPage) app.use(opts.statusPage);
   if (opts.frontDoors) app.use(opts.frontDoors.middleware);
   app.use(router.routes());

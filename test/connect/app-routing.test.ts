@@ -38,13 +38,12 @@ describe("transport app routing", () => {
     };
     server = createServer(
       createApp({
-        service: {} as AgentBackend,
+        agent: async () => ({ service: {} as AgentBackend, runRequestWaitMs: 1000 }),
         relay,
         log: quiet,
         version: "test",
         access: { host: "127.0.0.1", port: () => (server.address() as AddressInfo).port, token: "s3cret-token" },
         bodies: { maxRequestBytes: 1024, budgetBytes: 8 * 1024 },
-        runRequestWaitMs: 1000,
         frontDoors: frontDoor,
       }),
     );
