@@ -6,13 +6,13 @@ import { createServer, request, type Server, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { createApp } from "../../transport/app.js";
 import type { Relay } from "../../transport/relay.js";
-import type { AgentBackend } from "../../transport/agent-backend.js";
 import type { Logger } from "../../log/logger.js";
 
 const quiet: Logger = { info: () => {}, warn: () => {}, error: () => {} };
 
 describe("transport app routing", () => {
   const seen: Array<{ via: "koa" | "direct"; url: string }> = [];
+  let agentLoads = 0;
   let server: Server;
   let base: string;
 
@@ -38,7 +38,10 @@ describe("transport app routing", () => {
     };
     server = createServer(
       createApp({
-        agent: async () => ({ service: {} as AgentBackend, runRequestWaitMs: 1000 }),
+        agent: async () => {
+          agentLoads += 1;
+          throw new Error("no agent side in this test");
+        },
         relay,
         log: quiet,
         version: "test",
@@ -77,6 +80,21 @@ describe("transport app routing", () => {
     for (const path of ["/agent.v1.AgentService/Run", "/AGENT.V1.AGENTSERVICE/RUNSSE/", "/v1/Messages", "/__byokx"]) {
       expect((await get(path)).seen, path).to.deep.equal([{ via: "koa", url: path }]);
     }
+  });
+
+  it("loads the agent side for an agent request only, once", async () => {
+    await get("/__byok/health");
+    await get("/some/path");
+    expect(agentLoads).to.equal(0);
+    const post = (path: string) =>
+      fetch(`${base}${path}`, {
+        method: "POST",
+        headers: { "x-byok-token": "s3cret-token", "content-type": "application/connect+proto" },
+        body: new Uint8Array(5),
+      });
+    const answers = await Promise.all([post("/agent.v1.AgentService/RunSSE"), post("/agent.v1.AgentService/RunSSE")]);
+    expect(answers.map((a) => a.status)).to.deep.equal([500, 500]); // the guard's answer to the failed load
+    expect(agentLoads).to.equal(1);
   });
 
   it("leaves percent-encoded paths to Koa's router", async () => {
