@@ -2,7 +2,7 @@
 // and bin/byok.js run, so a start parses plain JavaScript instead of transpiling TypeScript on the fly. dist/ is one
 // folder below the root, like every source file that anchors a path on import.meta.url ("../prompt/",
 // "../package.json"), so those paths name the same files from the sources and from every chunk of the bundle.
-import { build } from "esbuild";
+import { build, type Plugin } from "esbuild";
 import { readdir, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,6 +36,21 @@ const EXTERNAL = [
   "pino-pretty",
 ];
 
+/**
+ * knex requires every dialect it knows from one table of loaders; the gateway hands it its own SQLite client class,
+ * so the others (a quarter of knex) are left out of the bundle as never-loaded requires.
+ */
+const sqliteOnlyKnex: Plugin = {
+  name: "sqlite-only-knex",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/[a-z0-9-]+$/ }, (args) =>
+      /knex[/\\]lib[/\\]dialects[/\\]index\.js$/.test(args.importer) && args.path !== "./sqlite3"
+        ? { path: args.path, external: true }
+        : undefined,
+    );
+  },
+};
+
 export async function buildDist(): Promise<void> {
   const outdir = join(root, dirname(DIST_ENTRY));
   const result = await build({
@@ -51,6 +66,7 @@ export async function buildDist(): Promise<void> {
     // own, so what serve does not need (doctor, diagrams, AEP and its workers) is not even parsed.
     splitting: true,
     external: EXTERNAL,
+    plugins: [sqliteOnlyKnex],
     // Bundled CommonJS calls require() for Node's built-ins and the packages above; an ES module has none.
     banner: {
       js: 'import { createRequire as __byokRequire } from "node:module";\nconst require = __byokRequire(import.meta.url);',
