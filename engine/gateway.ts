@@ -201,8 +201,8 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
       await aep?.close();
       const stopped = http.close();
       clearTimeout(preload);
-      // A load still under way finishes first, so its service is closed too.
-      await agentLoad;
+      // A load still under way finishes first, so its service is closed too (a failed one left none).
+      await agentLoad?.catch(() => undefined);
       await service?.close();
       relay.close();
       http.closeAllConnections();
