@@ -3,7 +3,7 @@
 // state. The same history always gives the same state, so a restart (or a rollback to an older checkpoint) recovers it
 // by folding again. Each local tool's canonical result string is its own strict JSON shape; the drivers write it with
 // the encoders below and the fold reads it back with the matching schemas.
-import { z } from "zod";
+import * as z from "zod";
 import type { CanonicalMessage } from "../providers/messages.js";
 
 export const TODO_WRITE = "TodoWrite";

@@ -1,7 +1,7 @@
 // root_prompt_messages_json blobs (docs/protocol/cursor-run.md §4.2): each is one UTF-8 JSON model message in the AI
 // SDK shape ({role, content, providerOptions}). Our extra facts (origin, replay state, round id, call index, error
 // flag) ride in providerOptions.byok so another reader of the same checkpoint still sees ordinary messages.
-import { z } from "zod";
+import * as z from "zod";
 import type { CanonicalMessage, InlineImage } from "../providers/messages.js";
 import { replayStateSchema } from "../providers/types.js";
 

@@ -3,7 +3,7 @@
 // appear in any message (docs/protocol/README.md §6.8): we format issues ourselves and never echo YAML source snippets.
 import { readFileSync } from "node:fs";
 import { isAbsolute } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { ConfigError, formatPath, isDirectory, isHttpUrl, parseYamlQuietly } from "./config-input.js";
 import { PROVIDER_KINDS, type ProviderKind } from "../providers/types.js";
 import { type AcpWorkerConfig, acpWorkerSchema, codexWorkerSchema } from "../workers/acp/config.js";

@@ -4,20 +4,17 @@
 // end live runs as canceled, close the store.
 import { readFileSync } from "node:fs";
 import type { AddressInfo, Server } from "node:net";
-import { DEFAULT_EVENT_LOG } from "../aep/event-log.js";
-import { startAepListener, type AepListener } from "../aep/listener.js";
+import type { AepListener } from "../aep/listener.js";
 import { loadPromptAssets } from "../prompt/assets.js";
 import { createProviderAdapter } from "../providers/index.js";
 import { DataDirError, openStore, type Store } from "../store/index.js";
-import { createApp } from "../transport/app.js";
+import { type AgentSide, createApp } from "../transport/app.js";
 import { DECODE_WEIGHT } from "../transport/body.js";
 import { createDiagnostics, DIAGNOSTICS_ENV } from "../transport/diagnostics.js";
 import { isLoopbackHost } from "../transport/gate.js";
 import { createDualServer, type TlsMaterial } from "../transport/listener.js";
 import { createRelay } from "../transport/relay.js";
-import { workerFactories } from "../workers/registry.js";
-import { RUN_REQUEST_WAIT_MS } from "../machines/request-stream.js";
-import { AgentService } from "./agent-service.js";
+import type { AgentService } from "./agent-service.js";
 import { scheduleBlobGc } from "./blob-gc.js";
 import { HistoryCache } from "./history-cache.js";
 import {
@@ -28,7 +25,6 @@ import {
   type WorkersConfig,
 } from "./config.js";
 import { resolveTokens, withGatewayToken } from "./gateway-token.js";
-import { messagesEndpoint } from "./messages-endpoint.js";
 import { LiveRunRegistry } from "./live-runs.js";
 import { statusSource } from "./status-source.js";
 import { meteredAdapters, UsageLedger, usageSink } from "./usage-meter.js";
@@ -76,7 +72,7 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const diagnostics =
     process.env[DIAGNOSTICS_ENV] === "1"
       ? createDiagnostics({
-          streams: () => service.streamCounts(),
+          streams: () => service?.streamCounts() ?? { streams: 0, waiting: 0 },
         })
       : undefined;
   const store = await openStore({
@@ -91,30 +87,46 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   const config = withGatewayToken(o.config, tokens);
   const history = new HistoryCache();
   const runs = new LiveRunRegistry(o.config.models);
-  const usage = new UsageLedger(store, o.log, () => !service.hasLiveRuns());
-  const service = new AgentService({
-    store: usage.ridingOnCheckpoints(store),
-    assets,
-    models: o.config.models,
-    log: o.log,
-    history,
-    adapterFor: meteredAdapters(createProviderAdapter, usageSink(usage, "cursor")),
-    timers: o.config.timers ?? {},
-    limits: o.config.limits ?? {},
-    runs,
-    toolServices: createToolServices(o.config),
-  });
-  const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear(), idle: () => !service.hasLiveRuns() });
+  const idle = () => !service?.hasLiveRuns();
+  const usage = new UsageLedger(store, o.log, idle);
+  // The agent side (its protobuf schemas, machines and Connect handlers: most of the bundle) loads on the first
+  // agent request or AGENT_PRELOAD_MS after start, whichever comes first; health and the relay do not wait for it.
+  let service: AgentService | undefined;
+  let agentLoad: Promise<AgentSide> | undefined;
+  const agent = () => {
+    agentLoad ??= Promise.all([import("./agent-service.js"), import("../machines/request-stream.js")]).then(
+      ([{ AgentService }, { RUN_REQUEST_WAIT_MS }]) => {
+        service = new AgentService({
+          store: usage.ridingOnCheckpoints(store),
+          assets,
+          models: o.config.models,
+          log: o.log,
+          history,
+          adapterFor: meteredAdapters(createProviderAdapter, usageSink(usage, "cursor")),
+          timers: o.config.timers ?? {},
+          limits: o.config.limits ?? {},
+          runs,
+          toolServices: createToolServices(o.config),
+        });
+        return { service, runRequestWaitMs: o.config.timers?.runRequestWaitMs ?? RUN_REQUEST_WAIT_MS };
+      },
+    );
+    return agentLoad;
+  };
+  const gc = scheduleBlobGc(store, o.log, { onDeleted: () => history.clear(), idle });
   // Cursor on loopback cannot send the token header: the Connect gate asks for it only when it was configured.
   const { token: _resolved, ...security } = config.security ?? {};
-  // The Messages door meters its own calls: pass-through ones never reach an adapter.
-  const messages = await messagesEndpoint(
-    config,
-    o.dataDir,
-    createProviderAdapter,
-    usageSink(usage, "messages"),
-    o.log,
-  );
+  // Loaded only when configured, like the AEP listener below: a gateway without them does not parse them. The
+  // Messages door meters its own calls: pass-through ones never reach an adapter.
+  const messages = config.anthropicEndpoint
+    ? await (await import("./messages-endpoint.js")).messagesEndpoint(
+        config,
+        o.dataDir,
+        createProviderAdapter,
+        usageSink(usage, "messages"),
+        o.log,
+      )
+    : undefined;
   const access = {
     ...security,
     ...(tokens.explicit ? { token: tokens.gateway } : {}),
@@ -143,17 +155,16 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
   });
   const http = createDualServer(
     createApp({
-      service,
+      agent,
       relay,
       log: o.log,
       version: VERSION,
-      runRequestWaitMs: o.config.timers?.runRequestWaitMs ?? RUN_REQUEST_WAIT_MS,
       access,
       bodies,
       ...(diagnostics ? { diagnostics } : {}),
-      ...(messages ? { frontDoors: messages.middleware } : {}),
+      ...(messages ? { frontDoors: messages } : {}),
       statusPage,
-    }).callback(),
+    }),
     tls,
   );
   const { server } = http;
@@ -175,6 +186,10 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     await store.close();
     throw err;
   }
+  const preload = setTimeout(
+    () => agent().catch((err: unknown) => o.log.error("agent side failed to load", { error: err })),
+    AGENT_PRELOAD_MS,
+  ).unref();
   const { port } = server.address() as AddressInfo;
   o.log.info("gateway started", { host: o.host, port, data_dir: o.dataDir, models: o.config.models.map((m) => m.id) });
   if (tokens.file) o.log.info("gateway token kept in the data dir", { file: tokens.file });
@@ -185,7 +200,10 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     async close() {
       await aep?.close();
       const stopped = http.close();
-      await service.close();
+      clearTimeout(preload);
+      // A load still under way finishes first, so its service is closed too (a failed one left none).
+      await agentLoad?.catch(() => undefined);
+      await service?.close();
       relay.close();
       http.closeAllConnections();
       await stopped;
@@ -196,6 +214,9 @@ export async function startGateway(o: GatewayOptions): Promise<Gateway> {
     },
   };
 }
+
+/** Long enough for the health check and Cursor's first relayed calls of a fresh start to go first. */
+const AGENT_PRELOAD_MS = 1000;
 
 /** Every secret the configuration holds: redacted from logs and from errors on both front doors. */
 function configuredSecrets(config: GatewayConfig): string[] {
@@ -287,6 +308,11 @@ async function startAep(
 ): Promise<AepListener> {
   const aep = o.config.aep;
   const host = aep?.host ?? "127.0.0.1";
+  const [{ startAepListener }, { DEFAULT_EVENT_LOG }, { workerFactories }] = await Promise.all([
+    import("../aep/listener.js"),
+    import("../aep/event-log.js"),
+    import("../workers/registry.js"),
+  ]);
   await store.aep.settleAfterRestart();
   return startAepListener({
     port,

@@ -1,6 +1,6 @@
 // The optional `webSearch` and `imageGeneration` config sections (README.md "Web search and image generation"): the
 // services behind approved WebSearch and GenerateImage calls. Keys are secrets: read here, never logged or echoed.
-import { z } from "zod";
+import * as z from "zod";
 
 export const WEB_SEARCH_KINDS = ["tavily", "brave", "searxng"] as const;
 

@@ -4,7 +4,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type Koa from "koa";
-import type { z } from "zod";
+import type * as z from "zod";
 import type { Logger } from "../log/logger.js";
 import type { ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
 import { MessageAssembler } from "./assemble.js";

@@ -1,7 +1,7 @@
 // The request body of `POST /v1/messages`, as Anthropic documents it and Claude Code sends it. Fields this gateway
 // does not act on (temperature, top_p, context_management, …) are dropped by the object schemas; content block
 // types it cannot carry are refused with a message naming them.
-import { z } from "zod";
+import * as z from "zod";
 
 const cacheControl = z.object({ type: z.string() }).optional();
 

@@ -3,7 +3,7 @@
 // what Claude Code sends back can be trusted byte for byte. Anything that does not verify is not ours: the caller
 // drops it from the replay rather than failing the user's turn.
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { z } from "zod";
+import * as z from "zod";
 import { type ReplayState, replayStateSchema } from "../providers/types.js";
 
 const PREFIX = "byok1";

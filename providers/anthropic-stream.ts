@@ -5,7 +5,7 @@
 // inside the JSON, thinking blocks signed by one `signature_delta`, redacted_thinking blocks with no deltas at all,
 // tool_use input arriving as `input_json_delta` fragments (possibly only `""`, meaning no arguments), usage split
 // between message_start and message_delta (older streams report only output_tokens at the end).
-import { z } from "zod";
+import * as z from "zod";
 import { isRecord, type StreamDecoder } from "./http.js";
 import { ProviderError, type ModelEvent, type ReplayState, type Usage } from "./types.js";
 

@@ -6,7 +6,7 @@
 // in a later chunk with an empty delta (OpenRouter); chunks after the usage chunk that carry nothing
 // (OpenAI moderation); a first chunk with `choices: []` (Azure); empty-string deltas; SSE comments; a repeated
 // finish_reason; `stop` after a forced tool call; `event: error` records (whatever their data).
-import { z } from "zod";
+import * as z from "zod";
 import { isRecord, type StreamDecoder } from "./http.js";
 import { ProviderError, type DoneReason, type ModelEvent, type Usage } from "./types.js";
 

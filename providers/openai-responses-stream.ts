@@ -6,7 +6,7 @@
 // one in `.added` differs), and where a message keeps its `phase`. Recorded variants this accepts
 // (fixtures/providers/openai-responses/PROVENANCE.md): events without `sequence_number`, `obfuscation` on deltas,
 // reasoning with an empty summary, several summary parts, raw `reasoning_text` parts (DeepSeek), bare UUID ids.
-import { z } from "zod";
+import * as z from "zod";
 import { isRecord, type StreamDecoder } from "./http.js";
 import { ProviderError, type ModelEvent, type Usage } from "./types.js";
 

@@ -1,7 +1,7 @@
 // The unified model vocabulary (docs/protocol/cursor-run.md §7.2, §7.3). Every endpoint adapter turns its HTTP stream
 // into ModelEvents; the loop never sees endpoint JSON. Errors and cancellation are never a kind of `done`: an
 // adapter's iterator throws ProviderError instead.
-import { z } from "zod";
+import * as z from "zod";
 
 export const PROVIDER_KINDS = ["openai-chat", "openai-responses", "anthropic"] as const;
 export type ProviderKind = (typeof PROVIDER_KINDS)[number];

@@ -1,31 +1,93 @@
-// `npm run build`, run by `prepare`: bundles the gateway into dist/byok.js, the file `npm start` and bin/byok.js run,
-// so a start parses one file of plain JavaScript instead of transpiling TypeScript on the fly. Dependencies stay in
-// node_modules. dist/ is one folder below the root, like every source file that anchors a path on import.meta.url
-// ("../prompt/", "../package.json"), so those paths name the same files from the sources and from the bundle.
-import { build } from "esbuild";
+// `npm run build`, run by `prepare`: bundles the gateway into dist/, whose entry dist/byok.js is the file `npm start`
+// and bin/byok.js run, so a start parses plain JavaScript instead of transpiling TypeScript on the fly. dist/ is one
+// folder below the root, like every source file that anchors a path on import.meta.url ("../prompt/",
+// "../package.json"), so those paths name the same files from the sources and from every chunk of the bundle.
+import { build, type Plugin } from "esbuild";
+import { readdir, rm } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 
-/** The bundle's path relative to the repository root. */
+/** The bundle's entry, relative to the repository root. */
 export const DIST_ENTRY = "dist/byok.js";
 
+/**
+ * Left in node_modules: the native SQLite driver, the database drivers of knex's other dialects (never loaded), ws's
+ * optional native helpers, and what loads only on demand and is large or a tool of its own (the status page's
+ * bundler, the diagram renderer, the tokenizer's encodings, pino-pretty for a terminal).
+ */
+const EXTERNAL = [
+  "sqlite3",
+  "better-sqlite3",
+  "mysql",
+  "mysql2",
+  "mariadb",
+  "pg",
+  "pg-native",
+  "pg-query-stream",
+  "tedious",
+  "oracledb",
+  "bufferutil",
+  "utf-8-validate",
+  "esbuild",
+  "@viz-js/viz",
+  "gpt-tokenizer",
+  "pino-pretty",
+];
+
+/**
+ * knex requires every dialect it knows from one table of loaders; the gateway hands it its own SQLite client class,
+ * so the others (a quarter of knex) are left out of the bundle as never-loaded requires.
+ */
+const sqliteOnlyKnex: Plugin = {
+  name: "sqlite-only-knex",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/[a-z0-9-]+$/ }, (args) =>
+      /knex[/\\]lib[/\\]dialects[/\\]index\.js$/.test(args.importer) && args.path !== "./sqlite3"
+        ? { path: args.path, external: true }
+        : undefined,
+    );
+  },
+};
+
 export async function buildDist(): Promise<void> {
-  await build({
+  const outdir = join(root, dirname(DIST_ENTRY));
+  const result = await build({
     absWorkingDir: root,
-    entryPoints: ["bin/byok.ts"],
-    outfile: DIST_ENTRY,
+    entryPoints: { [basename(DIST_ENTRY, ".js")]: "bin/byok.ts" },
+    outdir,
     bundle: true,
     platform: "node",
     format: "esm",
     target: "node20",
-    packages: "external",
+    // The pure-JavaScript dependencies are bundled: one module graph of a few files instead of hundreds to resolve,
+    // read and (for CommonJS) scan for exports at every start. Splitting keeps each dynamic import() a chunk of its
+    // own, so what serve does not need (doctor, diagrams, AEP and its workers) is not even parsed.
+    splitting: true,
+    external: EXTERNAL,
+    plugins: [sqliteOnlyKnex],
+    // Bundled CommonJS calls require() for Node's built-ins and the packages above; an ES module has none.
+    banner: {
+      js: 'import { createRequire as __byokRequire } from "node:module";\nconst require = __byokRequire(import.meta.url);',
+    },
+    // Less to parse at every start; identifiers stay readable, and the source map restores lines and names.
+    minifyWhitespace: true,
+    minifySyntax: true,
     // Stack traces name the TypeScript sources (with node --enable-source-maps).
     sourcemap: true,
     // The sources sit beside the bundle in every install; the map only points at them.
     sourcesContent: false,
+    metafile: true,
     logLevel: "warning",
   });
+  await removeStale(outdir, new Set(Object.keys(result.metafile.outputs).map((file) => basename(file))));
+}
+
+/** Chunks of earlier builds: their names carry a content hash, so a changed chunk leaves its old file behind. */
+async function removeStale(outdir: string, current: ReadonlySet<string>): Promise<void> {
+  const stale = (await readdir(outdir)).filter((file) => !current.has(file));
+  await Promise.all(stale.map((file) => rm(join(outdir, file), { force: true })));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await buildDist();

@@ -3,7 +3,7 @@
 // browser opens /__byok/?token=… once: the token moves into an HttpOnly, SameSite=Strict cookie and the address bar
 // is cleaned by a redirect.
 import type { Context, Middleware } from "koa";
-import { z } from "zod";
+import * as z from "zod";
 import { STATUS_PREFIX, TOKEN_COOKIE } from "../transport/gate.js";
 import { pageBundle } from "./bundle.js";
 import { serveEvents } from "./events.js";

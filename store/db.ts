@@ -1,19 +1,11 @@
-import { createRequire } from "node:module";
 import knex, { type Knex } from "knex";
+import ClientSqlite3 from "knex/lib/dialects/sqlite3/index.js";
+import TransactionSqlite from "knex/lib/dialects/sqlite3/execution/sqlite-transaction.js";
 import { migrationSource } from "./migrations/index.js";
 
-// knex's sqlite3 dialect hard-codes `BEGIN;` and has no option for IMMEDIATE, so we subclass
-// its client and transaction. knex ships no `exports` map, which keeps these deep paths reachable; re-check
-// them when upgrading knex.
-interface TransactionInternals {
-  readonly readOnly?: boolean;
-  query(conn: unknown, sql: string): Promise<unknown>;
-}
-const require = createRequire(import.meta.url);
-const ClientSqlite3: new (config: Knex.Config) => object = require("knex/lib/dialects/sqlite3/index.js");
-const TransactionSqlite: new (
-  ...args: unknown[]
-) => TransactionInternals = require("knex/lib/dialects/sqlite3/execution/sqlite-transaction.js");
+// knex's sqlite3 dialect hard-codes `BEGIN;` and has no option for IMMEDIATE, so we subclass its client and
+// transaction (typed in knex-internals.d.ts). knex ships no `exports` map, which keeps these deep paths reachable;
+// re-check them when upgrading knex. Imported statically, so the build bundles them with the same copy of knex.
 
 /**
  * Every write transaction takes the write lock at BEGIN (docs/protocol/cursor-run.md §6.2–§6.3;

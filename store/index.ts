@@ -14,7 +14,7 @@ import type { ConversationRoute } from "./routes.js";
 import type { CheckpointCommit, ConversationHead } from "./conversations.js";
 import { prepareDataDir } from "./data-dir.js";
 import { openDb } from "./db.js";
-import { collectBlobs, type GcResult } from "./gc.js";
+import type { GcResult } from "./gc.js";
 import * as messages from "./messages.js";
 import type { NewMessage, StoredMessage } from "./messages.js";
 import { beginRun, type RunStart } from "./run-start.js";
@@ -147,7 +147,8 @@ export async function openStore(opts: StoreLocation & StoreOptions): Promise<Sto
     setProviderCallIndex: (r, i) => runs.setProviderCallIndex(db, r, i),
     finishRun: (r, o) => runs.finishRun(db, r, o),
     getRun: (r) => runs.getRun(db, r),
-    collectBlobs: (before) => collectBlobs(db, before),
+    // Loaded when the first sweep runs: it decodes checkpoints, and the Connect schemas are costly to load at start.
+    collectBlobs: async (before) => (await import("./gc.js")).collectBlobs(db, before),
     getConversationRoute: (c) => routes.getConversationRoute(db, c),
     setConversationRoute: (c, r) => routes.setConversationRoute(db, c, r),
     listConversations: (page) => listConversations(db, page),

@@ -36,48 +36,73 @@ export interface GateOptions {
   contentTypes: ReadonlyMap<string, readonly string[]>;
 }
 
-export function gate(opts: GateOptions): Middleware {
+/** What the gate reads of a request: a Koa context offers it, and so does a request relayed ahead of Koa. */
+export interface GateRequest {
+  method: string;
+  path: string;
+  /** A header's value, "" when absent (Koa's ctx.get). */
+  header(name: string): string;
+  /** The `?token=` query parameter (read on the status page's own address only). */
+  queryToken(): unknown;
+  /** The token cookie (read under /__byok/ only). */
+  cookieToken(): string | undefined;
+}
+
+/** Refusal of a request, or undefined when it may pass. */
+export type GateCheck = (request: GateRequest) => Refusal | undefined;
+
+export function gateCheck(opts: GateOptions): GateCheck {
   const origins = new Set([CURSOR_ORIGIN, ...(opts.allowedOrigins ?? [])].map((o) => o.toLowerCase()));
   const tokenDigest = opts.token === undefined ? undefined : digest(opts.token);
   const hostAllowed = hostCheck(opts);
-  return async (ctx: Context, next: Next) => {
-    const refusal = check(ctx);
-    if (refusal) return refuse(ctx, refusal);
-    await next();
-  };
-
-  function check(ctx: Context): Refusal | undefined {
-    const host = authority(ctx);
+  return (request) => {
+    const host = authority(request);
     if (!host || !hostAllowed(host)) {
       return { error: new RpcError(`Host ${JSON.stringify(host ?? "")} is not this gateway`, "permission_denied") };
     }
-    const origin = ctx.get("origin");
+    const origin = request.header("origin");
     if (origin && !origins.has(origin.toLowerCase())) {
       return { error: new RpcError(`Origin ${JSON.stringify(origin)} is not allowed`, "permission_denied") };
     }
-    const ownToken = ctx.method === "POST" && (opts.selfAuthenticatedPaths?.has(ctx.path) ?? false);
-    if (tokenDigest && !ownToken && !tokenMatches(presentedToken(ctx), tokenDigest)) {
+    const ownToken = request.method === "POST" && (opts.selfAuthenticatedPaths?.has(request.path) ?? false);
+    if (tokenDigest && !ownToken && !tokenMatches(presentedToken(request), tokenDigest)) {
       return { error: new RpcError(`missing or wrong ${TOKEN_HEADER}`, "unauthenticated") };
     }
-    const accepted = opts.contentTypes.get(ctx.path);
-    if (ctx.method === "POST" && accepted && !accepted.includes(mediaType(ctx.get("content-type")))) {
-      const message = `content-type ${JSON.stringify(ctx.get("content-type"))} is not accepted; use ${accepted.join(" or ")}`;
+    const accepted = opts.contentTypes.get(request.path);
+    const contentType = request.header("content-type");
+    if (request.method === "POST" && accepted && !accepted.includes(mediaType(contentType))) {
+      const message = `content-type ${JSON.stringify(contentType)} is not accepted; use ${accepted.join(" or ")}`;
       return { error: new RpcError(message, "invalid_argument"), status: 415, acceptPost: accepted.join(", ") };
     }
     return undefined;
-  }
+  };
+}
+
+export function gate(check: GateCheck): Middleware {
+  return async (ctx: Context, next: Next) => {
+    const refusal = check({
+      method: ctx.method,
+      path: ctx.path,
+      header: (name) => ctx.get(name),
+      queryToken: () => ctx.query.token,
+      cookieToken: () => ctx.cookies.get(TOKEN_COOKIE),
+    });
+    if (refusal) return refuse(ctx, refusal);
+    await next();
+  };
 }
 
 /** The header anywhere; the cookie only under /__byok/, the query only on the page's own address. */
-function presentedToken(ctx: Context): string {
-  const header = ctx.get(TOKEN_HEADER);
-  if (header !== "" || (ctx.path !== STATUS_PREFIX && !ctx.path.startsWith(`${STATUS_PREFIX}/`))) return header;
-  const query = ctx.query.token;
-  const onPage = (ctx.path === STATUS_PREFIX || ctx.path === `${STATUS_PREFIX}/`) && typeof query === "string";
-  return onPage ? query : (ctx.cookies.get(TOKEN_COOKIE) ?? "");
+function presentedToken(request: GateRequest): string {
+  const header = request.header(TOKEN_HEADER);
+  const { path } = request;
+  if (header !== "" || (path !== STATUS_PREFIX && !path.startsWith(`${STATUS_PREFIX}/`))) return header;
+  const query = request.queryToken();
+  const onPage = (path === STATUS_PREFIX || path === `${STATUS_PREFIX}/`) && typeof query === "string";
+  return onPage ? query : (request.cookieToken() ?? "");
 }
 
-interface Refusal {
+export interface Refusal {
   error: RpcError;
   /** Overrides the code's HTTP status (415 for a content type, as the Connect protocol has it). */
   status?: number;
@@ -86,18 +111,28 @@ interface Refusal {
 
 /** The Connect unary error shape on every route; the unread body is not waited for. */
 function refuse(ctx: Context, refusal: Refusal): void {
-  const { status, body } = unaryErrorBody(refusal.error);
-  ctx.status = refusal.status ?? status;
-  ctx.type = "application/json";
+  const { status, headers, body } = refusalResponse(refusal, ctx.req.httpVersionMajor);
+  ctx.status = status;
+  ctx.set(headers);
   ctx.body = body;
-  if (refusal.acceptPost) ctx.set("accept-post", refusal.acceptPost);
-  if (ctx.req.httpVersionMajor === 1) ctx.set("connection", "close");
+}
+
+/** A refusal as an HTTP answer: status, headers (an HTTP/1 connection is closed) and the error JSON. */
+export function refusalResponse(
+  refusal: Refusal,
+  httpVersionMajor: number,
+): { status: number; headers: Record<string, string>; body: string } {
+  const { status, body } = unaryErrorBody(refusal.error);
+  const headers: Record<string, string> = { "content-type": "application/json; charset=utf-8" };
+  if (refusal.acceptPost) headers["accept-post"] = refusal.acceptPost;
+  if (httpVersionMajor === 1) headers.connection = "close";
+  return { status: refusal.status ?? status, headers, body };
 }
 
 /** HTTP/2 carries the authority as a pseudo-header; HTTP/1.1 as Host. */
-function authority(ctx: Context): string | undefined {
-  const value = ctx.req.headers[":authority"] ?? ctx.req.headers.host;
-  return typeof value === "string" && value !== "" ? value.toLowerCase() : undefined;
+function authority(request: GateRequest): string | undefined {
+  const value = request.header(":authority") || request.header("host");
+  return value !== "" ? value.toLowerCase() : undefined;
 }
 
 /**
@@ -111,10 +146,13 @@ function hostCheck(opts: GateOptions): (authority: string) => boolean {
   const configured = (opts.allowedHosts ?? []).map((h) => h.toLowerCase());
   const anyPort = new Set(configured.filter((h) => splitAuthority(h).port === undefined));
   const exact = new Set(configured.filter((h) => !anyPort.has(h)));
+  // Asked once, at the first request (the port is known by then): server.address() is a system call.
+  let listening: string | undefined;
   return (value) => {
     const { name, port } = splitAuthority(value);
     if (anyPort.has(name) || exact.has(value)) return true;
-    return own.includes(name) && (port ?? "80") === String(opts.port());
+    listening ??= String(opts.port());
+    return own.includes(name) && (port ?? "80") === listening;
   };
 }
 

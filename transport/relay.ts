@@ -31,6 +31,16 @@ export interface UpstreamResponse {
   body: Readable;
 }
 
+/** One request as the relay reads it: Koa's context has these, and so has a request relayed ahead of Koa. */
+export interface RelayedRequest {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** The request target as received (path and query). */
+  originalUrl: string;
+  /** Its path, for the log line. */
+  path: string;
+}
+
 /** After the bytes a handler already read: the request is complete ("end"), or the rest still streams ("follow"). */
 export type BodyRest = "end" | "follow";
 
@@ -40,6 +50,8 @@ export interface Relay {
    * read of the request stream: the whole of it, or (`rest` "follow") its start, the rest streaming after it.
    */
   pass(ctx: Context, body?: Uint8Array, rest?: BodyRest): Promise<void>;
+  /** The same for a request no handler read and no Koa context answers (transport/app.ts). */
+  passRequest(request: RelayedRequest): Promise<void>;
   /**
    * Opens the same request upstream, over HTTP/2 when it arrived over HTTP/2, for a response whose head this gateway
    * already wrote (a RunSSE handed over to the upstream): resolves with the upstream's status and body, or rejects
@@ -66,7 +78,7 @@ export function createRelay(opts: { upstream: string; log: Logger }): Relay {
 
   const h2 = new Http2Upstream(upstream);
 
-  const requestFor = (ctx: Context, body: Uint8Array | undefined, rest: BodyRest = "end"): ClientRequest => {
+  const requestFor = (ctx: RelayedRequest, body: Uint8Array | undefined, rest: BodyRest = "end"): ClientRequest => {
     const upstreamReq = send({
       protocol: upstream.protocol,
       hostname: upstream.hostname,
@@ -89,7 +101,7 @@ export function createRelay(opts: { upstream: string; log: Logger }): Relay {
     return upstreamReq;
   };
 
-  const pass = (ctx: Context, body?: Uint8Array, rest?: BodyRest) =>
+  const passRequest = (ctx: RelayedRequest, body?: Uint8Array, rest?: BodyRest) =>
     new Promise<void>((resolve) => {
       if (ctx.req.httpVersionMajor === 2) return passHttp2(h2, basePath, log, ctx, body, rest).then(resolve);
       const { req, res } = ctx;
@@ -100,14 +112,13 @@ export function createRelay(opts: { upstream: string; log: Logger }): Relay {
         durationMs: Math.round(performance.now() - started),
       });
       let responded = false;
-      ctx.respond = false;
       const upstreamReq = requestFor(ctx, body, rest);
 
       upstreamReq.once("response", (upstreamRes: IncomingMessage) => {
         responded = true;
         log.info("relay", { ...fields(), status: upstreamRes.statusCode });
         res.writeHead(upstreamRes.statusCode!, upstreamRes.statusMessage, endToEndHeaders(upstreamRes.rawHeaders));
-        res.flushHeaders();
+        sendSoon(res, upstreamRes);
         copyResponse(upstreamRes, res, (err) => {
           if (err) log.warn("relay response interrupted", { ...fields(), error: err });
           resolve();
@@ -203,7 +214,12 @@ export function createRelay(opts: { upstream: string; log: Logger }): Relay {
     }
   };
 
-  return { pass, open, replay, close: () => h2.close() };
+  const pass = (ctx: Context, body?: Uint8Array, rest?: BodyRest) => {
+    ctx.respond = false;
+    return passRequest(ctx, body, rest);
+  };
+
+  return { pass, passRequest, open, replay, close: () => h2.close() };
 }
 
 /**
@@ -214,14 +230,13 @@ function passHttp2(
   h2: Http2Upstream,
   basePath: string,
   log: Logger,
-  ctx: Context,
+  ctx: RelayedRequest,
   body: Uint8Array | undefined,
   rest: BodyRest = "end",
 ): Promise<void> {
   const { req, res } = ctx;
   const started = performance.now();
   const fields = () => ({ method: req.method, path: ctx.path, durationMs: Math.round(performance.now() - started) });
-  ctx.respond = false;
   return new Promise<void>((resolve) => {
     let upstream: ClientHttp2Stream;
     try {
@@ -264,6 +279,23 @@ function passHttp2(
       }
       resolve();
     });
+  });
+}
+
+/**
+ * The response head leaves with the first body bytes, or on its own one event-loop turn later when none came by
+ * then: a small answer (head, body and end read together) is one socket write instead of three, and a streamed one
+ * still gets its head at once (docs/performance.md).
+ */
+function sendSoon(res: ServerResponse, body: Readable): void {
+  let started = false;
+  body.once("data", () => {
+    started = true;
+  });
+  res.cork();
+  setImmediate(() => {
+    if (!started && !res.writableEnded) res.flushHeaders();
+    res.uncork();
   });
 }
 

@@ -2,7 +2,7 @@
 // a closed union, and the one constructor of outbound envelopes. Pure: no sockets, no state, no seq decisions (those
 // live in sequencer.ts).
 import { randomUUID } from "node:crypto";
-import { z } from "zod";
+import * as z from "zod";
 import { WORKER_KINDS } from "../../workers/types.js";
 
 export const AEP_VERSION = "aep/v1";

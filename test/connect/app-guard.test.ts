@@ -22,16 +22,15 @@ describe("transport app guard", () => {
     } as unknown as Diagnostics;
     const log: Logger = { info: () => {}, warn: () => {}, error: (msg) => void logged.push(msg) };
     const app = createApp({
-      service: {} as AgentBackend,
+      agent: async () => ({ service: {} as AgentBackend, runRequestWaitMs: 30_000 }),
       relay: createRelay({ upstream: "http://127.0.0.1:9", log }),
       log,
       version: "test",
       diagnostics,
       access: { host: "127.0.0.1", port: () => (server.address() as AddressInfo).port },
       bodies: { maxRequestBytes: 1024 * 1024, budgetBytes: 8 * 1024 * 1024 },
-      runRequestWaitMs: 30_000,
     });
-    const server = createServer(app.callback());
+    const server = createServer(app);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {

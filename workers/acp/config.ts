@@ -1,6 +1,6 @@
 // The config's `workers.codex` and `workers.acp` blocks (read by engine/config.ts): how the gateway launches an ACP
 // agent. env values are secrets: never logged.
-import { z } from "zod";
+import * as z from "zod";
 
 const acpWorkerFields = {
   args: z.array(z.string()).optional(),

@@ -2,7 +2,7 @@
 // test/fixtures/claude-code). Stdout frames are read loosely (unknown types and fields are expected and tolerated);
 // stdin frames are built here only and validated before they are written, because one bad stdin line kills the CLI
 // (fixture i1).
-import { z } from "zod";
+import * as z from "zod";
 
 /** Any stdout frame: a JSON object with a `type`. Everything else is optional and checked where it is read. */
 export interface StdoutFrame {

@@ -1,0 +1,15 @@
+// The two knex internals store/db.ts subclasses; knex publishes no types for its dialect modules.
+declare module "knex/lib/dialects/sqlite3/index.js" {
+  import type { Knex } from "knex";
+  const ClientSqlite3: new (config: Knex.Config) => object;
+  export default ClientSqlite3;
+}
+
+declare module "knex/lib/dialects/sqlite3/execution/sqlite-transaction.js" {
+  interface TransactionInternals {
+    readonly readOnly?: boolean;
+    query(conn: unknown, sql: string): Promise<unknown>;
+  }
+  const TransactionSqlite: new (...args: unknown[]) => TransactionInternals;
+  export default TransactionSqlite;
+}
