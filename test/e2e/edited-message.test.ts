@@ -3,14 +3,10 @@
 // back to the checkpoint the message was first sent on, across a restart (anchors are stored), and the conversation
 // continues prefix-stable on the new branch.
 import { expect } from "chai";
+import { useStoreGateway } from "./store-gateway-kit.js";
 import { randomUUID } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { AgentRunRequest } from "../../proto/gen/agent/v1/agent_pb.js";
 import { CursorClient } from "../support/cursor-client.js";
-import { type FakeOpenAI, startFakeOpenAI } from "../support/fake-openai.js";
-import { killAllGateways, startGatewayProcess } from "../support/gateway-process.js";
 
 const MODEL_ID = "byok-e2e-edit";
 
@@ -22,30 +18,10 @@ const withMessageId = (messageId: string) => (r: AgentRunRequest) => {
 
 describe("e2e: an edited message branches from its anchor", function () {
   this.timeout(60_000);
-  let fake: FakeOpenAI;
-  let dataDir: string;
-
-  before(async () => {
-    fake = await startFakeOpenAI();
-    dataDir = await mkdtemp(join(tmpdir(), "byok-e2e-edit-"));
-  });
-  after(async () => {
-    await killAllGateways();
-    await fake?.close();
-    await rm(dataDir, { recursive: true, force: true });
-  });
-
-  const startGateway = () =>
-    startGatewayProcess({
-      dataDir,
-      config: {
-        models: [{ id: MODEL_ID, provider: "openai-chat", baseUrl: fake.baseUrl, apiKey: "sk-e2e-edit", model: "m" }],
-      },
-      upstream: "http://127.0.0.1:9",
-    });
+  const rig = useStoreGateway("edit", { id: MODEL_ID, apiKey: "sk-e2e-edit" });
 
   it("cuts the history back to the edited message, after a restart too, and continues on the new branch", async () => {
-    const gw = await startGateway();
+    const gw = await rig.start();
     const client = new CursorClient(gw.url);
     const conversationId = `edit-${randomUUID()}`;
     const turn = (
@@ -55,7 +31,7 @@ describe("e2e: an edited message branches from its anchor", function () {
       checkpoint?: AgentRunRequest["conversationState"],
     ) => c.startRun({ conversationId, modelId: MODEL_ID, text, customize: withMessageId(messageId), checkpoint });
 
-    fake.enqueue({ text: "answer one" }, { text: "answer two" });
+    rig.fake.enqueue({ text: "answer one" }, { text: "answer two" });
     const one = turn(client, "m1", "question one");
     expect(await one.done).to.deep.equal({ ok: true });
     const two = turn(client, "m2", "question two", one.lastCheckpoint());
@@ -63,15 +39,15 @@ describe("e2e: an edited message branches from its anchor", function () {
     expect(two.lastCheckpoint()!.turns).to.have.length(2);
 
     await gw.stop("SIGTERM");
-    const again = await startGateway();
+    const again = await rig.start();
     const reopened = new CursorClient(again.url);
     for (const data of client.blobs.values()) reopened.putBlob(data);
 
     // The user edits the first message: same id, new text, and the client's latest checkpoint.
-    fake.enqueue({ text: "answer one, edited" });
+    rig.fake.enqueue({ text: "answer one, edited" });
     const edited = turn(reopened, "m1", "question one, edited", two.lastCheckpoint());
     expect(await edited.done).to.deep.equal({ ok: true });
-    const editRequest = fake.requests[2]!.body as { messages: Array<{ role: string; content: string }> };
+    const editRequest = rig.fake.requests[2]!.body as { messages: Array<{ role: string; content: string }> };
     expect(editRequest.messages.map((m) => m.role)).to.deep.equal(["system", "user"]);
     expect(editRequest.messages[1]!.content).to.include("question one, edited");
     expect(JSON.stringify(editRequest)).not.to.include("answer one").and.not.to.include("question two");
@@ -81,10 +57,10 @@ describe("e2e: an edited message branches from its anchor", function () {
     expect(again.stderrLines().some((l) => l.includes("edited message branches from its anchor"))).to.equal(true);
 
     // The next message continues the new branch, prefix-stable.
-    fake.enqueue({ text: "answer three" });
+    rig.fake.enqueue({ text: "answer three" });
     const three = turn(reopened, "m3", "question three", branch);
     expect(await three.done).to.deep.equal({ ok: true });
-    const next = fake.requests[3]!.body as { messages: unknown[] };
+    const next = rig.fake.requests[3]!.body as { messages: unknown[] };
     expect(JSON.stringify(next.messages.slice(0, 2))).to.equal(JSON.stringify(editRequest.messages));
     expect(next.messages.map((m) => (m as { role: string }).role)).to.deep.equal([
       "system",
@@ -93,14 +69,14 @@ describe("e2e: an edited message branches from its anchor", function () {
       "user",
     ]);
     expect(JSON.stringify(next)).not.to.include("question two");
-    expect(fake.pending()).to.equal(0);
+    expect(rig.fake.pending()).to.equal(0);
   });
 
   it("a message sent again on the same checkpoint is not a branch", async () => {
-    const gw = await startGateway();
+    const gw = await rig.start();
     const client = new CursorClient(gw.url);
     const conversationId = `edit-repeat-${randomUUID()}`;
-    fake.enqueue({ text: "one" }, { text: "two" });
+    rig.fake.enqueue({ text: "one" }, { text: "two" });
     const first = client.startRun({ conversationId, modelId: MODEL_ID, text: "q", customize: withMessageId("r1") });
     expect(await first.done).to.deep.equal({ ok: true });
     const second = client.startRun({

@@ -4,15 +4,11 @@
 // Nothing reads that head as the client's truth: the client comes back with the staged checkpoint it holds, the round
 // runs again, and the conversation goes on prefix-stable with nothing lost or doubled in the provider's history.
 import { expect } from "chai";
+import { useStoreGateway } from "./store-gateway-kit.js";
 import { randomUUID } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { openStore } from "../../store/index.js";
 import { createWorkspace } from "../support/client-workspace.js";
 import { CursorClient } from "../support/cursor-client.js";
-import { type FakeOpenAI, startFakeOpenAI } from "../support/fake-openai.js";
-import { killAllGateways, startGatewayProcess } from "../support/gateway-process.js";
 import { assertEndStreamInvariants } from "../support/observed-frames.js";
 import { waitUntil } from "../support/util.js";
 
@@ -25,33 +21,16 @@ interface ChatBody {
 
 describe("e2e: SIGKILL between a settled checkpoint's commit and its publish", function () {
   this.timeout(45_000);
-  let fake: FakeOpenAI;
-  let dataDir: string;
-
-  before(async () => {
-    fake = await startFakeOpenAI();
-    dataDir = await mkdtemp(join(tmpdir(), "byok-e2e-restart-round-"));
-  });
-  after(async () => {
-    await killAllGateways();
-    await fake?.close();
-    await rm(dataDir, { recursive: true, force: true });
-  });
-
-  const startGateway = () =>
-    startGatewayProcess({
-      dataDir,
-      config: {
-        models: [{ id: MODEL_ID, provider: "openai-chat", baseUrl: fake.baseUrl, apiKey: "sk-e2e", model: "m" }],
-      },
-      upstream: "http://127.0.0.1:9",
-    });
+  const rig = useStoreGateway("restart-round", { id: MODEL_ID, apiKey: "sk-e2e" });
 
   it("the client resumes from its staged checkpoint on the same store, and the round runs again", async () => {
     const conversationId = `conv-restart-round-${randomUUID()}`;
     const workspace = createWorkspace({ "notes.txt": "hi\n" });
-    fake.enqueue({ text: "Let me look.", toolCalls: [{ id: "call_r1", name: "Read", args: { path: "notes.txt" } }] });
-    const gw1 = await startGateway();
+    rig.fake.enqueue({
+      text: "Let me look.",
+      toolCalls: [{ id: "call_r1", name: "Read", args: { path: "notes.txt" } }],
+    });
+    const gw1 = await rig.start();
     // Every SET after the staged checkpoint is held: the settled checkpoint is committed, never acknowledged.
     const never = new Promise<void>(() => {});
     const first = new CursorClient(gw1.url, {
@@ -74,7 +53,7 @@ describe("e2e: SIGKILL between a settled checkpoint's commit and its publish", f
     expect(staged.pendingToolCalls).to.have.length(1);
 
     // The store is ahead of the client: the result and the settled head (revision 2) are durable.
-    const store = await openStore({ dataDir });
+    const store = await openStore({ dataDir: rig.dataDir });
     try {
       expect((await store.getHead(conversationId))?.revision).to.equal(2);
       const tool = (await store.loadMessages(conversationId)).filter((m) => m.role === "tool");
@@ -83,10 +62,10 @@ describe("e2e: SIGKILL between a settled checkpoint's commit and its publish", f
       await store.close();
     }
 
-    const gw2 = await startGateway();
+    const gw2 = await rig.start();
     const client = new CursorClient(gw2.url, { workspace });
     for (const data of first.blobs.values()) client.putBlob(data);
-    fake.enqueue({ text: ANSWER });
+    rig.fake.enqueue({ text: ANSWER });
     const run2 = client.startRun({ conversationId, modelId: MODEL_ID, resume: true, checkpoint: staged });
     expect(await run2.done).to.deep.equal({ ok: true });
     assertEndStreamInvariants(run2.frames);
@@ -98,7 +77,7 @@ describe("e2e: SIGKILL between a settled checkpoint's commit and its publish", f
     await gw2.stop();
 
     // The provider saw the first request, then exactly it plus the batch and its one result.
-    const [before, after] = fake.requests.slice(-2).map((r) => r.body as ChatBody);
+    const [before, after] = rig.fake.requests.slice(-2).map((r) => r.body as ChatBody);
     expect(JSON.stringify(after!.messages.slice(0, before!.messages.length))).to.equal(
       JSON.stringify(before!.messages),
     );
