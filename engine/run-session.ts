@@ -3,7 +3,7 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { AgentRunRequest } from "../proto/gen/agent/v1/agent_pb.js";
 import type { ContextMeasure, PreparedRun } from "../machines/run.js";
-import type { AssistantTurn } from "../machines/model-call.js";
+import type { AssistantTurn } from "../machines/model-call-contract.js";
 import type { CheckpointKind, CheckpointPlan, CheckpointWrite } from "../machines/checkpoint.js";
 import type { CommitResultInput, CommitResultOutput } from "../machines/tool-call.js";
 import type { PromptAssets } from "../prompt/assets.js";

@@ -21,7 +21,7 @@ import {
 } from "../proto/gen/agent/v1/agent_pb.js";
 import type { ModeAssets, PromptAssets } from "../prompt/assets.js";
 import type { CanonicalMessage } from "../providers/messages.js";
-import type { AssistantTurn } from "../machines/model-call.js";
+import type { AssistantTurn } from "../machines/model-call-contract.js";
 import type { ToolCompletion, ToolInvocation } from "../cursor/tools/types.js";
 
 type Assistant = Extract<CanonicalMessage, { role: "assistant" }>;

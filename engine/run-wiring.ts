@@ -3,7 +3,8 @@
 import { fromCallback, fromPromise } from "xstate";
 import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import { checkpointMachine, type CheckpointKind, type CheckpointWrite } from "../machines/checkpoint.js";
-import { modelCallMachine, type ModelCallEvent, type ModelCallInput } from "../machines/model-call.js";
+import { modelCallMachine, type ModelCallEvent } from "../machines/model-call.js";
+import type { ModelCallInput } from "../machines/model-call-contract.js";
 import { pendingExecMachine } from "../machines/pending-exec.js";
 import { runMachine, type RunEnd } from "../machines/run.js";
 import { toolRoundMachine } from "../machines/tool-round.js";

@@ -2,7 +2,7 @@
 // failure and cancel cause, named once. The Run machine draws one edge per cause from its `ending` decision state,
 // the engine maps the cause to the EndStream, and the path tests check that every cause here is reached.
 import type { ConnectCode } from "../cursor/errors.js";
-import type { ModelCallOutput } from "./model-call.js";
+import type { ModelCallOutput } from "./model-call-contract.js";
 import type { ToolRoundOutput } from "./tool-round.js";
 
 /** Why a run failed, with the Connect code its EndStream carries. */

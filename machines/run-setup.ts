@@ -6,7 +6,8 @@ import type { AgentServerMessage, ExecClientMessage } from "../proto/gen/agent/v
 import { frames } from "../cursor/frames.js";
 import type { ModeSwitch, ToolContext, ToolInvocation } from "../cursor/tools/types.js";
 import { checkpointMachine } from "./checkpoint.js";
-import { modelCallMachine, type ModelCallOutput } from "./model-call.js";
+import { modelCallMachine } from "./model-call.js";
+import type { ModelCallOutput } from "./model-call-contract.js";
 import { type CancelCause, canceled, type FailureCause, failure, type RunEnd } from "./run-ends.js";
 import { toolRoundMachine, type ToolRoundOutput } from "./tool-round.js";
 import type { ClientInteractionEvent } from "./tool-call.js";

@@ -16,17 +16,16 @@ import {
   subagentHooks,
 } from "../support/subagent-client.js";
 import { waitUntil } from "../support/util.js";
-import { assertCleanSuccess, execs, MODEL, useToolsRig } from "./tools-kit.js";
+import { assertCleanSuccess, execs, MODEL, TURN_ENDINGS, useToolsRig } from "./tools-kit.js";
 
 /** How long a step may take on a loaded machine (several children, each its own request, run at once). */
 const SLOW = 30_000;
 
 /** The subagent tool set: the captured subagent list (docs/protocol/cursor-tools.md §6.3) with UpdateCurrentStep. */
-const SUBAGENT_TOOLS = [
-  ...["Shell", "Grep", "Delete", "WebSearch", "WebFetch", "GenerateImage", "ReadLints", "EditNotebook", "TodoWrite"],
-  ...["StrReplace", "Write", "Read", "Glob", "GetMcpTools", "FetchMcpResource", "SwitchMode", "UpdateCurrentStep"],
-  ...["CallMcpTool", "Task"],
-];
+const SUBAGENT_TOOLS = (
+  "Shell Grep Delete WebSearch WebFetch GenerateImage ReadLints EditNotebook TodoWrite StrReplace Write Read Glob " +
+  "GetMcpTools FetchMcpResource SwitchMode UpdateCurrentStep CallMcpTool Task"
+).split(" ");
 
 /** The tool names a provider request offered. */
 const toolNames = (r: RecordedChatRequest): string[] =>
@@ -72,14 +71,7 @@ const finished = (report: string) => [
 ];
 
 function assertThreeEndings(run: RunHandle): void {
-  const kinds = run.kinds();
-  expect(kinds.slice(-5), run.requestId).to.deep.equal([
-    "turn_ended",
-    "checkpoint",
-    "checkpoint",
-    "checkpoint",
-    "end:ok",
-  ]);
+  expect(run.kinds().slice(-5), run.requestId).to.deep.equal(TURN_ENDINGS);
 }
 
 describe("subagents (Task → child runs)", function () {

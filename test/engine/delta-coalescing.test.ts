@@ -4,7 +4,8 @@
 import { expect } from "chai";
 import { createActor } from "xstate";
 import type { AgentServerMessage } from "../../proto/gen/agent/v1/agent_pb.js";
-import { modelCallMachine, type ModelCallOutput } from "../../machines/model-call.js";
+import { modelCallMachine } from "../../machines/model-call.js";
+import type { ModelCallOutput } from "../../machines/model-call-contract.js";
 import type { ModelEvent } from "../../providers/types.js";
 import { coalesceDeltas } from "../../engine/delta-coalescer.js";
 import { providerStream } from "../../engine/run-wiring.js";

@@ -5,7 +5,7 @@ import { expect } from "chai";
 import { createActor, fromPromise, waitFor } from "xstate";
 import type { AgentServerMessage } from "../../proto/gen/agent/v1/agent_pb.js";
 import { runMachine, type ContextMeasure, type PreparedRun, type RunEnd } from "../../machines/run.js";
-import type { ModelCallInput, ModelCallOutput } from "../../machines/model-call.js";
+import type { ModelCallInput, ModelCallOutput } from "../../machines/model-call-contract.js";
 import type { CheckpointInput } from "../../machines/checkpoint.js";
 import type { ToolInvocation } from "../../cursor/tools/types.js";
 

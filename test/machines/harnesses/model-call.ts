@@ -3,7 +3,8 @@
 import { expect } from "chai";
 import { createActor, fromCallback } from "xstate";
 import type { AgentServerMessage } from "../../../proto/gen/agent/v1/agent_pb.js";
-import { modelCallMachine, type ModelCallOutput } from "../../../machines/model-call.js";
+import { modelCallMachine } from "../../../machines/model-call.js";
+import type { ModelCallOutput } from "../../../machines/model-call-contract.js";
 import type { ModelEvent } from "../../../providers/types.js";
 import type { Harness, SuppliedEvent } from "../support/replay-graph.js";
 
