@@ -38,8 +38,7 @@ describe("e2e modes: each mode's prompt and tools on the wire", function () {
 
   for (const mode of MODE_IDS) {
     it(`${mode}: a Read round and an answer, with the ${mode} prompt and tool list in every provider request`, async () => {
-      const fake = await rig.fake();
-      fake.enqueue(
+      const fake = await rig.fake(
         { text: "Looking.", toolCalls: [{ id: `call_read_${mode}`, name: "Read", args: { path: "src/app.ts" } }] },
         { text: "It exports 42." },
       );
@@ -72,8 +71,7 @@ describe("e2e modes: each mode's prompt and tools on the wire", function () {
     ["ask", "CreatePlan", { plan: "x" }],
   ] as const) {
     it(`${mode}: a call of ${tool}, which ${mode} does not offer, is refused like an unknown tool`, async () => {
-      const fake = await rig.fake();
-      fake.enqueue({ text: "On it.", toolCalls: [{ id: "call_out", name: tool, args }] });
+      const fake = await rig.fake({ text: "On it.", toolCalls: [{ id: "call_out", name: tool, args }] });
       const { client, run } = rig.start(fake, { text: "change it", mode: WIRE[mode] });
       // The same ending as a tool no catalog knows (test/e2e/protocol-errors.test.ts).
       expect(await run.done).to.deep.include({
@@ -106,8 +104,7 @@ describe("e2e modes: SwitchMode", function () {
   const rig = useToolsRig("switch-mode");
 
   it("an approved switch gives the next model call the new mode's tools and the checkpoint the new mode", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       { text: "Plan first.", toolCalls: [{ id: "call_sw", name: "SwitchMode", args: { target_mode_id: "plan" } }] },
       { text: "Now in plan mode." },
     );
@@ -147,8 +144,7 @@ describe("e2e modes: SwitchMode", function () {
   });
 
   it("a rejected switch is an error result with the user's reason; tools and mode stay", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       { text: "Plan first?", toolCalls: [{ id: "call_sw2", name: "SwitchMode", args: { target_mode_id: "ask" } }] },
       { text: "Staying in agent mode." },
     );
@@ -169,8 +165,7 @@ describe("e2e modes: SwitchMode", function () {
   });
 
   it("a resume continues in the mode the checkpoint records", async () => {
-    const fake = await rig.fake();
-    fake.enqueue({ text: "Done here." });
+    const fake = await rig.fake({ text: "Done here." });
     const conversationId = `modes-resume-${process.pid}-${Date.now()}`;
     const { run: first } = rig.start(fake, { text: "hello", mode: AgentMode.DEBUG, conversationId });
     expect(await first.done).to.deep.equal({ ok: true });

@@ -42,8 +42,7 @@ describe("e2e plans: CreatePlan in plan mode", function () {
   const rig = useToolsRig("plans");
 
   it("asks the client to save the plan, gives the model its URI and keeps the plan in the checkpoint", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       { text: "Here is the plan.", toolCalls: [{ id: "call_plan_1", name: "CreatePlan", args: PLAN }] },
       { text: "The plan is ready for review." },
     );
@@ -79,8 +78,7 @@ describe("e2e plans: CreatePlan in plan mode", function () {
   });
 
   it("a plan the client could not save is an error result, and the checkpoint gets no plan", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       { text: "Here is the plan.", toolCalls: [{ id: "call_plan_2", name: "CreatePlan", args: PLAN }] },
       { text: "Saving failed." },
     );
@@ -104,8 +102,10 @@ describe("e2e plans: CreatePlan in plan mode", function () {
   });
 
   it("a cancel while the plan is with the user ends the run canceled, with nothing left waiting", async () => {
-    const fake = await rig.fake();
-    fake.enqueue({ text: "Here is the plan.", toolCalls: [{ id: "call_plan_3", name: "CreatePlan", args: PLAN }] });
+    const fake = await rig.fake({
+      text: "Here is the plan.",
+      toolCalls: [{ id: "call_plan_3", name: "CreatePlan", args: PLAN }],
+    });
     const { run } = rig.start(fake, {
       text: "plan a parser cache",
       mode: AgentMode.PLAN,
@@ -127,8 +127,7 @@ describe("e2e plans: CreatePlan in plan mode", function () {
   });
 
   it("start_plan_action opens a turn in plan mode whatever the message's own mode", async () => {
-    const fake = await rig.fake();
-    fake.enqueue({ text: "Let me plan." });
+    const fake = await rig.fake({ text: "Let me plan." });
     const { client, run } = rig.start(fake, {
       text: "plan it",
       customize(request) {
@@ -146,8 +145,7 @@ describe("e2e plans: CreatePlan in plan mode", function () {
   });
 
   it("execute_plan_action runs the plan in its execution mode, the plan in the runtime message", async () => {
-    const fake = await rig.fake();
-    fake.enqueue({ text: "Executing." });
+    const fake = await rig.fake({ text: "Executing." });
     const { client, run } = rig.start(fake, {
       text: "",
       customize(request) {

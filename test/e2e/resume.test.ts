@@ -34,8 +34,7 @@ describe("e2e: resume_action continues a turn from the client's checkpoint", fun
   }
 
   it("re-runs the pending tool round without asking the model again, then finishes the same turn", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       {
         text: "Let me look.",
         toolCalls: [{ id: "call_r1", name: "Read", args: { path: "notes.txt" } }],
@@ -98,8 +97,7 @@ describe("e2e: resume_action continues a turn from the client's checkpoint", fun
   });
 
   it("without a pending round, calls the model again on exactly the history the checkpoint holds", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       { toolCalls: [{ id: "call_r2", name: "Read", args: { path: "a.txt" } }] },
       { hang: true },
       { text: "continued" },
@@ -128,8 +126,7 @@ describe("e2e: resume_action continues a turn from the client's checkpoint", fun
   });
 
   it("refuses a checkpoint whose pending entry is not a tool round", async () => {
-    const fake = await rig.fake();
-    fake.enqueue({ text: "done" });
+    const fake = await rig.fake({ text: "done" });
     const conversationId = `resume-final-${process.pid}`;
     const first = rig.start(fake, { conversationId, text: "hi" });
     await first.run.done;

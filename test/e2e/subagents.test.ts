@@ -214,8 +214,7 @@ describe("subagents (Task → child runs)", function () {
     }
 
     // Completions: bg1's, the same completion retried on the same checkpoint, then bg2's on the retry's result.
-    const completer = await rig.fake();
-    completer.enqueue(
+    const completer = await rig.fake(
       { text: "Noted the tests." },
       { text: "Noted the tests." },
       { text: "Noted the docs." },
@@ -341,8 +340,7 @@ describe("subagents (Task → child runs)", function () {
 
   it("cancel_subagent_action ends that running background child canceled and its own request at once", async () => {
     const parentFake = await rig.fake();
-    const childFake = await rig.fake();
-    childFake.enqueue({ toolCalls: [{ id: "child_read", name: "Read", args: { path: "a.md" } }] });
+    const childFake = await rig.fake({ toolCalls: [{ id: "child_read", name: "Read", args: { path: "a.md" } }] });
     parentFake.enqueue(
       {
         toolCalls: [
@@ -384,8 +382,7 @@ describe("subagents (Task → child runs)", function () {
   });
 
   it("a child on the HTTP/2 Run stream carries its parent headers once for the call and gets the subagent tools", async () => {
-    const fake = await rig.fake();
-    fake.enqueue({ text: "Mapped." });
+    const fake = await rig.fake({ text: "Mapped." });
     const first = runRequest(MODEL, "Map the parser.");
     const credentials = { case: "apiKeyCredentials" as const, value: { apiKey: "sk-e2e-h2", baseUrl: fake.baseUrl } };
     const init = {

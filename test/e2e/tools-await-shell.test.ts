@@ -31,8 +31,7 @@ describe("e2e tools: AwaitShell waits for a backgrounded shell through the clien
   const rig = useToolsRig("tools-await");
 
   it("reads the terminal file, pauses, reads again, and completes when the shell has exited", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       { text: "Waiting.", toolCalls: [{ id: "call_await_1", name: "AwaitShell", args: { shell_id: "7" } }] },
       { text: "The tests failed once." },
     );
@@ -80,8 +79,7 @@ describe("e2e tools: AwaitShell waits for a backgrounded shell through the clien
   });
 
   it("a shell id with no terminal file ends the call with an error the model reads", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       { text: "Waiting.", toolCalls: [{ id: "call_await_2", name: "AwaitShell", args: { shell_id: "99" } }] },
       { text: "That shell does not exist." },
     );

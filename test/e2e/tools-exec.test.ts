@@ -61,8 +61,7 @@ describe("e2e tools: Delete, ReadLints, EditNotebook", function () {
   const rig = useToolsRig("tools-exec");
 
   it("Delete: delete_args → the client's delete_result on the card unchanged, the file gone", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       { text: "Removing it.", toolCalls: [{ id: "call_del_1", name: "Delete", args: { path: "tmp/old.log" } }] },
       { text: "Deleted." },
     );
@@ -92,8 +91,7 @@ describe("e2e tools: Delete, ReadLints, EditNotebook", function () {
   });
 
   it("Delete of a missing file: the typed file_not_found result, an error the model reads, and the turn goes on", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       { text: "Removing it.", toolCalls: [{ id: "call_del_2", name: "Delete", args: { path: "nope.txt" } }] },
       { text: "It was not there." },
     );
@@ -169,8 +167,7 @@ describe("e2e tools: Delete, ReadLints, EditNotebook", function () {
   });
 
   it("ReadLints where no path can be checked: the typed error result, read by the model", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       { text: "Checking.", toolCalls: [{ id: "call_lint_2", name: "ReadLints", args: { paths: ["gone.ts"] } }] },
       { text: "That file does not exist." },
     );

@@ -52,8 +52,7 @@ describe("e2e tools: recorded provider streams", function () {
 
   it("replays a recorded OpenAI text turn: the content reaches the client as text_delta, in order, the turn ends ok", async () => {
     const recorded = recordedDeltas(textUsageChunk);
-    const fake = await rig.fake();
-    fake.enqueue({ fixture: textUsageChunk, splitBytes: 97 });
+    const fake = await rig.fake({ fixture: textUsageChunk, splitBytes: 97 });
     const { client, run } = rig.start(fake, { text: "invent a holiday" });
     await run.done;
 
@@ -79,8 +78,7 @@ describe("e2e tools: recorded provider streams", function () {
 
   it("replays DeepSeek's recorded reasoning: thinking_delta…, one thinking_completed (≥ 1 ms), then the text", async () => {
     const recorded = recordedDeltas(deepseekThinking);
-    const fake = await rig.fake();
-    fake.enqueue({ fixture: deepseekThinking, splitBytes: 211 });
+    const fake = await rig.fake({ fixture: deepseekThinking, splitBytes: 211 });
     const { client, run } = rig.start(fake, { text: "hi", modelId: "deepseek-reasoner" });
     await run.done;
 
@@ -115,8 +113,7 @@ describe("e2e tools: recorded provider streams", function () {
 
   it("replays a DeepSeek tool round's reasoning_content exactly in the next request, then finishes on the recording", async () => {
     const reasoning = 'The user wants "config.json".\nI will Read it — then answer. 🔍\r\n(keep this byte-exact)';
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       {
         reasoning,
         toolCalls: [{ id: "call_ds_read", name: "Read", args: { path: "config.json" } }],

@@ -46,8 +46,7 @@ describe("e2e tools: questions for the user (AskQuestion)", function () {
   const rig = useToolsRig("tools-ask");
 
   it("asks with an interaction_query and gives the model the answer the user picked", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       { text: "Let me ask.", toolCalls: [{ id: "call_ask_1", name: "AskQuestion", args: question }] },
       { text: "SQLite it is." },
     );
@@ -89,8 +88,7 @@ describe("e2e tools: questions for the user (AskQuestion)", function () {
   });
 
   it("a declined question is an error result the model reads, and the turn goes on", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       { text: "Let me ask.", toolCalls: [{ id: "call_ask_2", name: "AskQuestion", args: question }] },
       { text: "I will pick SQLite then." },
     );
@@ -106,8 +104,10 @@ describe("e2e tools: questions for the user (AskQuestion)", function () {
   });
 
   it("a cancel while the question is open ends the run canceled, with nothing left waiting", async () => {
-    const fake = await rig.fake();
-    fake.enqueue({ text: "Let me ask.", toolCalls: [{ id: "call_ask_3", name: "AskQuestion", args: question }] });
+    const fake = await rig.fake({
+      text: "Let me ask.",
+      toolCalls: [{ id: "call_ask_3", name: "AskQuestion", args: question }],
+    });
     const { run } = rig.start(fake, {
       text: "set up the tests",
       hooks: {
@@ -124,8 +124,10 @@ describe("e2e tools: questions for the user (AskQuestion)", function () {
   });
 
   it("an answer for an interaction id never asked fails the run invalid_argument", async () => {
-    const fake = await rig.fake();
-    fake.enqueue({ text: "Let me ask.", toolCalls: [{ id: "call_ask_4", name: "AskQuestion", args: question }] });
+    const fake = await rig.fake({
+      text: "Let me ask.",
+      toolCalls: [{ id: "call_ask_4", name: "AskQuestion", args: question }],
+    });
     const { run } = rig.start(fake, {
       text: "set up the tests",
       hooks: {

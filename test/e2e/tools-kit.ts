@@ -39,10 +39,12 @@ export const SETTLED_ROUND_THEN_ANSWER = [
   ...TURN_ENDINGS,
 ];
 
+type ScriptedTurns = Parameters<FakeOpenAI["enqueue"]>;
+
 export interface ToolsRig {
   gw: GatewayProcess;
-  /** A fresh fake provider for one test; closed by closeFakes(). */
-  fake(): Promise<FakeOpenAI>;
+  /** A fresh fake provider for one test, with `turns` scripted in order; closed by closeFakes(). */
+  fake(...turns: ScriptedTurns): Promise<FakeOpenAI>;
   /** A client plus a run whose model calls go to `fake`. */
   start(
     fake: FakeOpenAI,
@@ -66,9 +68,10 @@ async function startToolsRig(label: string, config: object): Promise<ToolsRig> {
   const fakes: FakeOpenAI[] = [];
   return {
     gw,
-    fake: async () => {
+    fake: async (...turns) => {
       const fake = await startFakeOpenAI();
       fakes.push(fake);
+      fake.enqueue(...turns);
       return fake;
     },
     start(fake, opts) {
@@ -118,7 +121,7 @@ export function useToolsRig(label: string, config: () => object = () => ({})): T
     get gw() {
       return started().gw;
     },
-    fake: () => started().fake(),
+    fake: (...turns) => started().fake(...turns),
     start: (fake, opts) => started().start(fake, opts),
     closeFakes: () => started().closeFakes(),
     close: () => started().close(),

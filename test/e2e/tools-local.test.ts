@@ -56,8 +56,7 @@ describe("e2e tools: local tools answered by the gateway (TodoWrite, UpdateCurre
   const rig = useToolsRig("tools-local");
 
   it("TodoWrite completes at once with its typed result and puts the list in the settled checkpoint", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       { text: "Planning.", toolCalls: [{ id: "call_todo_1", name: "TodoWrite", args: { todos, merge: false } }] },
       { text: "On it." },
     );

@@ -146,8 +146,7 @@ describe("e2e tools: MCP", function () {
   });
 
   it("offers the request context's MCP tools when the run request announces none", async () => {
-    const fake = await rig.fake();
-    fake.enqueue({ text: "Noted." });
+    const fake = await rig.fake({ text: "Noted." });
     const { run } = rig.start(fake, {
       text: "which tools do you have?",
       customize: (request) => {
@@ -200,8 +199,7 @@ describe("e2e tools: MCP", function () {
   });
 
   it("an MCP tool the client no longer has (tool_not_found) is an error result the model reads", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       {
         text: "Calling.",
         toolCalls: [
@@ -238,8 +236,7 @@ describe("e2e tools: MCP", function () {
   });
 
   it("GetMcpTools lists the client's live servers, and a later CallMcpTool uses the listed definition", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       {
         text: "Listing.",
         toolCalls: [{ id: "call_get_1", name: "GetMcpTools", args: { server: "plugin-browser-use-browser-use" } }],
@@ -319,8 +316,7 @@ describe("e2e tools: MCP", function () {
   });
 
   it("GetMcpTools: a rejected listing is an error result", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       { text: "Listing.", toolCalls: [{ id: "call_get_2", name: "GetMcpTools", args: {} }] },
       { text: "No." },
     );

@@ -40,8 +40,7 @@ describe("e2e tools: Shell", function () {
   const rig = useToolsRig("tools-shell");
 
   it("streams each stdout/stderr chunk as a tool_call_delta between shell_stream_args and tool_call_completed", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       { toolCalls: [{ id: "call_sh_build", name: "Shell", args: { command: "npm run build", description: "Build" } }] },
       { text: "Built." },
     );
@@ -112,8 +111,7 @@ describe("e2e tools: Shell", function () {
   });
 
   it("turns exit code 1 into an error result the model sees, with block_until_ms as the ShellArgs timeout", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       { toolCalls: [{ id: "call_sh_test", name: "Shell", args: { command: "npm test", block_until_ms: 12_345 } }] },
       { text: "One test fails." },
     );
@@ -151,8 +149,7 @@ describe("e2e tools: Shell", function () {
   });
 
   it("completes a backgrounded shell successfully and never aborts it, not even when the run ends", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       { toolCalls: [{ id: "call_sh_dev", name: "Shell", args: { command: "npm run dev", block_until_ms: 0 } }] },
       { text: "The dev server is running." },
     );

@@ -55,8 +55,7 @@ describe("e2e tools: WebFetch (approval, then fetch_args)", function () {
   const rig = useToolsRig("tools-fetch");
 
   it("approved: the query, then fetch_args for the same call, then the page as the typed result", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(fetchCall("call_fetch_1"), { text: "GET /items lists them." });
+    const fake = await rig.fake(fetchCall("call_fetch_1"), { text: "GET /items lists them." });
     const asked: InteractionQuery[] = [];
     const { client, run } = rig.start(fake, {
       text: "how do I list items?",
@@ -98,8 +97,7 @@ describe("e2e tools: WebFetch (approval, then fetch_args)", function () {
   });
 
   it("rejected: the typed rejection is the result, nothing is fetched, and the turn goes on", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(fetchCall("call_fetch_2"), { text: "I will answer from what I know." });
+    const fake = await rig.fake(fetchCall("call_fetch_2"), { text: "I will answer from what I know." });
     const { client, run } = rig.start(fake, {
       text: "how do I list items?",
       hooks: { ...execToolHooks({ pages: PAGES }), onInteraction: () => decide(false, "stay offline") },
@@ -142,8 +140,7 @@ describe("e2e tools: WebFetch (approval, then fetch_args)", function () {
   });
 
   it("a cancel while the approval is open ends the run canceled, with nothing left waiting", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(fetchCall("call_fetch_4"));
+    const fake = await rig.fake(fetchCall("call_fetch_4"));
     const { run } = rig.start(fake, {
       text: "how do I list items?",
       hooks: {
@@ -161,8 +158,7 @@ describe("e2e tools: WebFetch (approval, then fetch_args)", function () {
   });
 
   it("a cancel while the approved fetch runs aborts that Exec by its id and ends canceled", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(fetchCall("call_fetch_5"));
+    const fake = await rig.fake(fetchCall("call_fetch_5"));
     const { run } = rig.start(fake, {
       text: "how do I list items?",
       hooks: {

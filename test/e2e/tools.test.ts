@@ -20,8 +20,7 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
   const rig = useToolsRig("tools");
 
   it("runs one Read round trip: started → read_args → completed with typed result, then the next call sees the result", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       {
         reasoning: "I should look at the file.",
         text: "Reading it.",
@@ -147,8 +146,7 @@ describe("e2e tools: Read closed loop and parallel batches", function () {
   });
 
   it("answers a parallel Read + Grep out of order: completion order drives cards and results, one assistant message", async () => {
-    const fake = await rig.fake();
-    fake.enqueue(
+    const fake = await rig.fake(
       {
         toolCalls: [
           { id: "call_p_read", name: "Read", args: { path: "notes.md" } },
