@@ -70,24 +70,20 @@ export class AgentService implements AgentBackend {
   subscribe(requestId: string, sink: StreamSink): () => void {
     if (!this.streams.has(requestId)) this.checkWaitingRoom();
     const entry = this.entry(requestId);
-    const { actor } = entry;
-    const { backlog, end } = actor.getSnapshot().context;
-    for (const payload of backlog) sink.frame(payload);
+    const { actor, outbound } = entry;
+    const { end } = actor.getSnapshot().context;
     if (end) {
+      for (const payload of outbound.frames) sink.frame(payload);
       sink.end(end);
       return () => {};
     }
-    const subscriptions = [
-      actor.on("frame", (e) => sink.frame(e.payload)),
-      actor.on("heartbeat", () => sink.heartbeat()),
-      actor.on("end", (e) => sink.end(e.end)),
-    ];
+    const detach = outbound.follow(sink);
     const handOver = () => sink.handOver();
     entry.handOvers.add(handOver);
     actor.send({ type: "SUBSCRIBE" });
     return () => {
       entry.handOvers.delete(handOver);
-      for (const s of subscriptions) s.unsubscribe();
+      detach();
       if (actor.getSnapshot().status === "active") actor.send({ type: "UNSUBSCRIBE" });
     };
   }
@@ -198,9 +194,10 @@ export class AgentService implements AgentBackend {
         },
         delays: streamDelays(this.deps.timers),
       }),
-      { input: { requestId } },
+      { input: { requestId, ...(this.deps.timers.heartbeatMs ? { heartbeatMs: this.deps.timers.heartbeatMs } : {}) } },
     );
-    const entry: StreamEntry = { actor, run: undefined, handOvers: new Set(), earlyBytes: 0 };
+    const { outbound } = actor.getSnapshot().context;
+    const entry: StreamEntry = { actor, outbound, run: undefined, handOvers: new Set(), earlyBytes: 0 };
     this.streams.set(requestId, entry);
     const forget = () => {
       if (this.streams.get(requestId) !== entry) return;
@@ -312,7 +309,7 @@ export class AgentService implements AgentBackend {
     const machine = buildRunMachine(session, this.deps.timers, {
       emit: (message) => {
         if (handle.finished) return;
-        if (entry.actor.getSnapshot().context.backlog.length >= MAX_BACKLOG_FRAMES) {
+        if (entry.outbound.frames.length >= MAX_BACKLOG_FRAMES) {
           handle.actor.send({
             type: "BACKLOG_EXCEEDED",
             message: `the run exceeded ${MAX_BACKLOG_FRAMES} stream frames`,
@@ -321,7 +318,9 @@ export class AgentService implements AgentBackend {
         }
         // Encoded once here: the backlog and every subscriber share the bytes (a repeated frame shares them too).
         if (last?.message !== message) last = { message, payload: encodeFrame(message) };
-        entry.actor.send({ type: "OUTPUT", payload: last.payload });
+        // Not a RequestStream event (issue 17): the log the stream owns records and writes it; the stream's
+        // heartbeat reads the log's silence.
+        entry.outbound.append(last.payload);
       },
       finish,
     });
