@@ -16,7 +16,7 @@ import type { RunEnd } from "../machines/run.js";
 import type { AgentBackend, HeldAppend, ParentLink, RunRoute, StreamSink } from "../transport/agent-backend.js";
 import { type EndStream, RpcError } from "../cursor/errors.js";
 import { encodeFrame } from "../cursor/frames.js";
-import { buildRunMachine } from "./run-wiring.js";
+import { buildRunMachine, createRunActor, type RunOutputs } from "./run-wiring.js";
 import { toRunEvent } from "./client-events.js";
 import { RunSession, type RunDeps } from "./run-session.js";
 import { endStreamFor } from "./run-end.js";
@@ -45,10 +45,22 @@ export class AgentService implements AgentBackend {
   private readonly upstreamRequests = new UpstreamRequests();
   private readonly subagents = new SubagentLinks();
   private readonly router: RunRouter;
+  /** Built once: providing a machine per stream or per run rebuilds its state nodes (issue 17). */
+  private readonly streamMachine: typeof requestStreamMachine;
+  private readonly runMachine: ReturnType<typeof buildRunMachine>;
   private closing = false;
 
   constructor(private readonly deps: ServiceDeps) {
     this.router = new RunRouter(deps.models, deps.store, deps.log);
+    this.runMachine = buildRunMachine(deps.timers);
+    this.streamMachine = requestStreamMachine.provide({
+      actions: {
+        deliver: ({ context }, { message }) =>
+          this.contained(context.requestId, () => this.deliver(context.requestId, message)),
+        abandon: ({ context }) => this.contained(context.requestId, () => this.abandon(context.requestId)),
+      },
+      delays: streamDelays(deps.timers),
+    });
   }
 
   /** True while any run is live (blob garbage collection waits for none). */
@@ -186,16 +198,8 @@ export class AgentService implements AgentBackend {
   private entry(requestId: string): StreamEntry {
     const existing = this.streams.get(requestId);
     if (existing) return existing;
-    const actor = createActor(
-      requestStreamMachine.provide({
-        actions: {
-          deliver: (_, { message }) => this.contained(requestId, () => this.deliver(requestId, message)),
-          abandon: () => this.contained(requestId, () => this.abandon(requestId)),
-        },
-        delays: streamDelays(this.deps.timers),
-      }),
-      { input: { requestId, ...(this.deps.timers.heartbeatMs ? { heartbeatMs: this.deps.timers.heartbeatMs } : {}) } },
-    );
+    const { heartbeatMs } = this.deps.timers;
+    const actor = createActor(this.streamMachine, { input: { requestId, ...(heartbeatMs ? { heartbeatMs } : {}) } });
     const { outbound } = actor.getSnapshot().context;
     const entry: StreamEntry = { actor, outbound, run: undefined, handOvers: new Set(), earlyBytes: 0 };
     this.streams.set(requestId, entry);
@@ -306,7 +310,7 @@ export class AgentService implements AgentBackend {
         reason: "superseded by a newer run of this conversation",
       });
     let last: { message: AgentServerMessage; payload: Uint8Array } | undefined;
-    const machine = buildRunMachine(session, this.deps.timers, {
+    const outputs: RunOutputs = {
       emit: (message) => {
         if (handle.finished) return;
         if (entry.outbound.frames.length >= MAX_BACKLOG_FRAMES) {
@@ -323,8 +327,11 @@ export class AgentService implements AgentBackend {
         entry.outbound.append(last.payload);
       },
       finish,
+    };
+    handle.actor = createRunActor(this.runMachine, session, outputs, {
+      requestId,
+      conversationId: session.conversationId,
     });
-    handle.actor = createActor(machine, { input: { requestId, conversationId: session.conversationId } });
     handle.actor.subscribe({ error: (err) => handle.crash(err) });
     this.deps.runs?.track(requestId, session.conversationId, request.requestedModel, handle.actor);
     entry.run = handle;
