@@ -2,7 +2,7 @@
 // world only through these closures, which find their run's session and outputs through the run's actor system.
 // Providing per run rebuilt the six machines' state nodes and transition tables for every run (issue 17: ~5 % of
 // the gateway's CPU under 200 concurrent runs).
-import { type Actor, type ActorSystem, createActor, fromCallback, fromPromise } from "xstate";
+import { type Actor, createActor, fromCallback, fromPromise } from "xstate";
 import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import { checkpointMachine, type CheckpointKind, type CheckpointWrite } from "../machines/checkpoint.js";
 import { modelCallMachine, type ModelCallEvent } from "../machines/model-call.js";
@@ -17,8 +17,8 @@ import { coalesceDeltas } from "./delta-coalescer.js";
 import type { RunSession } from "./run-session.js";
 import type { TimerConfig } from "./config.js";
 
-/** xstate's own alias for any actor system, which the package does not export. */
-type AnyActorSystem = ActorSystem<any>;
+/** A run's actor system (shared by the run actor and all its children), used only as the key of its wiring. */
+type RunSystem = object;
 
 export interface RunOutputs {
   emit(message: AgentServerMessage): void;
@@ -31,15 +31,15 @@ interface RunWiring {
 }
 
 /** Each run's actor system (its run actor and every child) → what that run's side effects act on. */
-const wirings = new WeakMap<AnyActorSystem, RunWiring>();
+const wirings = new WeakMap<RunSystem, RunWiring>();
 
-function wiringOf(system: AnyActorSystem): RunWiring {
+function wiringOf(system: RunSystem): RunWiring {
   const wiring = wirings.get(system);
   if (!wiring) throw new Error("a run machine acted outside a run created by createRunActor");
   return wiring;
 }
 
-const sessionOf = (system: AnyActorSystem) => wiringOf(system).session;
+const sessionOf = (system: RunSystem) => wiringOf(system).session;
 
 /** Store and driver errors can embed SQL with bound values: only their cause may reach a client-visible message. */
 function concise<T>(work: () => Promise<T>): Promise<T> {
@@ -54,14 +54,14 @@ export type WiredRunMachine = ReturnType<typeof buildRunMachine>;
 
 /** The run machine with every side effect supplied; one per gateway (its timers are the config's). */
 export function buildRunMachine(timers: TimerConfig) {
-  const emitFrame = ({ system }: { system: AnyActorSystem }, params: { message: AgentServerMessage }) =>
+  const emitFrame = ({ system }: { system: RunSystem }, params: { message: AgentServerMessage }) =>
     wiringOf(system).out.emit(params.message);
   const checkpoint = checkpointMachine.provide({
     actors: {
-      build: fromPromise(({ input, system }: { input: { kind: CheckpointKind }; system: AnyActorSystem }) =>
+      build: fromPromise(({ input, system }: { input: { kind: CheckpointKind }; system: RunSystem }) =>
         concise(() => sessionOf(system).buildCheckpoint(input.kind)),
       ),
-      commit: fromPromise(({ input, system }: { input: CheckpointWrite; system: AnyActorSystem }) =>
+      commit: fromPromise(({ input, system }: { input: CheckpointWrite; system: RunSystem }) =>
         concise(() => sessionOf(system).commitCheckpoint(input)),
       ),
     },
@@ -78,7 +78,7 @@ export function buildRunMachine(timers: TimerConfig) {
           system,
         }: {
           input: { fetched: Array<{ blobId: Uint8Array; data: Uint8Array }> };
-          system: AnyActorSystem;
+          system: RunSystem;
         }) => concise(() => sessionOf(system).prepare(input.fetched)),
       ),
       modelCall: modelCallMachine.provide({
@@ -93,11 +93,11 @@ export function buildRunMachine(timers: TimerConfig) {
               pendingExec: pendingExecMachine.provide({
                 actions: { sendAbort: ({ system }, { id }) => wiringOf(system).out.emit(frames.execAbort(id)) },
               }),
-              commitResult: fromPromise(({ input, system }: { input: CommitResultInput; system: AnyActorSystem }) =>
+              commitResult: fromPromise(({ input, system }: { input: CommitResultInput; system: RunSystem }) =>
                 concise(() => sessionOf(system).commitResult(input)),
               ),
               callService: fromPromise(
-                ({ input, signal, system }: { input: ServiceRequest; signal: AbortSignal; system: AnyActorSystem }) =>
+                ({ input, signal, system }: { input: ServiceRequest; signal: AbortSignal; system: RunSystem }) =>
                   sessionOf(system).toolServices.call(input, signal),
               ),
             },
@@ -136,7 +136,7 @@ export function createRunActor(
  * (docs/protocol/cursor-run.md §7.3).
  * The deltas of one provider read reach the ModelCall as one event; a stopped pass drops the one still held.
  */
-export function providerStream(sessionOf: (system: AnyActorSystem) => Pick<RunSession, "stream">) {
+export function providerStream(sessionOf: (system: RunSystem) => Pick<RunSession, "stream">) {
   return fromCallback<ModelCallEvent, ModelCallInput>(({ sendBack, input, system }) => {
     const session = sessionOf(system);
     const abort = new AbortController();
