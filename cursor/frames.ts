@@ -15,12 +15,16 @@ import {
   type ToolCallDelta,
 } from "../proto/gen/agent/v1/agent_pb.js";
 import type { Usage } from "../providers/types.js";
+import { encodeTextDelta } from "./text-delta-bytes.js";
 
 /** Frames whose wire bytes were known when they were built (a checkpoint's state is encoded once, for its id). */
 const preEncoded = new WeakMap<AgentServerMessage, Uint8Array>();
 
-/** A frame's wire bytes: the ones it was built with, else encoded now. */
+/** A frame's wire bytes: the ones it was built with, else encoded now (a text delta, the per-token frame, directly). */
 export function encodeFrame(message: AgentServerMessage): Uint8Array {
+  const m = message.message;
+  if (m.case === "interactionUpdate" && m.value.message.case === "textDelta")
+    return encodeTextDelta(m.value.message.value.text);
   return preEncoded.get(message) ?? toBinary(AgentServerMessageSchema, message);
 }
 

@@ -16,7 +16,7 @@ import type { RunEnd } from "../machines/run.js";
 import type { AgentBackend, HeldAppend, ParentLink, RunRoute, StreamSink } from "../transport/agent-backend.js";
 import { type EndStream, RpcError } from "../cursor/errors.js";
 import { encodeFrame } from "../cursor/frames.js";
-import { buildRunMachine } from "./run-wiring.js";
+import { buildRunMachine, createRunActor, type RunOutputs } from "./run-wiring.js";
 import { toRunEvent } from "./client-events.js";
 import { RunSession, type RunDeps } from "./run-session.js";
 import { endStreamFor } from "./run-end.js";
@@ -45,10 +45,22 @@ export class AgentService implements AgentBackend {
   private readonly upstreamRequests = new UpstreamRequests();
   private readonly subagents = new SubagentLinks();
   private readonly router: RunRouter;
+  /** Built once: providing a machine per stream or per run rebuilds its state nodes (issue 17). */
+  private readonly streamMachine: typeof requestStreamMachine;
+  private readonly runMachine: ReturnType<typeof buildRunMachine>;
   private closing = false;
 
   constructor(private readonly deps: ServiceDeps) {
     this.router = new RunRouter(deps.models, deps.store, deps.log);
+    this.runMachine = buildRunMachine(deps.timers);
+    this.streamMachine = requestStreamMachine.provide({
+      actions: {
+        deliver: ({ context }, { message }) =>
+          this.contained(context.requestId, () => this.deliver(context.requestId, message)),
+        abandon: ({ context }) => this.contained(context.requestId, () => this.abandon(context.requestId)),
+      },
+      delays: streamDelays(deps.timers),
+    });
   }
 
   /** True while any run is live (blob garbage collection waits for none). */
@@ -70,24 +82,20 @@ export class AgentService implements AgentBackend {
   subscribe(requestId: string, sink: StreamSink): () => void {
     if (!this.streams.has(requestId)) this.checkWaitingRoom();
     const entry = this.entry(requestId);
-    const { actor } = entry;
-    const { backlog, end } = actor.getSnapshot().context;
-    for (const payload of backlog) sink.frame(payload);
+    const { actor, outbound } = entry;
+    const { end } = actor.getSnapshot().context;
     if (end) {
+      for (const payload of outbound.frames) sink.frame(payload);
       sink.end(end);
       return () => {};
     }
-    const subscriptions = [
-      actor.on("frame", (e) => sink.frame(e.payload)),
-      actor.on("heartbeat", () => sink.heartbeat()),
-      actor.on("end", (e) => sink.end(e.end)),
-    ];
+    const detach = outbound.follow(sink);
     const handOver = () => sink.handOver();
     entry.handOvers.add(handOver);
     actor.send({ type: "SUBSCRIBE" });
     return () => {
       entry.handOvers.delete(handOver);
-      for (const s of subscriptions) s.unsubscribe();
+      detach();
       if (actor.getSnapshot().status === "active") actor.send({ type: "UNSUBSCRIBE" });
     };
   }
@@ -190,17 +198,10 @@ export class AgentService implements AgentBackend {
   private entry(requestId: string): StreamEntry {
     const existing = this.streams.get(requestId);
     if (existing) return existing;
-    const actor = createActor(
-      requestStreamMachine.provide({
-        actions: {
-          deliver: (_, { message }) => this.contained(requestId, () => this.deliver(requestId, message)),
-          abandon: () => this.contained(requestId, () => this.abandon(requestId)),
-        },
-        delays: streamDelays(this.deps.timers),
-      }),
-      { input: { requestId } },
-    );
-    const entry: StreamEntry = { actor, run: undefined, handOvers: new Set(), earlyBytes: 0 };
+    const { heartbeatMs } = this.deps.timers;
+    const actor = createActor(this.streamMachine, { input: { requestId, ...(heartbeatMs ? { heartbeatMs } : {}) } });
+    const { outbound } = actor.getSnapshot().context;
+    const entry: StreamEntry = { actor, outbound, run: undefined, handOvers: new Set(), earlyBytes: 0 };
     this.streams.set(requestId, entry);
     const forget = () => {
       if (this.streams.get(requestId) !== entry) return;
@@ -309,10 +310,10 @@ export class AgentService implements AgentBackend {
         reason: "superseded by a newer run of this conversation",
       });
     let last: { message: AgentServerMessage; payload: Uint8Array } | undefined;
-    const machine = buildRunMachine(session, this.deps.timers, {
+    const outputs: RunOutputs = {
       emit: (message) => {
         if (handle.finished) return;
-        if (entry.actor.getSnapshot().context.backlog.length >= MAX_BACKLOG_FRAMES) {
+        if (entry.outbound.frames.length >= MAX_BACKLOG_FRAMES) {
           handle.actor.send({
             type: "BACKLOG_EXCEEDED",
             message: `the run exceeded ${MAX_BACKLOG_FRAMES} stream frames`,
@@ -321,11 +322,16 @@ export class AgentService implements AgentBackend {
         }
         // Encoded once here: the backlog and every subscriber share the bytes (a repeated frame shares them too).
         if (last?.message !== message) last = { message, payload: encodeFrame(message) };
-        entry.actor.send({ type: "OUTPUT", payload: last.payload });
+        // Not a RequestStream event (issue 17): the log the stream owns records and writes it; the stream's
+        // heartbeat reads the log's silence.
+        entry.outbound.append(last.payload);
       },
       finish,
+    };
+    handle.actor = createRunActor(this.runMachine, session, outputs, {
+      requestId,
+      conversationId: session.conversationId,
     });
-    handle.actor = createActor(machine, { input: { requestId, conversationId: session.conversationId } });
     handle.actor.subscribe({ error: (err) => handle.crash(err) });
     this.deps.runs?.track(requestId, session.conversationId, request.requestedModel, handle.actor);
     entry.run = handle;

@@ -3,6 +3,7 @@
 import type { Actor } from "xstate";
 import type { AgentRunRequest } from "../proto/gen/agent/v1/agent_pb.js";
 import type { requestStreamMachine } from "../machines/request-stream.js";
+import type { OutboundLog } from "../machines/outbound-log.js";
 import type { runMachine } from "../machines/run.js";
 import type { Logger } from "../log/logger.js";
 import type { TimerConfig } from "./config.js";
@@ -24,6 +25,8 @@ export interface RunHandle {
 
 export interface StreamEntry {
   actor: Actor<typeof requestStreamMachine>;
+  /** The stream's outbound log (its machine's, for the whole life of the entry): frames are appended here. */
+  outbound: OutboundLog;
   run: RunHandle | undefined;
   handOvers: Set<() => void>;
   /** Encoded bytes of the messages admitted before the run_request (bounded by MAX_EARLY_BYTES). */
@@ -45,10 +48,9 @@ export function runFields(requestId: string, request: AgentRunRequest): object {
   };
 }
 
-/** Configured stream timers override the machine's captured defaults one by one. */
+/** Configured stream timers override the machine's captured defaults one by one (the heartbeat's is its input). */
 export function streamDelays(t: TimerConfig) {
   return {
-    ...(t.heartbeatMs ? { heartbeatAfter: t.heartbeatMs } : {}),
     ...(t.reconnectGraceMs ? { reconnectGrace: t.reconnectGraceMs } : {}),
     ...(t.terminalRetentionMs ? { retention: t.terminalRetentionMs } : {}),
     ...(t.runRequestWaitMs ? { runRequestWait: t.runRequestWaitMs } : {}),

@@ -1,12 +1,13 @@
 // RequestStream: one per request_id (docs/protocol/cursor-transport.md §1, §6; docs/protocol/cursor-run.md §10.6).
-// Admits BidiAppend messages in append_seqno order (duplicates dropped, gaps wait), keeps the outbound backlog so a
+// Admits BidiAppend messages in append_seqno order (duplicates dropped, gaps wait), owns the outbound log so a
 // reconnecting RunSSE subscriber gets the whole stream again (kept as encoded AgentServerMessage payloads: bytes, not
 // object graphs, are what a long run retains and what a replay writes), sends a heartbeat after 5 s of silence (never
 // stored), asks for the run to be abandoned when no subscriber came back within the reconnect grace, ends a stream
 // whose run_request never came, and keeps a terminal stream for 30 s.
-import { assign, cancel, emit, enqueueActions, raise, setup } from "xstate";
+import { assign, cancel, enqueueActions, raise, setup } from "xstate";
 import type { AgentClientMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import { type EndStream, RpcError } from "../cursor/errors.js";
+import { OutboundLog } from "./outbound-log.js";
 
 /** A gap larger than this many held messages is refused rather than buffered without bound. */
 export const MAX_HELD_APPENDS = 1024;
@@ -14,30 +15,37 @@ export const MAX_HELD_APPENDS = 1024;
 export const RUN_REQUEST_WAIT_MS = 30_000;
 /** Frames kept for replay; a run that would exceed it is failed by the engine (a captured long turn had ~3,200). */
 export const MAX_BACKLOG_FRAMES = 100_000;
+/** Silence after which a heartbeat is sent (docs/protocol/cursor-transport.md §6.5). */
+export const HEARTBEAT_MS = 5_000;
 
 export interface RequestStreamContext {
   requestId: string;
   nextSeqno: bigint;
   held: ReadonlyMap<bigint, AgentClientMessage>;
-  /** Encoded AgentServerMessages (protobuf payloads without the Connect envelope). */
-  backlog: Uint8Array[];
+  /**
+   * The frames of this stream epoch and the subscribers they are written to. The engine appends to it directly;
+   * the machine opens, closes and reopens it and reads its silence for the heartbeat.
+   */
+  outbound: OutboundLog;
   end: EndStream | undefined;
   subscribers: number;
+  heartbeatMs: number;
+}
+
+export interface RequestStreamInput {
+  requestId: string;
+  heartbeatMs?: number;
+  /** The clock the outbound log stamps frames with; it must be the one the actor's timers run on. */
+  now?: () => number;
 }
 
 export type RequestStreamEvent =
   | { type: "APPEND"; seqno: bigint; message: AgentClientMessage }
-  | { type: "OUTPUT"; payload: Uint8Array }
   | { type: "END"; end: EndStream }
   | { type: "SUBSCRIBE" }
   | { type: "UNSUBSCRIBE" }
   /** Internal: the heartbeat timer ran out (raised by the stream itself, never sent from outside). */
   | { type: "SILENCE" };
-
-export type RequestStreamEmitted =
-  | { type: "frame"; payload: Uint8Array }
-  | { type: "heartbeat" }
-  | { type: "end"; end: EndStream };
 
 /** Which held messages become deliverable after admitting `seqno` (docs/protocol/cursor-transport.md §6: < next
  * dropped, > next waits). */
@@ -66,18 +74,16 @@ const requestStreamSetup = setup({
   types: {
     context: {} as RequestStreamContext,
     events: {} as RequestStreamEvent,
-    emitted: {} as RequestStreamEmitted,
-    input: {} as { requestId: string },
+    input: {} as RequestStreamInput,
   },
   actions: {
     /** Hands an admitted client message to the run side (supplied by the engine). */
     deliver: (_, _params: { message: AgentClientMessage }) => {},
     /** No subscriber came back within the grace: the run must be canceled (supplied by the engine). */
     abandon: () => {},
-    heartbeat: emit({ type: "heartbeat" } as const),
+    heartbeat: ({ context }) => context.outbound.heartbeat(),
     subscribe: assign({ subscribers: ({ context }) => context.subscribers + 1 }),
     unsubscribe: assign({ subscribers: ({ context }) => Math.max(0, context.subscribers - 1) }),
-    resetForReuse: assign({ nextSeqno: 1n, held: () => new Map(), backlog: () => [], end: undefined }),
   },
   guards: {
     hasSubscribers: ({ context }) => context.subscribers > 0,
@@ -86,9 +92,12 @@ const requestStreamSetup = setup({
      * (docs/protocol/cursor-transport.md §6). */
     restartsRequest: ({ event }) => event.type === "APPEND" && event.seqno === 1n && isRunRequest(event.message),
     carriesRunRequest: ({ event }) => event.type === "APPEND" && isRunRequest(event.message),
+    /** Nothing was written for a whole heartbeat interval. */
+    silentForInterval: ({ context }) => context.outbound.silence() >= context.heartbeatMs,
   },
   delays: {
-    heartbeatAfter: 5_000,
+    /** The rest of the interval since the stream last spoke: the whole interval on entry and after a heartbeat. */
+    heartbeatAfter: ({ context }) => Math.max(0, context.heartbeatMs - context.outbound.silence()),
     reconnectGrace: 30_000,
     retention: 30_000,
     /** In line with the reconnect grace: a client that opened RunSSE appends its run_request at once. */
@@ -103,9 +112,9 @@ export const noRunRequestEnd: EndStream = {
 };
 
 const expire = requestStreamSetup.createAction(
-  enqueueActions(({ enqueue }) => {
+  enqueueActions(({ context, enqueue }) => {
     enqueue.assign({ end: noRunRequestEnd });
-    enqueue.emit({ type: "end", end: noRunRequestEnd });
+    context.outbound.close(noRunRequestEnd);
   }),
 );
 
@@ -123,21 +132,18 @@ const armHeartbeat = requestStreamSetup.createAction(
   raise({ type: "SILENCE" } as const, { id: HEARTBEAT_TIMER, delay: "heartbeatAfter" }),
 );
 
-const record = requestStreamSetup.createAction(
-  enqueueActions(({ context, event, enqueue }) => {
-    if (event.type !== "OUTPUT") return;
-    // The backlog is append-only and never shrinks, so it grows in place: copying it per frame would make a long
-    // run quadratic.
-    context.backlog.push(event.payload);
-    enqueue.emit({ type: "frame", payload: event.payload });
+const resetForReuse = requestStreamSetup.createAction(
+  enqueueActions(({ context, enqueue }) => {
+    context.outbound.reopen();
+    enqueue.assign({ nextSeqno: 1n, held: () => new Map(), end: undefined });
   }),
 );
 
 const recordEnd = requestStreamSetup.createAction(
-  enqueueActions(({ event, enqueue }) => {
+  enqueueActions(({ context, event, enqueue }) => {
     if (event.type !== "END") return;
     enqueue.assign({ end: event.end });
-    enqueue.emit({ type: "end", end: event.end });
+    context.outbound.close(event.end);
   }),
 );
 
@@ -145,8 +151,10 @@ export const requestStreamMachine = requestStreamSetup.createMachine({
   description:
     "One per request_id. BidiAppend messages are admitted strictly in append_seqno order: duplicates are " +
     "dropped, a gap waits (bounded), unsequenced messages pass through. Every outbound frame is kept in the " +
-    "backlog so a reconnecting RunSSE subscriber receives the whole stream again; a heartbeat follows 5 s of " +
-    "silence and is never stored. With no subscriber for 30 s the run is abandoned (canceled). A stream whose " +
+    "outbound log so a reconnecting RunSSE subscriber receives the whole stream again; frames are appended to " +
+    "the log, not sent as events. A heartbeat follows 5 s of silence and is never stored: the SILENCE timer " +
+    "either finds the whole interval silent and sends it, or re-arms for the rest of the interval since the " +
+    "last frame. With no subscriber for 30 s the run is abandoned (canceled). A stream whose " +
     "run_request does not arrive within 30 s ends with deadline_exceeded. After the " +
     "EndStream the stream stays replayable for 30 s, then disappears; a request_id that starts again at " +
     "append_seqno 1 with a new run_request is reused.",
@@ -155,9 +163,10 @@ export const requestStreamMachine = requestStreamSetup.createMachine({
     requestId: input.requestId,
     nextSeqno: 1n,
     held: new Map(),
-    backlog: [],
+    outbound: new OutboundLog(input.now ?? (() => performance.now())),
     end: undefined,
     subscribers: 0,
+    heartbeatMs: input.heartbeatMs ?? HEARTBEAT_MS,
   }),
   initial: "open",
   states: {
@@ -196,16 +205,18 @@ export const requestStreamMachine = requestStreamSetup.createMachine({
         output: {
           initial: "quiet",
           states: {
-            // The timer is a cancellable delayed event rather than `after`: a frame re-arms it without leaving and
-            // re-entering the state, which every delta would otherwise pay for (issue 17).
+            // One delayed SILENCE per interval, never touched by a frame (issue 17: no timer work per delta). When it
+            // fires, the log says whether the stream spoke since: the heartbeat still follows exactly 5 s of silence.
             quiet: {
               entry: armHeartbeat,
               exit: cancel(HEARTBEAT_TIMER),
               on: {
                 // Targeted (drawn in the lifecycle diagram) but not re-entering: no exit or entry actions run.
-                OUTPUT: { target: "quiet", actions: [record, cancel(HEARTBEAT_TIMER), armHeartbeat] },
-                // Emitting with nobody listening is harmless, so the timer simply re-arms.
-                SILENCE: { target: "quiet", actions: ["heartbeat", armHeartbeat] },
+                // A heartbeat with nobody attached is harmless, so the timer simply re-arms.
+                SILENCE: [
+                  { guard: "silentForInterval", target: "quiet", actions: ["heartbeat", armHeartbeat] },
+                  { target: "quiet", actions: armHeartbeat },
+                ],
               },
             },
           },
@@ -217,7 +228,7 @@ export const requestStreamMachine = requestStreamSetup.createMachine({
         APPEND: {
           guard: "restartsRequest",
           target: "#requestStream.open.run.requested",
-          actions: ["resetForReuse", admitAppend],
+          actions: [resetForReuse, admitAppend],
         },
         SUBSCRIBE: { actions: "subscribe" },
         UNSUBSCRIBE: { actions: "unsubscribe" },

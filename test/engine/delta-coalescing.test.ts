@@ -36,7 +36,7 @@ function kindOf(m: AgentServerMessage): string {
 async function runPass(reads: ModelEvent[][]): Promise<{ frames: string[]; output: ModelCallOutput }> {
   const emitted: string[] = [];
   const machine = modelCallMachine.provide({
-    actors: { providerStream: providerStream(scriptedReads(reads) as never) },
+    actors: { providerStream: providerStream(() => scriptedReads(reads) as never) },
     actions: { emitFrame: (_, { message }) => void emitted.push(kindOf(message)) },
   });
   const actor = createActor(machine, { input: { callIndex: 0, modelCallId: "r:0", toolNames: ["Read"] } });

@@ -71,14 +71,19 @@ describe("RequestStream machine", () => {
           abandon: () => abandoned++,
         },
       }),
-      { input: { requestId: "r1" }, clock },
+      { input: { requestId: "r1", now: () => clock.now() }, clock },
     );
     const seen: string[] = [];
-    actor.on("frame", () => seen.push("frame"));
-    actor.on("heartbeat", () => seen.push("heartbeat"));
-    actor.on("end", () => seen.push("end"));
     actor.start();
-    return { actor, clock, delivered, seen, abandoned: () => abandoned };
+    const { outbound } = actor.getSnapshot().context;
+    outbound.follow({
+      frame: () => seen.push("frame"),
+      heartbeat: () => seen.push("heartbeat"),
+      end: () => seen.push("end"),
+    });
+    /** What the engine does with each encoded frame of the run. */
+    const output = (text: string) => outbound.append(textDelta(text));
+    return { actor, clock, delivered, seen, output, outbound, abandoned: () => abandoned };
   }
 
   it("delivers appends in seqno order whatever their arrival order", () => {
@@ -92,18 +97,18 @@ describe("RequestStream machine", () => {
   it("keeps every output frame in the backlog for replay, but never heartbeats", () => {
     const s = stream();
     s.actor.send({ type: "SUBSCRIBE" });
-    s.actor.send({ type: "OUTPUT", payload: textDelta("a") });
+    s.output("a");
     s.clock.increment(5_000);
-    s.actor.send({ type: "OUTPUT", payload: textDelta("b") });
+    s.output("b");
     expect(s.seen).to.deep.equal(["frame", "heartbeat", "frame"]);
-    expect(s.actor.getSnapshot().context.backlog).to.have.length(2);
+    expect(s.outbound.frames).to.have.length(2);
   });
 
   it("sends a heartbeat only after 5 s without output", () => {
     const s = stream();
     s.actor.send({ type: "SUBSCRIBE" });
     s.clock.increment(4_000);
-    s.actor.send({ type: "OUTPUT", payload: textDelta("a") });
+    s.output("a");
     s.clock.increment(4_000);
     expect(s.seen).to.deep.equal(["frame"]);
     s.clock.increment(1_000);
@@ -154,9 +159,27 @@ describe("RequestStream machine", () => {
     expect(s.delivered).to.deep.equal([-1, -1]);
   });
 
+  it("re-arms for the rest of the interval when frames came since: the heartbeat is 5 s after the last one", () => {
+    const s = stream();
+    for (const at of [1_000, 2_000, 4_999]) {
+      s.clock.set(at);
+      s.output("a");
+    }
+    s.clock.set(9_998);
+    expect(s.seen).to.deep.equal(["frame", "frame", "frame"]);
+    s.clock.set(9_999);
+    expect(s.seen).to.deep.equal(["frame", "frame", "frame", "heartbeat"]);
+    s.clock.set(12_000);
+    s.output("b");
+    s.clock.set(16_999);
+    expect(s.seen.filter((e) => e === "heartbeat")).to.have.length(1);
+    s.clock.set(17_000);
+    expect(s.seen.filter((e) => e === "heartbeat")).to.have.length(2);
+  });
+
   it("keeps a terminal stream replayable for 30 s, then stops", () => {
     const s = stream();
-    s.actor.send({ type: "OUTPUT", payload: textDelta("a") });
+    s.output("a");
     s.actor.send({ type: "END", end: { ok: true } });
     expect(s.actor.getSnapshot().value).to.equal("terminal");
     expect(s.actor.getSnapshot().context.end).to.deep.equal({ ok: true });
@@ -169,22 +192,24 @@ describe("RequestStream machine", () => {
   it("accepts no output after its end", () => {
     const s = stream();
     s.actor.send({ type: "END", end: { ok: true } });
-    s.actor.send({ type: "OUTPUT", payload: textDelta("late") });
-    expect(s.actor.getSnapshot().context.backlog).to.have.length(0);
+    expect(s.output("late")).to.equal(false);
+    expect(s.outbound.frames).to.have.length(0);
+    expect(s.seen).to.deep.equal(["end"]);
   });
 
   it("reuses an ended request_id that starts again at seqno 1 with a run_request", () => {
     const s = stream();
     s.actor.send({ type: "APPEND", seqno: 1n, message: heartbeat(1) });
-    s.actor.send({ type: "OUTPUT", payload: textDelta("a") });
+    s.output("a");
     s.actor.send({ type: "END", end: { ok: true } });
     s.actor.send({ type: "APPEND", seqno: 2n, message: heartbeat(2) });
     expect(s.delivered).to.deep.equal([1]);
     s.actor.send({ type: "APPEND", seqno: 1n, message: runRequest() });
     const ctx = s.actor.getSnapshot().context;
     expect(s.actor.getSnapshot().value).to.not.equal("terminal");
-    expect(ctx.backlog).to.have.length(0);
+    expect(ctx.outbound.frames).to.have.length(0);
     expect(ctx.end).to.equal(undefined);
     expect(ctx.nextSeqno).to.equal(2n);
+    expect(s.output("b")).to.equal(true);
   });
 });

@@ -1,5 +1,6 @@
 // Harness for RequestStream (docs/protocol/cursor-transport.md §6): the real machine with its deliver/abandon actions
-// recorded and its emitted frames, heartbeats and end observed; timers run on the SimulatedClock.
+// recorded and the frames, heartbeats and end its outbound log writes observed; timers run on the SimulatedClock. A
+// frame is not a machine event: the harness's OUTPUT appends one to the log, as the engine does.
 import { create, toBinary } from "@bufbuild/protobuf";
 import { expect } from "chai";
 import { createActor } from "xstate";
@@ -35,16 +36,20 @@ export const requestStreamHarness: Harness<Entry[]> = {
           abandon: ({ context }) => void log.push({ kind: "abandon", at: at(), subscribers: context.subscribers }),
         },
       }),
-      { input: { requestId: "r" }, clock },
+      { input: { requestId: "r", now: at }, clock },
     );
-    actor.on("frame", () => void log.push({ kind: "frame", at: at() }));
-    actor.on("heartbeat", () => void log.push({ kind: "heartbeat", at: at() }));
-    actor.on("end", () => void log.push({ kind: "end", at: at() }));
     actor.subscribe({ complete: () => void log.push({ kind: "gone", at: at() }) });
     actor.start();
+    const { outbound } = actor.getSnapshot().context;
+    outbound.follow({
+      frame: () => void log.push({ kind: "frame", at: at() }),
+      heartbeat: () => void log.push({ kind: "heartbeat", at: at() }),
+      end: () => void log.push({ kind: "end", at: at() }),
+    });
     return {
       record: log,
       send: (e) => {
+        if (e.type === "OUTPUT") return void outbound.append(textDelta("x"));
         const wasTerminal = actor.getSnapshot().value === "terminal";
         actor.send(e as never);
         if (wasTerminal && actor.getSnapshot().value !== "terminal") log.push({ kind: "restart", at: at() });
@@ -56,8 +61,10 @@ export const requestStreamHarness: Harness<Entry[]> = {
     s.context.subscribers,
     Number(s.context.nextSeqno),
     s.context.held.size,
-    Math.min(s.context.backlog.length, 1),
+    Math.min(s.context.outbound.frames.length, 1),
   ],
+  /** A frame the run writes: appended to the log (refused after the EndStream), not sent to the machine. */
+  extraEvents: (s) => (s.status === "active" ? [{ type: "OUTPUT" }] : []),
   payloads(type, s) {
     switch (type) {
       case "APPEND":
@@ -66,8 +73,6 @@ export const requestStreamHarness: Harness<Entry[]> = {
           { type, seqno: 2n, message: clientHeartbeat },
           { type, seqno: 3n, message: clientHeartbeat }, // a gap: held until 2 arrives
         ];
-      case "OUTPUT":
-        return [{ type, payload: textDelta("x") }];
       case "END":
         return [{ type, end: { ok: true } }];
       case "SUBSCRIBE":
@@ -96,8 +101,5 @@ export const requestStreamHarness: Harness<Entry[]> = {
       RETENTION,
     );
   },
-  lateEvents: [
-    { type: "OUTPUT", payload: textDelta("late") },
-    { type: "END", end: { ok: true } },
-  ],
+  lateEvents: [{ type: "OUTPUT" }, { type: "END", end: { ok: true } }],
 };
