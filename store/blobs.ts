@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import { type BlobEdge, type BlobPut, blobId } from "../cursor/blob-graph.js";
-import { batches, toBuffer, toBytes } from "./db.js";
+import { batches, toBuffer, toBytes, type WriteTx, type Writer } from "./db.js";
 
 export class BlobIntegrityError extends Error {
   constructor(
@@ -22,31 +22,22 @@ export function verifyBlobs(blobs: readonly BlobPut[]): void {
   }
 }
 
-/** Content-addressed, so an id already present holds the same bytes: ignoring the conflict is the idempotent put. */
-export async function insertBlobs(trx: Knex.Transaction, blobs: readonly BlobPut[], now: number): Promise<void> {
-  const rows = blobs.map((b) => ({
-    id: toBuffer(b.id),
-    kind: b.kind ?? null,
-    data: toBuffer(b.data),
-    size_bytes: b.data.byteLength,
-    created_at: now,
-  }));
-  // Writing a blob again renews created_at: garbage collection's retention counts from the latest write, so a run
-  // that reuses an old unreachable blob keeps it until its checkpoint makes it reachable.
-  for (const batch of batches(rows)) await trx("blobs").insert(batch).onConflict("id").merge(["created_at"]);
+// Content-addressed, so an id already present holds the same bytes: the conflict is the idempotent put. Writing a
+// blob again renews created_at: garbage collection's retention counts from the latest write, so a run that reuses
+// an old unreachable blob keeps it until its checkpoint makes it reachable.
+const UPSERT_BLOB = `INSERT INTO blobs (id, kind, data, size_bytes, created_at) VALUES (?, ?, ?, ?, ?)
+  ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at`;
+
+// A parent is immutable, so a (parent, kind, ordinal) already present is the same reference.
+const INSERT_EDGE = `INSERT INTO blob_edges (parent_id, child_id, kind, ordinal) VALUES (?, ?, ?, ?)
+  ON CONFLICT (parent_id, kind, ordinal) DO NOTHING`;
+
+export function insertBlobs(tx: WriteTx, blobs: readonly BlobPut[], now: number): void {
+  for (const b of blobs) tx.run(UPSERT_BLOB, toBuffer(b.id), b.kind ?? null, toBuffer(b.data), b.data.byteLength, now);
 }
 
-/** A parent is immutable, so a (parent, kind, ordinal) already present is the same reference. */
-export async function insertEdges(trx: Knex.Transaction, edges: readonly BlobEdge[]): Promise<void> {
-  const rows = edges.map((e) => ({
-    parent_id: toBuffer(e.parent),
-    child_id: toBuffer(e.child),
-    kind: e.kind,
-    ordinal: e.ordinal,
-  }));
-  for (const batch of batches(rows)) {
-    await trx("blob_edges").insert(batch).onConflict(["parent_id", "kind", "ordinal"]).ignore();
-  }
+export function insertEdges(tx: WriteTx, edges: readonly BlobEdge[]): void {
+  for (const e of edges) tx.run(INSERT_EDGE, toBuffer(e.parent), toBuffer(e.child), e.kind, e.ordinal);
 }
 
 export async function getBlob(db: Knex, id: Uint8Array): Promise<Uint8Array | undefined> {
@@ -78,9 +69,9 @@ export async function missingBlobs(db: Knex, ids: readonly Uint8Array[]): Promis
 
 /** docs/protocol/cursor-run.md §6.2 put: verify every hash, then insert the whole batch in one immediate transaction.
  * */
-export async function putBlobs(db: Knex, blobs: readonly BlobPut[]): Promise<void> {
+export async function putBlobs(write: Writer, blobs: readonly BlobPut[]): Promise<void> {
   verifyBlobs(blobs);
   if (blobs.length === 0) return;
   const now = Date.now();
-  await db.transaction((trx) => insertBlobs(trx, blobs, now));
+  await write((tx) => insertBlobs(tx, blobs, now));
 }

@@ -1,7 +1,7 @@
 import type { Knex } from "knex";
 import type { BlobEdge, BlobPut } from "../cursor/blob-graph.js";
 import { insertBlobs, insertEdges, verifyBlobs } from "./blobs.js";
-import { toBuffer, toBytes } from "./db.js";
+import { toBuffer, toBytes, type Writer } from "./db.js";
 import { insertMessages, type NewMessage } from "./messages.js";
 import { setProviderCallIndex } from "./runs.js";
 import { addUsage, type UsageTotals } from "./usage.js";
@@ -44,26 +44,23 @@ export interface ConversationHead {
  * blobs, never a head pointing at a missing object (the foreign keys reject that and roll everything back). The
  * messages and the provider call index that go with the checkpoint commit in the same transaction: one fsync.
  */
-export async function commitCheckpoint(db: Knex, c: CheckpointCommit): Promise<{ revision: number }> {
+const SWITCH_HEAD = `INSERT INTO conversation_heads (conversation_id, checkpoint_id, revision, updated_at)
+  VALUES (?, ?, 1, ?)
+  ON CONFLICT (conversation_id) DO UPDATE SET checkpoint_id = excluded.checkpoint_id, revision = revision + 1,
+  updated_at = excluded.updated_at
+  RETURNING revision`;
+
+export async function commitCheckpoint(write: Writer, c: CheckpointCommit): Promise<{ revision: number }> {
   verifyBlobs(c.blobs);
   const now = Date.now();
-  return db.transaction(async (trx) => {
+  return write((tx) => {
     if (c.stillCurrent && !c.stillCurrent()) throw new StaleCheckpointError(c.conversationId);
-    if (c.messages?.rows.length) await insertMessages(trx, c.conversationId, c.messages.runId, c.messages.rows);
-    await insertBlobs(trx, c.blobs, now);
-    await insertEdges(trx, c.edges);
-    const checkpointId = toBuffer(c.checkpointId);
-    const [head]: Array<{ revision: number }> = await trx("conversation_heads")
-      .insert({ conversation_id: c.conversationId, checkpoint_id: checkpointId, revision: 1, updated_at: now })
-      .onConflict("conversation_id")
-      .merge({
-        checkpoint_id: checkpointId,
-        revision: trx.raw("?? + 1", ["conversation_heads.revision"]),
-        updated_at: now,
-      })
-      .returning("revision");
-    if (c.providerCallIndex) await setProviderCallIndex(trx, c.providerCallIndex.runId, c.providerCallIndex.index);
-    if (c.usage?.length) await addUsage(trx, c.usage);
+    if (c.messages?.rows.length) insertMessages(tx, c.conversationId, c.messages.runId, c.messages.rows);
+    insertBlobs(tx, c.blobs, now);
+    insertEdges(tx, c.edges);
+    const head = tx.get<{ revision: number }>(SWITCH_HEAD, c.conversationId, toBuffer(c.checkpointId), now)!;
+    if (c.providerCallIndex) setProviderCallIndex(tx, c.providerCallIndex.runId, c.providerCallIndex.index);
+    if (c.usage?.length) addUsage(tx, c.usage);
     return { revision: head.revision };
   });
 }

@@ -13,7 +13,7 @@ import * as routes from "./routes.js";
 import type { ConversationRoute } from "./routes.js";
 import type { CheckpointCommit, ConversationHead } from "./conversations.js";
 import { prepareDataDir } from "./data-dir.js";
-import { openDb } from "./db.js";
+import { openDb, writer } from "./db.js";
 import type { GcResult } from "./gc.js";
 import * as messages from "./messages.js";
 import type { NewMessage, StoredMessage } from "./messages.js";
@@ -131,28 +131,29 @@ export async function openStore(opts: StoreLocation & StoreOptions): Promise<Sto
   const filename = "dataDir" in opts ? join(opts.dataDir, DB_FILENAME) : opts.filename;
   await prepareDataDir(dirname(filename));
   const db = await openDb(filename, { onQuery: opts.onQuery });
+  const write = writer(db, opts.onQuery);
   return {
     close: () => db.destroy(),
-    putBlobs: (b) => blobs.putBlobs(db, b),
+    putBlobs: (b) => blobs.putBlobs(write, b),
     getBlob: (id) => blobs.getBlob(db, id),
     getBlobs: (ids) => blobs.getBlobs(db, ids),
     missingBlobs: (ids) => blobs.missingBlobs(db, ids),
-    commitCheckpoint: (c) => conversations.commitCheckpoint(db, c),
+    commitCheckpoint: (c) => conversations.commitCheckpoint(write, c),
     getHead: (id) => conversations.getHead(db, id),
-    appendMessages: (c, r, m) => messages.appendMessages(db, c, r, m),
-    appendRuntimeMessageOnce: (c, r, e, b, i) => messages.appendRuntimeMessageOnce(db, c, r, e, b, i),
+    appendMessages: (c, r, m) => messages.appendMessages(write, c, r, m),
+    appendRuntimeMessageOnce: (c, r, e, b, i) => messages.appendRuntimeMessageOnce(write, c, r, e, b, i),
     loadMessages: (c) => messages.loadMessages(db, c),
-    beginRun: (start) => beginRun(db, start),
-    createRun: (r) => runs.createRun(db, r),
-    setProviderCallIndex: (r, i) => runs.setProviderCallIndex(db, r, i),
-    finishRun: (r, o) => runs.finishRun(db, r, o),
+    beginRun: (start) => beginRun(write, start),
+    createRun: (r) => write((tx) => runs.createRun(tx, r)),
+    setProviderCallIndex: (r, i) => write((tx) => runs.setProviderCallIndex(tx, r, i)),
+    finishRun: (r, o) => write((tx) => runs.finishRun(tx, r, o)),
     getRun: (r) => runs.getRun(db, r),
     // Loaded when the first sweep runs: it decodes checkpoints, and the Connect schemas are costly to load at start.
     collectBlobs: async (before) => (await import("./gc.js")).collectBlobs(db, before),
     getConversationRoute: (c) => routes.getConversationRoute(db, c),
-    setConversationRoute: (c, r) => routes.setConversationRoute(db, c, r),
+    setConversationRoute: (c, r) => write((tx) => routes.setConversationRoute(tx, c, r)),
     listConversations: (page) => listConversations(db, page),
-    addUsage: (rows) => db.transaction((trx) => addUsage(trx, rows)),
+    addUsage: (rows) => write((tx) => addUsage(tx, rows)),
     usageSince: (day, limit) => usageSince(db, day, limit),
     aep: {
       createSession: (r) => aepSessions.createAepSession(db, r),

@@ -1,5 +1,5 @@
 import type { Knex } from "knex";
-import { batches, toBuffer } from "./db.js";
+import { toBuffer, type WriteTx, type Writer } from "./db.js";
 import { setProviderCallIndex } from "./runs.js";
 
 /** Who produced a message, kept apart from its provider role (docs/protocol/cursor-run.md §8.6: a runtime tag has
@@ -34,55 +34,53 @@ interface MessageRow {
   run_id: string;
 }
 
-const MESSAGE_COLUMNS = "role, origin, body, blob_id, tool_round_id";
+// The next seq is read in the INSERT itself: inside the immediate transaction no other writer can take it
+// (docs/protocol/cursor-run.md §6.2).
+const INSERT_MESSAGE = `INSERT INTO messages
+  (conversation_id, seq, role, origin, body, blob_id, tool_round_id, run_id, created_at)
+  VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE conversation_id = ?), ?, ?, ?, ?, ?, ?, ?)
+  RETURNING seq`;
 
-/**
- * Appends in order inside the caller's immediate transaction (so no other writer can take the same seqs,
- * docs/protocol/cursor-run.md §6.2); returns the assigned seqs. The next seq is read in the INSERT itself: one
- * statement (one round trip to SQLite's thread) instead of a SELECT and an INSERT. SQLite evaluates the
- * uncorrelated MAX once and materializes the SELECT before inserting, so every row of a statement counts from it.
- */
-export async function insertMessages(
-  trx: Knex.Transaction,
+const CONSUMED_EVENT = `SELECT m.body FROM runtime_events e
+  JOIN messages m ON m.conversation_id = e.conversation_id AND m.seq = e.message_seq
+  WHERE e.conversation_id = ? AND e.event_id = ?`;
+
+const INSERT_EVENT =
+  "INSERT INTO runtime_events (conversation_id, event_id, message_seq, created_at) VALUES (?, ?, ?, ?)";
+
+/** Appends in order inside the caller's transaction; returns the assigned seqs. */
+export function insertMessages(
+  tx: WriteTx,
   conversationId: string,
   runId: string,
   msgs: readonly NewMessage[],
-): Promise<number[]> {
+): number[] {
   const now = Date.now();
-  const seqs: number[] = [];
-  for (const batch of batches(msgs)) {
-    const values = batch.map(() => "(?, ?, ?, ?, ?, ?)").join(", ");
-    const bindings = batch.flatMap((m, i) => [
-      i + 1,
-      m.role,
-      m.origin,
-      m.body,
-      m.blobId ? toBuffer(m.blobId) : null,
-      m.toolRoundId ?? null,
-    ]);
-    const rows = (await trx.raw(
-      `INSERT INTO messages (conversation_id, seq, ${MESSAGE_COLUMNS}, run_id, created_at)
-       SELECT c.conversation_id, c.last + v.column1, v.column2, v.column3, v.column4, v.column5, v.column6,
-              c.run_id, c.created_at
-       FROM (SELECT ? AS conversation_id, (SELECT COALESCE(MAX(seq), 0) FROM messages WHERE conversation_id = ?) AS last,
-                    ? AS run_id, ? AS created_at) AS c,
-            (VALUES ${values}) AS v
-       RETURNING seq`,
-      [conversationId, conversationId, runId, now, ...bindings],
-    )) as Array<{ seq: number }>;
-    seqs.push(...rows.map((r) => r.seq).sort((x, y) => x - y));
-  }
-  return seqs;
+  return msgs.map(
+    (m) =>
+      tx.get<{ seq: number }>(
+        INSERT_MESSAGE,
+        conversationId,
+        conversationId,
+        m.role,
+        m.origin,
+        m.body,
+        m.blobId ? toBuffer(m.blobId) : null,
+        m.toolRoundId ?? null,
+        runId,
+        now,
+      )!.seq,
+  );
 }
 
 export async function appendMessages(
-  db: Knex,
+  write: Writer,
   conversationId: string,
   runId: string,
   msgs: readonly NewMessage[],
 ): Promise<number[]> {
   if (msgs.length === 0) return [];
-  return db.transaction((trx) => insertMessages(trx, conversationId, runId, msgs));
+  return write((tx) => insertMessages(tx, conversationId, runId, msgs));
 }
 
 /**
@@ -91,31 +89,20 @@ export async function appendMessages(
  * re-rendered one. `providerCallIndex`: the run's next provider call, persisted in the same transaction (§6.5: before
  * its HTTP request; a run's first call needs no commit of its own).
  */
-export async function appendRuntimeMessageOnce(
-  db: Knex,
+export function appendRuntimeMessageOnce(
+  write: Writer,
   conversationId: string,
   runId: string,
   eventId: string,
   body: string,
   providerCallIndex?: number,
 ): Promise<{ body: string; appended: boolean }> {
-  return db.transaction(async (trx) => {
-    if (providerCallIndex !== undefined) await setProviderCallIndex(trx, runId, providerCallIndex);
-    const consumed: { body: string } | undefined = await trx("runtime_events as e")
-      .join("messages as m", function () {
-        this.on("m.conversation_id", "e.conversation_id").andOn("m.seq", "e.message_seq");
-      })
-      .select("m.body")
-      .where({ "e.conversation_id": conversationId, "e.event_id": eventId })
-      .first();
+  return write((tx) => {
+    if (providerCallIndex !== undefined) setProviderCallIndex(tx, runId, providerCallIndex);
+    const consumed = tx.get<{ body: string }>(CONSUMED_EVENT, conversationId, eventId);
     if (consumed) return { body: consumed.body, appended: false };
-    const [seq] = await insertMessages(trx, conversationId, runId, [{ role: "user", origin: "runtime", body }]);
-    await trx("runtime_events").insert({
-      conversation_id: conversationId,
-      event_id: eventId,
-      message_seq: seq,
-      created_at: Date.now(),
-    });
+    const [seq] = insertMessages(tx, conversationId, runId, [{ role: "user", origin: "runtime", body }]);
+    tx.run(INSERT_EVENT, conversationId, eventId, seq, Date.now());
     return { body, appended: true };
   });
 }

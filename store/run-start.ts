@@ -1,7 +1,7 @@
 // A local run's first commit (issue 17): the conversation's route, the user message's input anchor and the run's
 // row in one immediate transaction, instead of three commits (three fsyncs) before the run has done anything.
-import type { Knex } from "knex";
 import { recordAnchor } from "./anchors.js";
+import type { Writer } from "./db.js";
 import type { ConversationRoute } from "./routes.js";
 import { setConversationRoute } from "./routes.js";
 import { createRun, type NewRun } from "./runs.js";
@@ -14,11 +14,11 @@ export interface RunStart extends NewRun {
 }
 
 /** Writes the run's start; returns the input's anchor (the state it was first sent on) when it names one. */
-export function beginRun(db: Knex, start: RunStart): Promise<Uint8Array | undefined> {
-  return db.transaction(async (trx) => {
-    await setConversationRoute(trx, start.conversationId, start.route);
-    const anchor = start.input && (await recordAnchor(trx, start.conversationId, start.input));
-    await createRun(trx, start);
+export function beginRun(write: Writer, start: RunStart): Promise<Uint8Array | undefined> {
+  return write((tx) => {
+    setConversationRoute(tx, start.conversationId, start.route);
+    const anchor = start.input && recordAnchor(tx, start.conversationId, start.input);
+    createRun(tx, start);
     return anchor;
   });
 }

@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import type { WriteTx } from "./db.js";
 
 export type RunStatus = "running" | "succeeded" | "failed" | "canceled";
 export type TerminalRunStatus = Exclude<RunStatus, "running">;
@@ -65,44 +66,45 @@ const USAGE_COLUMNS = {
 
 const USAGE_KEYS = Object.keys(USAGE_COLUMNS) as Array<keyof RunUsage>;
 
-/** A reused request_id starts a new execution, so the row is reset rather than rejected. */
-export async function createRun(db: Knex, r: NewRun): Promise<void> {
-  const fresh = {
-    conversation_id: r.conversationId,
-    model: r.model,
-    status: "running",
-    provider_call_index: -1,
-    ...Object.fromEntries(USAGE_KEYS.map((k) => [USAGE_COLUMNS[k], null])),
-    error: null,
-    started_at: Date.now(),
-    ended_at: null,
-  };
-  await db("runs")
-    .insert({ run_id: r.runId, ...fresh })
-    .onConflict("run_id")
-    .merge(fresh);
+const USAGE_COLUMN_LIST = USAGE_KEYS.map((k) => USAGE_COLUMNS[k]);
+
+// A reused request_id starts a new execution, so the row is reset rather than rejected.
+const RESET_COLUMNS = [
+  "conversation_id",
+  "model",
+  "status",
+  "provider_call_index",
+  ...USAGE_COLUMN_LIST,
+  "error",
+  "started_at",
+  "ended_at",
+];
+const CREATE_RUN = `INSERT INTO runs (run_id, ${RESET_COLUMNS.join(", ")})
+  VALUES (?, ?, ?, 'running', -1, ${USAGE_COLUMN_LIST.map(() => "NULL, ").join("")}NULL, ?, NULL)
+  ON CONFLICT (run_id) DO UPDATE SET ${RESET_COLUMNS.map((c) => `${c} = excluded.${c}`).join(", ")}`;
+
+const SET_CALL_INDEX = "UPDATE runs SET provider_call_index = ? WHERE run_id = ? AND status = 'running'";
+
+// The status guard sits in the UPDATE itself: only the first terminal commit changes the row.
+const FINISH_RUN = `UPDATE runs SET status = ?, error = ?, ${USAGE_COLUMN_LIST.map((c) => `${c} = ?`).join(", ")},
+  ended_at = ? WHERE run_id = ? AND status = 'running'`;
+
+export function createRun(tx: WriteTx, r: NewRun): void {
+  tx.run(CREATE_RUN, r.runId, r.conversationId, r.model, Date.now());
 }
 
 /** docs/protocol/cursor-run.md §6.5: written before the HTTP request, so a hang or crash still shows which call was in
  * flight. */
-export async function setProviderCallIndex(db: Knex, runId: string, index: number): Promise<void> {
-  const changed = await db("runs").where({ run_id: runId, status: "running" }).update({ provider_call_index: index });
-  if (changed === 0) throw new Error(`setProviderCallIndex(${index}): run ${runId} is unknown or already terminal`);
+export function setProviderCallIndex(tx: WriteTx, runId: string, index: number): void {
+  const { changes } = tx.run(SET_CALL_INDEX, index, runId);
+  if (changes === 0) throw new Error(`setProviderCallIndex(${index}): run ${runId} is unknown or already terminal`);
 }
 
 /** docs/protocol/cursor-run.md §10.6: only the first terminal commit counts; returns whether this call made it. */
-export async function finishRun(db: Knex, runId: string, outcome: RunOutcome): Promise<boolean> {
+export function finishRun(tx: WriteTx, runId: string, outcome: RunOutcome): boolean {
   const usage = outcome.usage ?? {};
-  // The status guard sits in the UPDATE itself; a single statement takes the write lock before it reads.
-  const changed = await db("runs")
-    .where({ run_id: runId, status: "running" })
-    .update({
-      status: outcome.status,
-      error: outcome.error ?? null,
-      ...Object.fromEntries(USAGE_KEYS.map((k) => [USAGE_COLUMNS[k], usage[k] ?? null])),
-      ended_at: Date.now(),
-    });
-  return changed > 0;
+  const counts = USAGE_KEYS.map((k) => usage[k] ?? null);
+  return tx.run(FINISH_RUN, outcome.status, outcome.error ?? null, ...counts, Date.now(), runId).changes > 0;
 }
 
 export async function getRun(db: Knex, runId: string): Promise<RunRecord | undefined> {

@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import type { WriteTx } from "./db.js";
 
 // Token usage per front door, model and UTC day (docs/status-api.md §4). Any front door records into the same
 // table: the engine's usage ledger (engine/usage-meter.ts) adds up each model call's report and writes the totals.
@@ -44,18 +45,20 @@ export function usageDay(at: Date): string {
   return at.toISOString().slice(0, 10);
 }
 
+const COUNTER_FIELDS = Object.keys(COUNTERS) as Array<keyof typeof COUNTERS>;
+const COUNTER_COLUMNS = ["calls", ...COUNTER_FIELDS.map((f) => COUNTERS[f])];
+const ADD_USAGE = `INSERT INTO usage_daily (front_door, model, day, ${COUNTER_COLUMNS.join(", ")})
+  VALUES (?, ?, ?, ${COUNTER_COLUMNS.map(() => "?").join(", ")})
+  ON CONFLICT (front_door, model, day)
+  DO UPDATE SET ${COUNTER_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(", ")}`;
+
 /**
  * Adds totals to their (front door, model, day) rows, one upsert each, inside the caller's transaction: usage rides
  * in a commit the gateway makes anyway (a run's checkpoint) instead of costing an fsync of its own.
  */
-export async function addUsage(trx: Knex, rows: readonly UsageTotals[]): Promise<void> {
-  const increments = ["calls", ...Object.values(COUNTERS)].map((c) => [c, trx.raw(`${c} + excluded.${c}`)]);
+export function addUsage(tx: WriteTx, rows: readonly UsageTotals[]): void {
   for (const r of rows) {
-    const counters = Object.entries(COUNTERS).map(([field, column]) => [column, r[field as keyof typeof COUNTERS]]);
-    await trx("usage_daily")
-      .insert({ front_door: r.frontDoor, model: r.model, day: r.day, calls: r.calls, ...Object.fromEntries(counters) })
-      .onConflict(["front_door", "model", "day"])
-      .merge(Object.fromEntries(increments));
+    tx.run(ADD_USAGE, r.frontDoor, r.model, r.day, r.calls, ...COUNTER_FIELDS.map((f) => r[f]));
   }
 }
 
