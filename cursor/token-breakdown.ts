@@ -41,6 +41,24 @@ export function estimateTokens(text: string): number {
   return Math.round(ascii * 0.273 + (text.length - ascii) * 0.55);
 }
 
+/** The estimates of the texts every run repeats (system prompts, tool definitions, rules): a handful, bounded. */
+const fixedEstimates = new Map<string, number>();
+const MAX_FIXED_ESTIMATES = 32;
+
+/**
+ * estimateTokens for a text that recurs from run to run: each run's breakdowns and compaction measure the same
+ * tens of KiB of system prompt and tool definitions, which was a visible share of a short run's CPU.
+ */
+export function estimateFixedTokens(text: string): number {
+  let tokens = fixedEstimates.get(text);
+  if (tokens === undefined) {
+    if (fixedEstimates.size >= MAX_FIXED_ESTIMATES) fixedEstimates.clear();
+    tokens = estimateTokens(text);
+    fixedEstimates.set(text, tokens);
+  }
+  return tokens;
+}
+
 export function tokenBreakdown(input: BreakdownInput): PromptTokenBreakdownSnapshot {
   const texts: Record<(typeof FIXED)[number][0], string> = {
     system_prompt: input.systemPrompt,
@@ -51,7 +69,7 @@ export function tokenBreakdown(input: BreakdownInput): PromptTokenBreakdownSnaps
     subagents: input.subagents ?? "",
     summarized_conversation: input.summarizedConversation ?? "",
   };
-  const estimates = FIXED.map(([id]) => estimateTokens(texts[id]));
+  const estimates = FIXED.map(([id]) => estimateFixedTokens(texts[id]));
   const fixed = fitWithin(estimates, input.usedTokens);
   const rest = input.usedTokens - fixed.reduce((a, b) => a + b, 0);
   return create(PromptTokenBreakdownSnapshotSchema, {

@@ -2,11 +2,11 @@
 // model's compaction threshold, which recent messages stay verbatim, the summary call's request and the message that
 // stands in for the summarized part. The Run machine decides when; this only measures and builds.
 import type { ContextMeasure } from "../machines/run.js";
-import type { ModeAssets } from "../prompt/assets.js";
+import type { ModeAssets, ToolDefinition } from "../prompt/assets.js";
 import { renderRuntime } from "../prompt/render.js";
 import { type CanonicalMessage, projectHistory } from "../providers/messages.js";
 import type { ModelRequest, ProviderKind, Usage } from "../providers/types.js";
-import { estimateTokens } from "../cursor/token-breakdown.js";
+import { estimateFixedTokens, estimateTokens } from "../cursor/token-breakdown.js";
 import type { CheckpointBuilder } from "../cursor/checkpoint-builder.js";
 import type { ResolvedModel } from "./models.js";
 
@@ -52,6 +52,18 @@ function summaryMessage(text: string, requestId: string, callIndex: number): Can
 }
 
 const tokens = new WeakMap<CanonicalMessage, number>();
+
+/** A mode's tool list is loaded once and shared by its runs: its estimate is taken once per list. */
+const toolListTokens = new WeakMap<readonly ToolDefinition[], number>();
+
+function toolTokens(tools: readonly ToolDefinition[]): number {
+  let tokens = toolListTokens.get(tools);
+  if (tokens === undefined) {
+    tokens = estimateTokens(JSON.stringify(tools));
+    toolListTokens.set(tools, tokens);
+  }
+  return tokens;
+}
 
 function messageTokens(m: CanonicalMessage): number {
   let n = tokens.get(m);
@@ -121,7 +133,7 @@ export class Compactor {
     private readonly requested: boolean,
   ) {
     this.limit = compactionLimit(model);
-    this.fixed = estimateTokens(mode.systemPrompt) + estimateTokens(JSON.stringify(mode.tools));
+    this.fixed = estimateFixedTokens(mode.systemPrompt) + toolTokens(mode.tools);
   }
 
   private estimate(history: readonly CanonicalMessage[]): number {

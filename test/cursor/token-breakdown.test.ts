@@ -1,12 +1,20 @@
 import { expect } from "chai";
 import fc from "fast-check";
-import { estimateTokens, tokenBreakdown } from "../../cursor/token-breakdown.js";
+import { estimateFixedTokens, estimateTokens, tokenBreakdown } from "../../cursor/token-breakdown.js";
 
 describe("checkpoint token breakdown (docs/protocol/cursor-run.md §9)", () => {
   it("estimates ASCII at 0.273 and other UTF-16 code units at 0.55 tokens", () => {
     expect(estimateTokens("a".repeat(1000))).to.equal(273);
     expect(estimateTokens("é".repeat(100))).to.equal(55);
     expect(estimateTokens("")).to.equal(0);
+  });
+
+  it("estimates a recurring text as estimateTokens does, however many texts came before it", () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: "grapheme", maxLength: 200 }), { maxLength: 80 }), (texts) => {
+        for (const text of [...texts, ...texts]) expect(estimateFixedTokens(text)).to.equal(estimateTokens(text));
+      }),
+    );
   });
 
   it("has the eight categories in order, the conversation taking the remainder of the provider's total", () => {
