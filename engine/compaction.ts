@@ -127,7 +127,8 @@ export class Compactor {
 
   constructor(
     private readonly model: ResolvedModel,
-    mode: ModeAssets,
+    /** What every request of the run carries besides the history: the system prompt and the offered tools. */
+    mode: { systemPrompt: string; tools: readonly ToolDefinition[] },
     private readonly compaction: ModeAssets,
     /** summarize_action: the whole history is summarized, nothing is kept verbatim. */
     private readonly requested: boolean,

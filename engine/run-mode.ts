@@ -13,9 +13,33 @@ import { runMode, subagentSettings } from "./run-subagent.js";
 import type { RunRequestFacts } from "./run-setup.js";
 import type { ModeAssets, ModeId, PromptAssets, ToolDefinition } from "../prompt/assets.js";
 
+/** A mode's offered list and its JSON, shared by the runs that add no tools of their own. */
+interface OfferedTools {
+  tools: readonly ToolDefinition[];
+  json: string;
+}
+
+/** Per manifest (loaded once) and mode: every run re-filtered and re-serialized tens of KiB of tool definitions. */
+const offeredLists = new WeakMap<readonly ToolDefinition[], Map<ModeId, OfferedTools>>();
+
+function offeredList(mode: ModeId, manifest: readonly ToolDefinition[]): OfferedTools {
+  let byMode = offeredLists.get(manifest);
+  if (!byMode) {
+    byMode = new Map();
+    offeredLists.set(manifest, byMode);
+  }
+  let offered = byMode.get(mode);
+  if (!offered) {
+    const tools = Object.freeze(offeredTools(mode, manifest));
+    offered = { tools, json: JSON.stringify(tools) };
+    byMode.set(mode, offered);
+  }
+  return offered;
+}
+
 export class RunMode {
   current!: ModeId;
-  tools!: ToolDefinition[];
+  tools!: readonly ToolDefinition[];
   /** The offered tools as the provider request carries them, for the context breakdown. */
   toolDefinitionsJson!: string;
 
@@ -39,8 +63,14 @@ export class RunMode {
   /** A mode's manifest as offered (with a driver; no writers in the read-only modes), then the extra tools. The run
    * starts with its started mode's own list, which a subagent's run derives (prompt/subagent-tools.ts). */
   private setTools(manifest: readonly ToolDefinition[]): void {
-    this.tools = [...offeredTools(this.current, manifest), ...this.extraTools];
-    this.toolDefinitionsJson = JSON.stringify(this.tools);
+    const offered = offeredList(this.current, manifest);
+    if (this.extraTools.length) {
+      this.tools = [...offered.tools, ...this.extraTools];
+      this.toolDefinitionsJson = JSON.stringify(this.tools);
+    } else {
+      this.tools = offered.tools;
+      this.toolDefinitionsJson = offered.json;
+    }
   }
 
   get wire(): AgentMode {

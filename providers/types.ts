@@ -95,7 +95,7 @@ export type ModelMessage =
 export interface ModelRequest {
   model: string;
   system: string;
-  tools: ToolDefinition[];
+  tools: readonly ToolDefinition[];
   messages: ModelMessage[];
   maxOutputTokens?: number;
   reasoningEffort?: ReasoningEffort;
