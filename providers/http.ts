@@ -55,7 +55,11 @@ export async function* streamModelEvents(
     secret = request.secret;
     const response = await post(request, signal);
     // Attached for exactly as long as the body is read: an abort after its release would reach a pooled connection.
-    const abort = () => response.body.destroy(signal.reason);
+    // A pass stopped once the terminal event is in (the ModelCall stops it on `done`) keeps its connection for the
+    // next call: release() drains the rest of the body instead.
+    const abort = () => {
+      if (!decoder.complete) response.body.destroy(signal.reason);
+    };
     signal.addEventListener("abort", abort, { once: true });
     if (signal.aborted) abort();
     try {
