@@ -277,19 +277,31 @@ export interface ProjectedParts {
 
 const SECTION_TAGS = { rules: "rules", skills: "skills", mcp: "mcp_instructions", subagents: "subagents" } as const;
 
+/** Compiled once: every run folds its whole history through addProjected. */
+const SECTIONS = Object.entries(SECTION_TAGS).map(
+  ([key, tag]) => [key, new RegExp(`<${tag}>\\n([\\s\\S]*?)\\n</${tag}>`)] as [keyof typeof SECTION_TAGS, RegExp],
+);
+
 /** Rules, skills, MCP instructions and subagents ride in the runtime messages' sections of those names (§8.7);
  * everything else projected counts as conversation. */
 export function addProjected(parts: ProjectedParts, m: CanonicalMessage): ProjectedParts {
-  const text =
-    m.role === "assistant" ? m.text + (m.thinking ?? "") + m.toolCalls.map((c) => c.argumentsJson).join("") : m.content;
-  const runtime = m.role === "user" && m.origin === "runtime";
-  const next = { ...parts, conversationCharacters: parts.conversationCharacters + text.length };
-  for (const [key, tag] of Object.entries(SECTION_TAGS) as Array<[keyof typeof SECTION_TAGS, string]>) {
-    const section = runtime ? (new RegExp(`<${tag}>\\n([\\s\\S]*?)\\n</${tag}>`).exec(text)?.[1] ?? "") : "";
-    next[key] += section;
-    next.conversationCharacters -= section.length;
+  if (m.role !== "user" || m.origin !== "runtime")
+    return { ...parts, conversationCharacters: parts.conversationCharacters + projectedLength(m) };
+  const next = { ...parts, conversationCharacters: parts.conversationCharacters + m.content.length };
+  for (const [key, section] of SECTIONS) {
+    const text = section.exec(m.content)?.[1] ?? "";
+    next[key] += text;
+    next.conversationCharacters -= text.length;
   }
   return next;
+}
+
+/** The UTF-16 length of what a message projects: an assistant's text, thinking and tool arguments, else its content. */
+function projectedLength(m: CanonicalMessage): number {
+  if (m.role !== "assistant") return m.content.length;
+  let length = m.text.length + (m.thinking?.length ?? 0);
+  for (const call of m.toolCalls) length += call.argumentsJson.length;
+  return length;
 }
 
 /**
