@@ -4,6 +4,7 @@
 // SET, so the work per checkpoint is proportional to what is new; the client's own state is cloned so fields we do not
 // model survive.
 import { create, toBinary } from "@bufbuild/protobuf";
+import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import {
   type AgentMode,
   ConversationPlanSchema,
@@ -31,6 +32,22 @@ import { encodeRootMessage } from "./root-messages.js";
 import { todoItem } from "./tools/todo-write.js";
 
 const hex = (id: Uint8Array) => Buffer.from(id).toString("hex");
+
+/** root_prompt_messages_json is field 1, the first the state's encoding writes: each root's tag, length and id. */
+const ROOTS_FIELD = ConversationStateStructureSchema.field.rootPromptMessagesJson.number;
+
+function rootEntries(ids: readonly Uint8Array[]): Uint8Array {
+  const writer = new BinaryWriter();
+  for (const id of ids) writer.tag(ROOTS_FIELD, WireType.LengthDelimited).bytes(id);
+  return writer.finish();
+}
+
+function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
 
 export interface CheckpointSnapshot {
   state: ConversationStateStructure;
@@ -79,6 +96,8 @@ export class CheckpointBuilder {
   /** The summary this run wrote and the archives it added (docs/protocol/cursor-run.md §8.10). */
   private summaryId: Uint8Array | undefined;
   private readonly archives: Uint8Array[] = [];
+  /** The encoded roots field of the first `count` roots: a snapshot encodes only the roots added since. */
+  private rootsField: { count: number; bytes: Uint8Array } = { count: 0, bytes: new Uint8Array(0) };
 
   constructor(
     private readonly base: ConversationStateStructure,
@@ -131,6 +150,7 @@ export class CheckpointBuilder {
     const summaryMessage = this.put(encodeRootMessage(summaryRoot), BlobKinds.RootPromptJson);
     const summarizedMessages = this.roots.splice(1, keptFrom - 1, summaryMessage);
     this.rootKeys.splice(1, keptFrom - 1, hex(summaryMessage));
+    this.rootsField = { count: 0, bytes: new Uint8Array(0) };
     this.summaryId = this.put(
       toBinary(ConversationSummarySchema, create(ConversationSummarySchema, { summary })),
       BlobKinds.ConversationSummary,
@@ -220,7 +240,7 @@ export class CheckpointBuilder {
     }) as ConversationStateStructure["tokenDetails"];
     if (opts.mode !== undefined) state.mode = opts.mode;
     const planBlob = this.applyPlans(state, opts.plans ?? []);
-    const data = toBinary(ConversationStateStructureSchema, state);
+    const data = this.encodeState(state);
     const stateBlob = { id: blobId(data), data, kind: BlobKinds.Checkpoint };
     if (planBlob) this.edge(stateBlob.id, planBlob, EdgeKinds.CheckpointPlan, 0);
     if (turnId) this.edge(stateBlob.id, turnId, EdgeKinds.CheckpointTurn, state.turns.length - 1);
@@ -235,6 +255,22 @@ export class CheckpointBuilder {
     this.freshEdges = [];
     for (const b of sets) this.onClient.add(hex(b.id));
     return { state, stateBlob, sets, edges };
+  }
+
+  /**
+   * toBinary(state), byte for byte, without re-encoding every root id each snapshot (hundreds of them in a long
+   * conversation): the roots field is written first, so the encoded roots so far and the rest of the state are
+   * concatenated. Roots only grow between compactions, which start the cache over.
+   */
+  private encodeState(state: ConversationStateStructure): Uint8Array {
+    const { count, bytes } = this.rootsField;
+    if (count < this.roots.length)
+      this.rootsField = {
+        count: this.roots.length,
+        bytes: concatBytes(bytes, rootEntries(this.roots.slice(count))),
+      };
+    const rest = toBinary(ConversationStateStructureSchema, { ...state, rootPromptMessagesJson: [] });
+    return concatBytes(this.rootsField.bytes, rest);
   }
 
   /** `plan` is the blob of the current (last saved) plan; `plans` keeps the client's entries and adds every saved

@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import fc from "fast-check";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import {
@@ -32,6 +33,40 @@ describe("CheckpointBuilder (docs/protocol/cursor-run.md §4.1, §4.5, §5.2; do
     expect(Object.keys(snap.state.plans)).to.deep.equal(["old", "p1"]);
     expect(snap.state.readPaths).to.deep.equal(["a.txt", "b.txt"]);
     expect(hex(toBinary(ConversationStateStructureSchema, base))).to.equal(hex(before));
+  });
+
+  it("encodes each snapshot's state exactly as toBinary does, through root additions and compactions", () => {
+    const op = fc.oneof(
+      fc.string({ maxLength: 8 }).map((content) => ({ kind: "root" as const, content })),
+      fc.constant({ kind: "snapshot" as const }),
+      fc.nat().map((at) => ({ kind: "compact" as const, at })),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ maxLength: 8 }), { maxLength: 4 }),
+        fc.array(op, { maxLength: 25 }),
+        (old, ops) => {
+          const base = create(ConversationStateStructureSchema, {
+            rootPromptMessagesJson: [
+              system,
+              ...old.map((content) => ({ role: "user", content, origin: "runtime" }) as const),
+            ].map((m) => blobId(encodeRootMessage(m))),
+            readPaths: ["a.txt"],
+          });
+          const b = new CheckpointBuilder(base, system, { kind: "new", userMessage: user }, "req-enc");
+          for (const o of [...ops, { kind: "snapshot" as const }]) {
+            if (o.kind === "root") b.addRoot({ role: "user", content: o.content, origin: "runtime" });
+            else if (o.kind === "compact")
+              b.compact({ role: "user", content: "summary", origin: "runtime" }, "s", 1 + (o.at % b.rootIds().length));
+            else {
+              const { state, stateBlob } = b.snapshot({ pending: [], usedTokens: 1, maxTokens: 10 });
+              expect(hex(stateBlob.data)).to.equal(hex(toBinary(ConversationStateStructureSchema, state)));
+              expect(hex(stateBlob.id)).to.equal(hex(blobId(stateBlob.data)));
+            }
+          }
+        },
+      ),
+    );
   });
 
   it("hands out each new blob once, children before parents, addressed by SHA-256", () => {
