@@ -94,7 +94,7 @@ export type Writer = <T>(work: (tx: WriteTx) => T) => Promise<T>;
  * The store's writes (docs/protocol/cursor-run.md §6.2–§6.3): BEGIN IMMEDIATE, the statements and COMMIT run
  * synchronously, back to back, on the pool's connection, from statements prepared once per connection. Through
  * knex's runner each statement cost a few hundred microseconds of JavaScript (more under load); here a settled
- * round's seven cost tens (docs/performance.md, fix 22). `work` must not await: nothing else can run between BEGIN
+ * round's seven cost tens (docs/performance.md, fix 25). `work` must not await: nothing else can run between BEGIN
  * and COMMIT, which is also why the transaction cannot interleave with another caller's. Waiting for the pool keeps
  * it in line behind knex's queries.
  */
