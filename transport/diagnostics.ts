@@ -17,7 +17,6 @@ export interface DiagnosticsSnapshot {
   storeCommits: number;
   /** Request streams in memory, and those of them still waiting for their run_request. */
   requestStreams: { streams: number; waiting: number };
-  /** Token usage of the Anthropic Messages endpoint since start, per configured model id (pass-through included). */
   /** Event-loop delay since the last reset, in milliseconds. */
   eventLoopDelay: { p50: number; p99: number; max: number; mean: number; samples: number };
 }

@@ -4,7 +4,7 @@
 // (docs/protocol/cursor-transport.md §1). BidiAppend: Connect unary with a binary proto body
 // (docs/protocol/cursor-transport.md §3).
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { request, type IncomingMessage } from "node:http";
+import { type Agent, request, type IncomingMessage } from "node:http";
 import {
   AgentServerMessageSchema,
   type AgentClientMessage,
@@ -174,10 +174,19 @@ export interface AppendResponse {
   error?: { code: string; message: string };
 }
 
-/** One BidiAppend call; `onSent` fires when the request body has left this process. */
+/**
+ * One BidiAppend call; `onSent` fires when the request body has left this process. Each call has a connection of its
+ * own unless `agent` pools them (the bench, like Cursor, keeps them alive).
+ */
 export function postBidiAppend(
   baseUrl: string,
-  call: { requestId: string; seqno: bigint; message: AgentClientMessage; headers?: Record<string, string> },
+  call: {
+    requestId: string;
+    seqno: bigint;
+    message: AgentClientMessage;
+    headers?: Record<string, string>;
+    agent?: Agent;
+  },
   onSent?: () => void,
 ): Promise<AppendResponse> {
   const append = create(BidiAppendRequestSchema, {
@@ -188,7 +197,7 @@ export function postBidiAppend(
   return new Promise((resolve) => {
     const req = request(new URL(bidiAppendPath, baseUrl), {
       method: "POST",
-      agent: false,
+      agent: call.agent ?? false,
       headers: { "content-type": "application/proto", "connect-protocol-version": "1", ...call.headers },
     });
     req.on("response", async (res) => {

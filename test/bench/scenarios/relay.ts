@@ -1,11 +1,14 @@
 // Scenario 5, relay of every other path: 1,000 small GETs (8 in flight on keep-alive connections) and one 10 MB
-// streamed body, through the gateway's relay and through a bare node:http pass-through to the same upstream.
+// streamed body, through the gateway's relay and through a bare node:http pass-through to the same upstream. One
+// 10 MB body crosses loopback in 15–50 ms, so a single reading is mostly the machine's noise: it is read 3 times in
+// a row per repeat, on each side, and the figure is the median of all of them.
 import { Agent, request } from "node:http";
 import { type BenchContext, type Figure, figure } from "../figures.js";
 import { startPassthrough } from "../processes.js";
 import { median, nowMs, percentile } from "../stats.js";
 
 const IN_FLIGHT = 8;
+const BIG_BODY_READINGS = 3;
 
 function get(url: string, agent: Agent): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -64,7 +67,7 @@ export async function relayScenario(ctx: BenchContext): Promise<Figure[]> {
         const r = await smallRequests(url, count);
         small[side].push(r.perSecond);
         latency[side].push(...r.latencies);
-        big[side].push(await bigBody(url, bytes));
+        for (let k = 0; k < BIG_BODY_READINGS; k++) big[side].push(await bigBody(url, bytes));
       }
     }
   } finally {
@@ -100,7 +103,7 @@ export async function relayScenario(ctx: BenchContext): Promise<Figure[]> {
     rate(
       median(big.gateway),
       median(big.bare),
-      `one ${bytes / 1024 / 1024} MB streamed body (median of ${repeats})`,
+      `one ${bytes / 1024 / 1024} MB streamed body (median of ${repeats * BIG_BODY_READINGS})`,
       "MB/s",
     ),
   ];
