@@ -7,7 +7,7 @@ import { checkEndpoint } from "./endpoint-checks.js";
 import { checkDataDir, checkPort } from "./local-checks.js";
 import { checkUpstream } from "./network-checks.js";
 import { checkTls } from "./tls-checks.js";
-import { checkWorkerCommand, checkWorkerCredentials } from "./worker-checks.js";
+import { checkWorkerCommand, checkWorkerCredentials, checkWorkerSandbox } from "./worker-checks.js";
 
 export interface DoctorOptions {
   host: string;
@@ -52,7 +52,7 @@ export async function runDoctor(o: DoctorOptions, out: { write(text: string): un
 async function workerChecks(config: GatewayConfig | undefined, aepPort: number | undefined): Promise<Check[]> {
   if (aepPort === undefined) return [skip("AEP worker: not checked, AEP is off (no --aep-port or aep.port)")];
   const worker = config?.workers?.["claude-code"];
-  return [await checkWorkerCommand(worker), checkWorkerCredentials(worker)];
+  return [await checkWorkerCommand(worker), checkWorkerSandbox(worker), checkWorkerCredentials(worker)];
 }
 
 /** Cursor sends all its backend traffic to the URL it is started with. */

@@ -7,6 +7,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
+import { checkWorkerSandbox } from "../../doctor/worker-checks.js";
 import { defaultClaudeCommand } from "../../workers/claude-code/launch.js";
 import { startFakeOpenAI, type FakeOpenAI } from "../support/fake-openai.js";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.js";
@@ -119,6 +120,7 @@ describe("byok doctor", function () {
       `✓ AEP port: 127.0.0.1:${aepPort} is free`,
       `✓ upstream: ${upstream.url} is reachable (HTTP 200)`,
       `✓ AEP worker: ${claude} --version: ${claudeVersion} (Claude Code)`,
+      "✓ AEP worker sandbox: bwrap and socat found",
       "✓ AEP worker credentials: ANTHROPIC_API_KEY is handed to the CLI",
       "",
       `Start Cursor with: cursor --test-backend-url=http://127.0.0.1:${port}`,
@@ -159,7 +161,8 @@ describe("byok doctor", function () {
       workers: { "claude-code": { command: join(dir, "no-such-claude") } },
     };
     const args = ["--port", String(p), "--data-dir", dataDir, "--upstream", `http://127.0.0.1:${dead}`];
-    const run = await doctor(dir, config, args, { UNSET_KEY: "" }).finally(() => close(busy));
+    // A PATH without the sandbox's commands (the doctor itself runs from process.execPath).
+    const run = await doctor(dir, config, args, { UNSET_KEY: "", PATH: dir }).finally(() => close(busy));
     expect(run.lines).to.deep.equal([
       `✓ config: ${join(dir, "config.yaml")} parses (3 models)`,
       "✗ model no-key: key missing: environment variable UNSET_KEY is not set",
@@ -182,12 +185,15 @@ describe("byok doctor", function () {
       "    fix: check the network and proxy settings, or pass --upstream; Cursor's own models need it",
       `✗ AEP worker: ${join(dir, "no-such-claude")} not found`,
       "    fix: run npm ci (it installs the pinned Claude Code CLI), or set workers.claude-code.command to the claude binary",
+      "✗ AEP worker sandbox: bwrap and socat not found on PATH; the CLI would refuse to start every session",
+      "    fix: install bubblewrap and socat (Debian, Ubuntu: apt-get install bubblewrap socat), or set " +
+        'workers.claude-code.env.CLAUDE_CODE_SUBPROCESS_ENV_SCRUB to "0" (the CLI\'s tools then see its credentials)',
       '✗ AEP worker credentials: none; the CLI would answer "Not logged in" to every AEP session',
       "    fix: set workers.claude-code.model to a configured model (it then runs through anthropicEndpoint), or " +
         "workers.claude-code.apiKeyEnv to the variable holding your Anthropic key",
       "",
       `Start Cursor with: cursor --test-backend-url=http://127.0.0.1:${p}`,
-      "8 of 13 checks failed.",
+      "9 of 14 checks failed.",
       "",
     ]);
     expect(run.status).to.equal(1);
@@ -229,5 +235,28 @@ describe("byok doctor", function () {
       "    fix: make a new pair (e.g. `mkcert 127.0.0.1 localhost`) and pass both files",
     );
     expect(mismatched.status).to.equal(1);
+  });
+});
+
+describe("byok doctor: the AEP worker's sandbox", () => {
+  it("finds bwrap and socat on PATH on Linux, names what is missing, and is not needed elsewhere or without the scrub", () => {
+    const dir = mkdtempSync(join(tmpdir(), "byok-doctor-path-"));
+    try {
+      for (const name of ["bwrap", "socat"]) writeFileSync(join(dir, name), "#!/bin/sh\n", { mode: 0o755 });
+      expect(checkWorkerSandbox(undefined, "linux", `/nonexistent:${dir}`).outcome).to.equal("pass");
+      rmSync(join(dir, "bwrap"));
+      writeFileSync(join(dir, "bwrap"), "", { mode: 0o644 }); // present but not executable
+      const missing = checkWorkerSandbox(undefined, "linux", dir);
+      expect(missing.outcome).to.equal("fail");
+      expect(missing.title).to.equal(
+        "AEP worker sandbox: bwrap not found on PATH; the CLI would refuse to start every session",
+      );
+      expect(missing.fix).to.match(/^install bubblewrap \(Debian, Ubuntu: apt-get install bubblewrap\)/);
+      expect(checkWorkerSandbox(undefined, "darwin", dir).outcome).to.equal("skip");
+      const unscrubbed = { env: { CLAUDE_CODE_SUBPROCESS_ENV_SCRUB: "0" } };
+      expect(checkWorkerSandbox(unscrubbed, "linux", dir).outcome).to.equal("skip");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
