@@ -5,7 +5,6 @@
 // per tool round the timeline from the last tool result to the settled checkpoint.
 import { create } from "@bufbuild/protobuf";
 import { randomUUID } from "node:crypto";
-import { Agent } from "node:http";
 import {
   AgentClientMessageSchema,
   AgentMode,
@@ -20,9 +19,6 @@ import { openRunSse, postBidiAppend } from "../support/connect-wire.js";
 import { blobHex, type RunEnd } from "../support/observed-frames.js";
 import { DELTA_TEXT, directiveText, type StreamDirective } from "./fakes-protocol.js";
 import { nowMs } from "./stats.js";
-
-/** BidiAppend calls share kept-alive connections, as Cursor's client does; the RunSSE streams hold their own. */
-const appendAgent = new Agent({ keepAlive: true });
 
 export interface TurnOptions {
   baseUrl: string;
@@ -79,7 +75,7 @@ export function runTurn(o: TurnOptions): Promise<TurnRecord> {
     chain = chain.then(() =>
       postBidiAppend(
         o.baseUrl,
-        { requestId, seqno: next, message: create(AgentClientMessageSchema, { message }), agent: appendAgent },
+        { requestId, seqno: next, message: create(AgentClientMessageSchema, { message }) },
         onSent,
       ),
     );

@@ -4,7 +4,7 @@
 // (docs/protocol/cursor-transport.md §1). BidiAppend: Connect unary with a binary proto body
 // (docs/protocol/cursor-transport.md §3).
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { type Agent, request, type IncomingMessage } from "node:http";
+import { request, type IncomingMessage } from "node:http";
 import {
   AgentServerMessageSchema,
   type AgentClientMessage,
@@ -174,21 +174,10 @@ export interface AppendResponse {
   error?: { code: string; message: string };
 }
 
-/**
- * One BidiAppend call; `onSent` fires when the request body has left this process. Each call has a connection of its
- * own unless `agent` pools them (the bench, like Cursor, keeps them alive). A pooled connection the server closed
- * while it sat idle fails the first write with a reset; as a browser's network stack does, the call is then sent
- * once more on a new connection.
- */
+/** One BidiAppend call; `onSent` fires when the request body has left this process. */
 export function postBidiAppend(
   baseUrl: string,
-  call: {
-    requestId: string;
-    seqno: bigint;
-    message: AgentClientMessage;
-    headers?: Record<string, string>;
-    agent?: Agent;
-  },
+  call: { requestId: string; seqno: bigint; message: AgentClientMessage; headers?: Record<string, string> },
   onSent?: () => void,
 ): Promise<AppendResponse> {
   const append = create(BidiAppendRequestSchema, {
@@ -196,33 +185,19 @@ export function postBidiAppend(
     requestId: { requestId: call.requestId },
     appendSeqno: call.seqno,
   });
-  const body = toBinary(BidiAppendRequestSchema, append);
-  let sent = false;
-  const markSent = () => {
-    if (sent) return;
-    sent = true;
-    onSent?.();
-  };
-  const attempt = (retry: boolean): Promise<AppendResponse> =>
-    new Promise((resolve) => {
-      const req = request(new URL(bidiAppendPath, baseUrl), {
-        method: "POST",
-        agent: call.agent ?? false,
-        headers: { "content-type": "application/proto", "connect-protocol-version": "1", ...call.headers },
-      });
-      req.on("response", async (res) => {
-        const text = (await readAll(res)).toString("utf8");
-        resolve(
-          res.statusCode === 200 ? { status: 200 } : { status: res.statusCode ?? 0, error: parseUnaryError(text) },
-        );
-      });
-      req.on("error", (err) => {
-        if (retry && req.reusedSocket) return resolve(attempt(false));
-        resolve({ status: 0, error: { code: "transport", message: err.message } });
-      });
-      req.end(body, markSent);
+  return new Promise((resolve) => {
+    const req = request(new URL(bidiAppendPath, baseUrl), {
+      method: "POST",
+      agent: false,
+      headers: { "content-type": "application/proto", "connect-protocol-version": "1", ...call.headers },
     });
-  return attempt(true);
+    req.on("response", async (res) => {
+      const body = (await readAll(res)).toString("utf8");
+      resolve(res.statusCode === 200 ? { status: 200 } : { status: res.statusCode ?? 0, error: parseUnaryError(body) });
+    });
+    req.on("error", (err) => resolve({ status: 0, error: { code: "transport", message: err.message } }));
+    req.end(toBinary(BidiAppendRequestSchema, append), onSent);
+  });
 }
 
 function parseUnaryError(body: string): { code: string; message: string } {
