@@ -3,7 +3,7 @@
 // folder below the root, like every source file that anchors a path on import.meta.url ("../prompt/",
 // "../package.json"), so those paths name the same files from the sources and from every chunk of the bundle.
 import { build, type Plugin } from "esbuild";
-import { readdir, rm } from "node:fs/promises";
+import { readdir, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -84,10 +84,24 @@ export async function buildDist(): Promise<void> {
   await removeStale(outdir, new Set(Object.keys(result.metafile.outputs).map((file) => basename(file))));
 }
 
-/** Chunks of earlier builds: their names carry a content hash, so a changed chunk leaves its old file behind. */
-async function removeStale(outdir: string, current: ReadonlySet<string>): Promise<void> {
+/**
+ * How long a chunk of an earlier build outlives it: a gateway started from that build (`npm start` while `npm ci`,
+ * `npm test` or the bench rebuilds) still loads chunks on demand, and a chunk deleted under it would fail that load.
+ */
+export const STALE_CHUNK_GRACE_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Removes the files of earlier builds not written for a day: chunk names carry a content hash, so a changed chunk
+ * leaves its old file behind, and this build's own files are `current`.
+ */
+export async function removeStale(outdir: string, current: ReadonlySet<string>, now = Date.now()): Promise<void> {
   const stale = (await readdir(outdir)).filter((file) => !current.has(file));
-  await Promise.all(stale.map((file) => rm(join(outdir, file), { force: true })));
+  await Promise.all(
+    stale.map(async (file) => {
+      const path = join(outdir, file);
+      if (now - (await stat(path)).mtimeMs > STALE_CHUNK_GRACE_MS) await rm(path, { force: true });
+    }),
+  );
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await buildDist();
