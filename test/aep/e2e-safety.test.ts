@@ -5,6 +5,7 @@
 import { expect } from "chai";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { waitUntil } from "../support/util.js";
 import { startAepRig, WORKER_API_KEY, type AepRig } from "./e2e-rig.js";
 import { turn, useSessions } from "./worker-rig.js";
 
@@ -96,10 +97,12 @@ describe("AEP v1 turn deadline (real Claude Code CLI)", function () {
     expect(client.of("done", from)[0]).to.deep.include({ success: false });
     expect(client.of("runtime.execution.failed", from)[0]).to.deep.include({ error_code: "TURN_TIMEOUT" });
     expect(client.of("runtime.execution.completed", from)).to.deep.equal([]);
-    expect(
-      rig.gateway.stderrLines().some((l) => l.includes('"code":"TURN_TIMEOUT"')),
-      "the log says why",
-    ).to.equal(true);
+    // The log line may reach the gateway's stderr pipe after the events reached the client.
+    await waitUntil(
+      () => rig.gateway.stderrLines().some((l) => l.includes('"code":"TURN_TIMEOUT"')),
+      5_000,
+      () => "the log does not say why the turn ended",
+    );
     await client.close();
   });
 });
@@ -127,8 +130,11 @@ describe("AEP v1 with a worker whose key is refused (real Claude Code CLI)", fun
     expect(error).to.deep.include({ code: "CONFIG_INVALID" });
     expect(error!.message).to.contain("HTTP 401").and.to.contain("ANTHROPIC_API_KEY").and.to.contain("apiKeyEnv");
     expect(client.of("done", from)[0]).to.deep.include({ success: false });
-    const logged = rig.gateway.stderrLines().find((l) => l.includes('"msg":"aep turn done"') && l.includes("401"));
-    expect(logged, "the gateway log carries the reason").to.be.a("string");
+    await waitUntil(
+      () => rig.gateway.stderrLines().some((l) => l.includes('"msg":"aep turn done"') && l.includes("401")),
+      5_000,
+      () => "the gateway log does not carry the reason",
+    );
     await client.close();
   });
 });
