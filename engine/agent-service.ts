@@ -85,7 +85,7 @@ export class AgentService implements AgentBackend {
     const { actor, outbound } = entry;
     const { end } = actor.getSnapshot().context;
     if (end) {
-      for (const payload of outbound.frames) sink.frame(payload);
+      outbound.replay(sink);
       sink.end(end);
       return () => {};
     }
@@ -313,7 +313,7 @@ export class AgentService implements AgentBackend {
     const outputs: RunOutputs = {
       emit: (message) => {
         if (handle.finished) return;
-        if (entry.outbound.frames.length >= MAX_BACKLOG_FRAMES) {
+        if (entry.outbound.size >= MAX_BACKLOG_FRAMES) {
           handle.actor.send({
             type: "BACKLOG_EXCEEDED",
             message: `the run exceeded ${MAX_BACKLOG_FRAMES} stream frames`,

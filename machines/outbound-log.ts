@@ -14,7 +14,13 @@ export interface OutboundSink {
 
 export class OutboundLog {
   /** Encoded AgentServerMessages, append-only: a reconnecting subscriber receives all of them again. */
-  readonly frames: Uint8Array[] = [];
+  private readonly frames: Uint8Array[] = [];
+  /**
+   * The frames of an ended stream, packed into one buffer (`ends[i]` is where frame i ends): it is kept through the
+   * terminal retention for a late subscriber, and one buffer is a fraction of the memory and of the garbage
+   * collector's work of thousands of small arrays (docs/performance.md).
+   */
+  private packed: { bytes: Uint8Array; ends: Uint32Array } | undefined;
   private readonly sinks = new Set<OutboundSink>();
   private lastSpokeAt: number;
   private closed = false;
@@ -34,9 +40,28 @@ export class OutboundLog {
     return true;
   }
 
+  /** How many frames the log holds. */
+  get size(): number {
+    return this.packed?.ends.length ?? this.frames.length;
+  }
+
+  /** Every frame so far, in order, to the sink. */
+  replay(sink: Pick<OutboundSink, "frame">): void {
+    if (!this.packed) {
+      for (const payload of this.frames) sink.frame(payload);
+      return;
+    }
+    const { bytes, ends } = this.packed;
+    let start = 0;
+    for (const end of ends) {
+      sink.frame(bytes.subarray(start, end));
+      start = end;
+    }
+  }
+
   /** Replays every frame to the sink, then follows the stream; the returned function detaches it. */
   follow(sink: OutboundSink): () => void {
-    for (const payload of this.frames) sink.frame(payload);
+    this.replay(sink);
     this.sinks.add(sink);
     return () => this.sinks.delete(sink);
   }
@@ -55,12 +80,28 @@ export class OutboundLog {
   close(end: EndStream): void {
     this.closed = true;
     for (const sink of this.sinks) sink.end(end);
+    this.pack();
   }
 
   /** A reused request_id starts a new epoch: no frames, open again; attached subscribers stay. */
   reopen(): void {
     this.frames.length = 0;
+    this.packed = undefined;
     this.closed = false;
     this.lastSpokeAt = this.now();
+  }
+
+  private pack(): void {
+    if (this.packed || this.frames.length === 0) return;
+    const ends = new Uint32Array(this.frames.length);
+    let total = 0;
+    this.frames.forEach((payload, i) => {
+      total += payload.length;
+      ends[i] = total;
+    });
+    const bytes = new Uint8Array(total);
+    this.frames.forEach((payload, i) => bytes.set(payload, (ends[i] ?? 0) - payload.length));
+    this.packed = { bytes, ends };
+    this.frames.length = 0;
   }
 }

@@ -101,7 +101,7 @@ describe("RequestStream machine", () => {
     s.clock.increment(5_000);
     s.output("b");
     expect(s.seen).to.deep.equal(["frame", "heartbeat", "frame"]);
-    expect(s.outbound.frames).to.have.length(2);
+    expect(s.outbound.size).to.equal(2);
   });
 
   it("sends a heartbeat only after 5 s without output", () => {
@@ -193,7 +193,7 @@ describe("RequestStream machine", () => {
     const s = stream();
     s.actor.send({ type: "END", end: { ok: true } });
     expect(s.output("late")).to.equal(false);
-    expect(s.outbound.frames).to.have.length(0);
+    expect(s.outbound.size).to.equal(0);
     expect(s.seen).to.deep.equal(["end"]);
   });
 
@@ -207,7 +207,7 @@ describe("RequestStream machine", () => {
     s.actor.send({ type: "APPEND", seqno: 1n, message: runRequest() });
     const ctx = s.actor.getSnapshot().context;
     expect(s.actor.getSnapshot().value).to.not.equal("terminal");
-    expect(ctx.outbound.frames).to.have.length(0);
+    expect(ctx.outbound.size).to.equal(0);
     expect(ctx.end).to.equal(undefined);
     expect(ctx.nextSeqno).to.equal(2n);
     expect(s.output("b")).to.equal(true);

@@ -61,7 +61,7 @@ export const requestStreamHarness: Harness<Entry[]> = {
     s.context.subscribers,
     Number(s.context.nextSeqno),
     s.context.held.size,
-    Math.min(s.context.outbound.frames.length, 1),
+    Math.min(s.context.outbound.size, 1),
   ],
   /** A frame the run writes: appended to the log (refused after the EndStream), not sent to the machine. */
   extraEvents: (s) => (s.status === "active" ? [{ type: "OUTPUT" }] : []),
