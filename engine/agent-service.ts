@@ -8,14 +8,12 @@ import {
   AgentClientMessageSchema,
   type AgentClientMessage,
   type AgentRunRequest,
-  type AgentServerMessage,
   RequestedModelSchema,
 } from "../proto/gen/agent/v1/agent_pb.js";
-import { MAX_BACKLOG_FRAMES, MAX_HELD_APPENDS, requestStreamMachine } from "../machines/request-stream.js";
+import { MAX_HELD_APPENDS, requestStreamMachine } from "../machines/request-stream.js";
 import type { RunEnd } from "../machines/run.js";
 import type { AgentBackend, HeldAppend, ParentLink, RunRoute, StreamSink } from "../transport/agent-backend.js";
 import { type EndStream, RpcError } from "../cursor/errors.js";
-import { encodeFrame } from "../cursor/frames.js";
 import { buildRunMachine, createRunActor, type RunOutputs } from "./run-wiring.js";
 import { toRunEvent } from "./client-events.js";
 import { RunSession, type RunDeps } from "./run-session.js";
@@ -25,7 +23,7 @@ import { type RoutedRun, namesNoModel, RunRouter, UpstreamRequests, routeRun } f
 import { type Logger, redact, withFields } from "../log/logger.js";
 import type { LimitsConfig, TimerConfig } from "./config.js";
 import { DEFAULT_MAX_WAITING_STREAMS, INTERNAL_MESSAGE, MAX_EARLY_BYTES, runFields } from "./stream-entry.js";
-import { type RunHandle, type StreamEntry, streamDelays } from "./stream-entry.js";
+import { frameEmitter, type RunHandle, type StreamEntry, streamDelays } from "./stream-entry.js";
 import type { RunObserver } from "./live-runs.js";
 import { cancelSubagent, SubagentLinks } from "./subagent-runs.js";
 
@@ -309,25 +307,7 @@ export class AgentService implements AgentBackend {
         cause: "superseded",
         reason: "superseded by a newer run of this conversation",
       });
-    let last: { message: AgentServerMessage; payload: Uint8Array } | undefined;
-    const outputs: RunOutputs = {
-      emit: (message) => {
-        if (handle.finished) return;
-        if (entry.outbound.size >= MAX_BACKLOG_FRAMES) {
-          handle.actor.send({
-            type: "BACKLOG_EXCEEDED",
-            message: `the run exceeded ${MAX_BACKLOG_FRAMES} stream frames`,
-          });
-          return;
-        }
-        // Encoded once here: the backlog and every subscriber share the bytes (a repeated frame shares them too).
-        if (last?.message !== message) last = { message, payload: encodeFrame(message) };
-        // Not a RequestStream event (issue 17): the log the stream owns records and writes it; the stream's
-        // heartbeat reads the log's silence.
-        entry.outbound.append(last.payload);
-      },
-      finish,
-    };
+    const outputs: RunOutputs = { emit: frameEmitter(entry, handle), finish };
     handle.actor = createRunActor(this.runMachine, session, outputs, {
       requestId,
       conversationId: session.conversationId,

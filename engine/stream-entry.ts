@@ -1,8 +1,9 @@
 // One request's entry in the registry: its RequestStream actor, the run it carries once the run_request arrived, and
 // the bounds and helpers the registry applies to it (docs/protocol/cursor-transport.md §6).
 import type { Actor } from "xstate";
-import type { AgentRunRequest } from "../proto/gen/agent/v1/agent_pb.js";
-import type { requestStreamMachine } from "../machines/request-stream.js";
+import type { AgentRunRequest, AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
+import { encodeFrame } from "../cursor/frames.js";
+import { MAX_BACKLOG_FRAMES, type requestStreamMachine } from "../machines/request-stream.js";
 import type { OutboundLog } from "../machines/outbound-log.js";
 import type { runMachine } from "../machines/run.js";
 import type { Logger } from "../log/logger.js";
@@ -54,5 +55,23 @@ export function streamDelays(t: TimerConfig) {
     ...(t.reconnectGraceMs ? { reconnectGrace: t.reconnectGraceMs } : {}),
     ...(t.terminalRetentionMs ? { retention: t.terminalRetentionMs } : {}),
     ...(t.runRequestWaitMs ? { runRequestWait: t.runRequestWaitMs } : {}),
+  };
+}
+
+/**
+ * What a run emits, onto its stream: encoded once (the backlog and every subscriber share the bytes, and a repeated
+ * frame shares them too) and appended to the log the stream owns, which records and writes it; not a RequestStream
+ * event (issue 17), the stream's heartbeat reads the log's silence. Past the backlog bound the run is told instead.
+ */
+export function frameEmitter(entry: StreamEntry, handle: RunHandle): (message: AgentServerMessage) => void {
+  let last: { message: AgentServerMessage; payload: Uint8Array } | undefined;
+  return (message) => {
+    if (handle.finished) return;
+    if (entry.outbound.size >= MAX_BACKLOG_FRAMES) {
+      handle.actor.send({ type: "BACKLOG_EXCEEDED", message: `the run exceeded ${MAX_BACKLOG_FRAMES} stream frames` });
+      return;
+    }
+    if (last?.message !== message) last = { message, payload: encodeFrame(message) };
+    entry.outbound.append(last.payload);
   };
 }
