@@ -100,7 +100,11 @@ export class OutboundLog {
       ends[i] = total;
     });
     const bytes = new Uint8Array(total);
-    this.frames.forEach((payload, i) => bytes.set(payload, (ends[i] ?? 0) - payload.length));
+    let offset = 0;
+    for (const payload of this.frames) {
+      bytes.set(payload, offset);
+      offset += payload.length;
+    }
     this.packed = { bytes, ends };
     this.frames.length = 0;
   }
