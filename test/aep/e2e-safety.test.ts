@@ -5,7 +5,6 @@
 import { expect } from "chai";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { waitUntil } from "../support/util.js";
 import { startAepRig, WORKER_API_KEY, type AepRig } from "./e2e-rig.js";
 import { turn, useSessions } from "./worker-rig.js";
 
@@ -97,12 +96,7 @@ describe("AEP v1 turn deadline (real Claude Code CLI)", function () {
     expect(client.of("done", from)[0]).to.deep.include({ success: false });
     expect(client.of("runtime.execution.failed", from)[0]).to.deep.include({ error_code: "TURN_TIMEOUT" });
     expect(client.of("runtime.execution.completed", from)).to.deep.equal([]);
-    // The log line may reach the gateway's stderr pipe after the events reached the client.
-    await waitUntil(
-      () => rig.gateway.stderrLines().some((l) => l.includes('"code":"TURN_TIMEOUT"')),
-      5_000,
-      () => "the log does not say why the turn ended",
-    );
+    await rig.gateway.loggedLines((l) => l.includes('"code":"TURN_TIMEOUT"'));
     await client.close();
   });
 });
@@ -130,11 +124,7 @@ describe("AEP v1 with a worker whose key is refused (real Claude Code CLI)", fun
     expect(error).to.deep.include({ code: "CONFIG_INVALID" });
     expect(error!.message).to.contain("HTTP 401").and.to.contain("ANTHROPIC_API_KEY").and.to.contain("apiKeyEnv");
     expect(client.of("done", from)[0]).to.deep.include({ success: false });
-    await waitUntil(
-      () => rig.gateway.stderrLines().some((l) => l.includes('"msg":"aep turn done"') && l.includes("401")),
-      5_000,
-      () => "the gateway log does not carry the reason",
-    );
+    await rig.gateway.loggedLines((l) => l.includes('"msg":"aep turn done"') && l.includes("401"));
     await client.close();
   });
 });

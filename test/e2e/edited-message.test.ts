@@ -7,7 +7,6 @@ import { useStoreGateway } from "./store-gateway-kit.js";
 import { randomUUID } from "node:crypto";
 import type { AgentRunRequest } from "../../proto/gen/agent/v1/agent_pb.js";
 import { CursorClient } from "../support/cursor-client.js";
-import { waitUntil } from "../support/util.js";
 
 const MODEL_ID = "byok-e2e-edit";
 
@@ -55,11 +54,7 @@ describe("e2e: an edited message branches from its anchor", function () {
     const branch = edited.lastCheckpoint()!;
     expect(branch.turns, "the abandoned turns are not in the new checkpoint").to.have.length(1);
     expect(branch.rootPromptMessagesJson).to.have.length(3);
-    await waitUntil(
-      () => again.stderrLines().some((l) => l.includes("edited message branches from its anchor")),
-      5_000,
-      () => "the branch is not logged",
-    );
+    await again.loggedLines((l) => l.includes("edited message branches from its anchor"));
 
     // The next message continues the new branch, prefix-stable.
     rig.fake.enqueue({ text: "answer three" });

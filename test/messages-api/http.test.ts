@@ -8,7 +8,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type FakeOpenAI, startFakeOpenAI } from "../support/fake-openai.js";
 import { type GatewayProcess, killAllGateways, startGatewayProcess } from "../support/gateway-process.js";
-import { waitUntil } from "../support/util.js";
 import { post, sseEvents, TOKEN } from "./sse-client.js";
 
 const PROVIDER_KEY = "sk-provider-secret-8d2f";
@@ -129,14 +128,8 @@ describe("messages-api: /v1/messages over HTTP on an OpenAI Chat model", functio
       },
       { role: "tool", tool_call_id: "call_1", content: "a\nb" },
     ]);
-    const usageLines = () => gateway.stderrLines().filter((l) => l.includes('"messages usage"'));
-    // A log line may reach the gateway's stderr pipe after its answer reached the client.
-    await waitUntil(
-      () => usageLines().length >= 2,
-      5_000,
-      () => `${usageLines().length} usage lines logged`,
-    );
-    expect(JSON.parse(usageLines()[0]!)).to.deep.include({ model: MODEL, inputTokens: 50, cacheReadTokens: 40 });
+    const usageLines = await gateway.loggedLines((l) => l.includes('"messages usage"'), 2);
+    expect(JSON.parse(usageLines[0]!)).to.deep.include({ model: MODEL, inputTokens: 50, cacheReadTokens: 40 });
   });
 
   it("maps a client model name through anthropicEndpoint.models and reports max_tokens", async () => {

@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { type FakeAnthropic, startFakeAnthropic } from "../support/fake-anthropic.js";
 import { type FakeOpenAI, startFakeOpenAI } from "../support/fake-openai.js";
 import { type GatewayProcess, killAllGateways, startGatewayProcess } from "../support/gateway-process.js";
-import { waitUntil } from "../support/util.js";
 import { post, sseEvents, TOKEN } from "./sse-client.js";
 
 describe("messages-api: usage per model in the status API", function () {
@@ -78,14 +77,7 @@ describe("messages-api: usage per model in the status API", function () {
     ) {
       return { frontDoor: "messages", model, day, ...t, cacheHitShare: t.cacheRead / t.input };
     }
-    const usageLogged = () => gateway.stderrLines().filter((l) => l.includes('"messages usage"'));
-    // A log line may reach the gateway's stderr pipe after its answer reached the client.
-    await waitUntil(
-      () => usageLogged().length >= 3,
-      5_000,
-      () => `${usageLogged().length} usage lines logged`,
-    );
-    const logged = usageLogged();
+    const logged = await gateway.loggedLines((l) => l.includes('"messages usage"'), 3);
     expect(logged.map((l) => JSON.parse(l).configured_model)).to.deep.equal(["gpt-u", "claude-u", "claude-u"]);
   });
 });

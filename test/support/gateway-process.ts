@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { buildDist, DIST_ENTRY } from "../../scripts/build.js";
+import { waitUntil } from "./util.js";
 
 export interface GatewayProcessOptions {
   dataDir: string;
@@ -35,6 +36,11 @@ export interface GatewayProcess {
   pid: number;
   stdoutLines(): string[];
   stderrLines(): string[];
+  /**
+   * The stderr lines that match, once at least `count` do: a log line can reach the pipe after the events it
+   * accompanies reached the client. Rejects after `timeoutMs` naming the match and how many were seen.
+   */
+  loggedLines(match: (line: string) => boolean, count?: number, timeoutMs?: number): Promise<string[]>;
   /** Sends the signal (default SIGTERM) and waits for exit; SIGKILLs and throws if it does not exit in time. */
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<ExitStatus>;
   kill(): Promise<void>;
@@ -92,6 +98,15 @@ export async function startGatewayProcess(opts: GatewayProcessOptions): Promise<
     pid: child.pid!,
     stdoutLines: () => [...stdout.lines],
     stderrLines: () => [...stderr.lines],
+    loggedLines: async (match, count = 1, timeoutMs = 5_000) => {
+      const matching = () => stderr.lines.filter(match);
+      await waitUntil(
+        () => matching().length >= count,
+        timeoutMs,
+        () => `${matching().length} of ${count} log lines matching ${match} within ${timeoutMs} ms`,
+      );
+      return matching();
+    },
     stop: async (signal = "SIGTERM", timeoutMs = 10_000) => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       const status = await Promise.race([exited, timeout(timeoutMs)]);
