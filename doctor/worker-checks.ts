@@ -70,12 +70,12 @@ export function checkWorkerSandbox(
   if (platform !== "linux") return skip(`AEP worker sandbox: bubblewrap and socat not needed on ${platform}`);
   const missing = SANDBOX_COMMANDS.filter(({ command }) => !onPath(command, path));
   if (missing.length === 0) return pass("AEP worker sandbox: bwrap and socat found");
+  const packages = missing.map((m) => m.pkg);
   return fail(
     `AEP worker sandbox: ${missing.map((m) => m.command).join(" and ")} not found on PATH; the CLI would refuse ` +
       "to start every session",
-    `install ${missing.map((m) => m.pkg).join(" and ")} (Debian, Ubuntu: apt-get install ` +
-      `${missing.map((m) => m.pkg).join(" ")}), or set workers.claude-code.env.CLAUDE_CODE_SUBPROCESS_ENV_SCRUB ` +
-      'to "0" (the CLI\'s tools then see its credentials)',
+    `install ${packages.join(" and ")} (Debian, Ubuntu: apt-get install ${packages.join(" ")}), or set ` +
+      'workers.claude-code.env.CLAUDE_CODE_SUBPROCESS_ENV_SCRUB to "0" (the CLI\'s tools then see its credentials)',
   );
 }
 
