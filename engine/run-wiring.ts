@@ -13,7 +13,7 @@ import { toolRoundMachine } from "../machines/tool-round.js";
 import { toolCallMachine, type CommitResultInput } from "../machines/tool-call.js";
 import { frames } from "../cursor/frames.js";
 import type { ServiceRequest } from "../cursor/tools/types.js";
-import { coalesceDeltas } from "./delta-coalescer.js";
+import { passEvents } from "./pass-events.js";
 import type { RunSession } from "./run-session.js";
 import type { TimerConfig } from "./config.js";
 
@@ -82,7 +82,7 @@ export function buildRunMachine(timers: TimerConfig) {
         }) => concise(() => sessionOf(system).prepare(input.fetched)),
       ),
       modelCall: modelCallMachine.provide({
-        actors: { providerStream: providerStream(sessionOf) },
+        actors: { providerStream: providerStream(wiringOf) },
         actions: { emitFrame },
       }),
       toolRound: toolRoundMachine.provide({
@@ -133,21 +133,26 @@ export function createRunActor(
 
 /**
  * The provider pass as a callback actor: stopping the actor aborts the HTTP request, headers or body
- * (docs/protocol/cursor-run.md §7.3).
- * The deltas of one provider read reach the ModelCall as one event; a stopped pass drops the one still held.
+ * (docs/protocol/cursor-run.md §7.3). Its events reach the ModelCall through passEvents: a text block's deltas are
+ * shown from here, and a stopped pass drops whatever is still held.
  */
-export function providerStream(sessionOf: (system: RunSystem) => Pick<RunSession, "stream">) {
+export function providerStream(
+  wiringOf: (system: RunSystem) => { session: Pick<RunSession, "stream">; out: Pick<RunOutputs, "emit"> },
+) {
   return fromCallback<ModelCallEvent, ModelCallInput>(({ sendBack, input, system }) => {
-    const session = sessionOf(system);
+    const { session, out } = wiringOf(system);
     const abort = new AbortController();
-    const deltas = coalesceDeltas((event) => sendBack({ type: "MODEL", event }));
+    const events = passEvents({
+      send: sendBack,
+      ...(input.purpose === "summary" ? {} : { show: (message: AgentServerMessage) => out.emit(message) }),
+    });
     void (async () => {
       try {
-        for await (const event of session.stream(input.callIndex, abort.signal, input.purpose)) deltas.push(event);
-        deltas.flush();
+        for await (const event of session.stream(input.callIndex, abort.signal, input.purpose)) events.push(event);
+        events.flush();
         sendBack({ type: "STREAM_END" });
       } catch (e) {
-        deltas.flush();
+        events.flush();
         sendBack({
           type: "PROVIDER_ERROR",
           message: e instanceof Error ? e.message : String(e),
@@ -156,7 +161,7 @@ export function providerStream(sessionOf: (system: RunSystem) => Pick<RunSession
       }
     })();
     return () => {
-      deltas.drop();
+      events.drop();
       abort.abort();
     };
   });

@@ -21,6 +21,8 @@ import {
 export type ModelCallEvent =
   | { type: "MODEL"; event: ModelEvent }
   | { type: "PROVIDER_ERROR"; message: string; aborted: boolean }
+  /** Text of the open text block that the provider actor already showed (the text lane, engine/pass-events.ts). */
+  | { type: "TEXT"; text: string }
   | { type: "STREAM_END" }
   /** The run is ending for a reason of its own; stopping the provider actor aborts the HTTP request. */
   | { type: "STOP" }
@@ -70,9 +72,6 @@ const modelCallSetup = setup({
     /** The stream broke the contract (an out-of-order block, a second usage, finish length, ...). */
     brokeContract: ({ context }) => context.failure !== undefined,
     finished: ({ context }) => context.doneReason !== undefined,
-    /** A text delta inside the open text block of a call that shows its text. */
-    showsText: ({ context, event }) =>
-      event.type === "MODEL" && event.event.type === "text_delta" && context.textOpen && context.purpose !== "summary",
   },
 });
 
@@ -95,22 +94,10 @@ const onModelEvent = modelCallSetup.createAction(
   }),
 );
 
-/** The text a MODEL text_delta carries; the `showsText` guard admits no other event. */
-const deltaText = (event: ModelCallEvent) =>
-  event.type === "MODEL" && event.event.type === "text_delta" ? event.event.delta : "";
-
-/**
- * The per-delta lane (issue 17): a shown text delta is one assign and one frame, without the general handler's
- * patch, contract checks and child bookkeeping, which each paced delta would pay in full. Anything else — a delta
- * outside a text block, a summary call's text — takes the general handler.
- */
-const showText = [
-  modelCallSetup.assign({ text: ({ context, event }) => context.text + deltaText(event) }),
-  {
-    type: "emitFrame",
-    params: ({ event }: { event: ModelCallEvent }) => ({ message: frames.textDelta(deltaText(event)) }),
-  },
-] as const;
+/** The provider actor showed these deltas of the open block itself: the pass only keeps their text. */
+const keepText = modelCallSetup.assign({
+  text: ({ context, event }) => (event.type === "TEXT" ? context.text + event.text : context.text),
+});
 
 const emitProjected = modelCallSetup.createAction(
   enqueueActions(({ context, event, enqueue }) => {
@@ -152,8 +139,10 @@ const closeThinking = modelCallSetup.createAction(
 
 export const modelCallMachine = modelCallSetup.createMachine({
   description:
-    "One provider pass. Streams text, thinking and placeholder tool cards to the client as they arrive and " +
-    "enforces the strict contract: at most one usage, every block closed, done only with stop or toolUse. " +
+    "One provider pass. Streams text, thinking and placeholder tool cards to the client as they arrive (the " +
+    "deltas of an open text block are shown by the provider actor itself and reach the pass as one TEXT event " +
+    "before the block's next event) and enforces the strict contract: at most one usage, every block closed, " +
+    "done only with stop or toolUse. " +
     "HTTP errors, stream errors, a bare EOF, finish length and anything out of contract fail the call; an " +
     "open thinking segment is closed with its real elapsed time first. STOP from the run (cancel, or a " +
     "failure found outside the pass) ends it as stopped, closing thinking the same way. Each ending is its own " +
@@ -198,7 +187,8 @@ export const modelCallMachine = modelCallSetup.createMachine({
         waitingForHeaders: { on: { MODEL: { target: "streaming", actions: onModelEvent } } },
         streaming: {
           on: {
-            MODEL: [{ guard: "showsText", actions: showText }, { actions: onModelEvent }],
+            MODEL: { actions: onModelEvent },
+            TEXT: { actions: keepText },
             ARGS_PROJECTED: { actions: emitProjected },
           },
           always: [

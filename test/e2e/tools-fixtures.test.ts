@@ -46,7 +46,7 @@ describe("e2e tools: recorded provider streams", function () {
   this.timeout(10_000);
   const rig = useToolsRig("tools-fixtures");
 
-  // The deltas of one provider read go out as one frame (engine/delta-coalescer.ts), so frame counts follow the
+  // The deltas of one provider read go out as one frame (engine/pass-events.ts), so frame counts follow the
   // network's chunking: kinds collapse repeated deltas, and the texts are compared joined.
   const streamed = { collapse: ["text_delta", "thinking_delta"] };
 
