@@ -29,7 +29,14 @@ export async function checkEndpoint(model: ModelConfig, offline: boolean): Promi
   const timer = setTimeout(() => abort.abort(), PROBE_TIMEOUT_MS);
   try {
     // The first event proves the endpoint accepted the call; the rest of the answer is not needed.
-    for await (const _ of adapter.stream(request, abort.signal)) break;
+    let answered = false;
+    const answer = () => {
+      answered = true;
+      abort.abort();
+    };
+    await adapter.stream(request, abort.signal, answer).catch((err: unknown) => {
+      if (!answered) throw err;
+    });
     return pass(`${name} answers a minimal call to ${model.model}`);
   } catch (err) {
     return endpointFailure(name, model, err, abort.signal.aborted);

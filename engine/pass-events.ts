@@ -7,6 +7,10 @@
 // - Thinking deltas reach the ModelCall as MODEL events (it times the thinking segment), merged per read.
 // - Everything else is sent as it comes, after whatever is held, so kinds are never reordered.
 //
+// Shown text leaves at once while the other events queue in the ModelCall's mailbox; they keep their order because
+// every read is delivered from its own I/O callback, when the ModelCall is idle (a call's first event follows its
+// response head, never the actor's start).
+//
 // Within one read the first delta goes out at once (the first token never waits); the rest are merged until that
 // read's decoding is done, then sent as one frame or event. Cursor renders text and thinking deltas additively, so
 // merged deltas are wire-equivalent.
@@ -68,6 +72,7 @@ export function passEvents({ send, show }: PassOutputs): PassEvents {
 
   return {
     push(event) {
+      if (dropped) return;
       if (event.type === "text_delta" && textOpen) {
         blockText += event.delta;
         if (firstOfRead()) showText(event.delta);

@@ -8,7 +8,7 @@ import type { CheckpointKind, CheckpointPlan, CheckpointWrite } from "../machine
 import type { CommitResultInput, CommitResultOutput } from "../machines/tool-call.js";
 import type { PromptAssets } from "../prompt/assets.js";
 import { projectHistory, type CanonicalMessage } from "../providers/messages.js";
-import type { ModelEvent, ModelRequest, ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
+import type { ModelEventSink, ModelRequest, ProviderAdapter, ProviderEndpoint, Usage } from "../providers/types.js";
 import { addUsage } from "../providers/usage.js";
 import { CheckpointBuilder, pendingEntry, type CheckpointSnapshot } from "../cursor/checkpoint-builder.js";
 import { frames } from "../cursor/frames.js";
@@ -195,7 +195,7 @@ export class RunSession {
 
   /** The provider pass; provider_call_index is persisted before the HTTP request (docs/protocol/cursor-run.md §6.5),
    * by the settled checkpoint that let this call start when it could carry it, else here. */
-  async *stream(callIndex: number, signal: AbortSignal, purpose?: "summary"): AsyncIterable<ModelEvent> {
+  async stream(callIndex: number, signal: AbortSignal, sink: ModelEventSink, purpose?: "summary"): Promise<void> {
     // The settled checkpoint just published leaves on the wire before this call's request is compiled and sent.
     if (callIndex > 0 && this.persistedCallIndex === callIndex) await nextTurn();
     this.callStartedAt = performance.now();
@@ -210,7 +210,7 @@ export class RunSession {
       model: request.model,
       message_count: request.messages.length,
     });
-    yield* this.ready.adapter.stream(request, signal);
+    return this.ready.adapter.stream(request, signal, sink);
   }
 
   recordModelCall(turn: AssistantTurn | undefined, usage: Usage | undefined): void {

@@ -148,7 +148,7 @@ export function providerStream(
     });
     void (async () => {
       try {
-        for await (const event of session.stream(input.callIndex, abort.signal, input.purpose)) events.push(event);
+        await session.stream(input.callIndex, abort.signal, events.push, input.purpose);
         events.flush();
         sendBack({ type: "STREAM_END" });
       } catch (e) {

@@ -115,12 +115,11 @@ export function meteredAdapters(
   return (endpoint) => {
     const adapter = adapterFor(endpoint);
     return {
-      async *stream(request, signal) {
-        for await (const event of adapter.stream(request, signal)) {
+      stream: (request, signal, sink) =>
+        adapter.stream(request, signal, (event) => {
           if (event.type === "usage") record(request.model, event.usage);
-          yield event;
-        }
-      },
+          sink(event);
+        }),
     };
   };
 }

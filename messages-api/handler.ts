@@ -86,19 +86,24 @@ async function serveMessages(
     return passThrough({ ...passThroughCall(ctx, raw, target, signal), onUsage }, ctx.res);
   }
   const modelRequest = projectRequest(request, target, o.codec);
-  const events = o.adapterFor(target.endpoint).stream(modelRequest, signal)[Symbol.asyncIterator]();
-  // The first event waits for the provider's headers: a refused call is still an HTTP error, not a stream.
-  const first = await events.next();
   const renderer = new MessageRenderer(`msg_${randomBytes(12).toString("hex")}`, request.model, o.codec);
-  const sink = request.stream ? sseSink(ctx.res) : jsonSink(ctx.res);
-  sink.send(renderer.start());
+  // The response opens with the first event, which waits for the provider's headers: a refused call is still an
+  // HTTP error, not a stream.
+  let sink: Sink | undefined;
+  const open = (): Sink => {
+    sink = request.stream ? sseSink(ctx.res) : jsonSink(ctx.res);
+    sink.send(renderer.start());
+    return sink;
+  };
   try {
-    for (let step = first; !step.done; step = await events.next()) {
-      if (step.value.type === "usage") onUsage(step.value.usage);
-      for (const event of renderer.accept(step.value)) sink.send(event);
-    }
-    sink.end();
+    await o.adapterFor(target.endpoint).stream(modelRequest, signal, (event) => {
+      const out = sink ?? open();
+      if (event.type === "usage") onUsage(event.usage);
+      for (const rendered of renderer.accept(event)) out.send(rendered);
+    });
+    (sink ?? open()).end();
   } catch (error) {
+    if (!sink) throw error;
     sink.fail(toMessagesApiError(error), o.log);
   }
 }

@@ -66,8 +66,8 @@ export type AnthropicToolChoice = { type: "auto" | "any" | "none" } | { type: "t
 
 export function createAnthropicAdapter(endpoint: ProviderEndpoint, post: HttpPost = httpPost): ProviderAdapter {
   return {
-    stream: (request, signal) =>
-      streamModelEvents(() => messagesCall(endpoint, request), new AnthropicStreamDecoder(), signal, post),
+    stream: (request, signal, sink) =>
+      streamModelEvents(() => messagesCall(endpoint, request), new AnthropicStreamDecoder(), signal, post, sink),
   };
 }
 

@@ -7,7 +7,7 @@ import { request as httpsRequest } from "node:https";
 import type { Readable } from "node:stream";
 import { redact } from "../log/logger.js";
 import { eventStreamParser } from "./sse.js";
-import { ProviderError, type ModelEvent } from "./types.js";
+import { ProviderError, type ModelEvent, type ModelEventSink } from "./types.js";
 
 export interface EventStreamRequest {
   url: string;
@@ -40,47 +40,77 @@ export interface StreamDecoder {
 }
 
 /**
- * One model call: POST, then decode the event stream into ModelEvents; every failure becomes a ProviderError. The
- * request is built on the first read, so a projection that refuses its history fails the iteration like any other.
+ * One model call: POST, then decode the event stream into ModelEvents for `sink`; every failure becomes a
+ * ProviderError. The request is built first, so a projection that refuses its history fails the call like any other.
  */
-export async function* streamModelEvents(
+export async function streamModelEvents(
   buildRequest: () => EventStreamRequest,
   decoder: StreamDecoder,
   signal: AbortSignal,
   post: HttpPost,
-): AsyncGenerator<ModelEvent> {
+  sink: ModelEventSink,
+): Promise<void> {
   let secret = "";
   try {
     const request = buildRequest();
     secret = request.secret;
     const response = await post(request, signal);
+    await readEvents(await eventStreamBody(response, request), decoder, signal, sink);
+  } catch (error) {
+    throw toProviderError(error, signal, secret);
+  }
+}
+
+/**
+ * Decodes each read of the body as it arrives and hands its events to `sink` in that read's turn. Settles once the
+ * terminal event went out (resolved), or on a failure, a bare EOF or an abort (rejected).
+ */
+function readEvents(body: Readable, decoder: StreamDecoder, signal: AbortSignal, sink: ModelEventSink): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const parser = eventStreamParser();
+    let settled = false;
     // Attached for exactly as long as the body is read: an abort after its release would reach a pooled connection.
     // A pass stopped once the terminal event is in (the ModelCall stops it on `done`) keeps its connection for the
     // next call: release() drains the rest of the body instead.
     const abort = () => {
-      if (!decoder.complete) response.body.destroy(signal.reason);
+      if (!decoder.complete) body.destroy(signal.reason);
     };
+    const settle = (error?: unknown) => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener("abort", abort);
+      body.off("data", onData).off("end", onEnd).off("error", settle).off("close", onClose);
+      release(body, decoder.complete);
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    const onData = (text: string) => {
+      try {
+        for (const message of parser.feed(text)) {
+          for (const event of decoder.accept(message.data, message.event)) {
+            // Events already decoded from one read must not outlive a cancellation, the sink's own included.
+            signal.throwIfAborted();
+            sink(event);
+          }
+          if (decoder.failure) throw decoder.failure;
+          if (decoder.complete) return settle();
+        }
+      } catch (error) {
+        settle(error);
+      }
+    };
+    const onEnd = () => {
+      try {
+        decoder.endOfStream();
+      } catch (error) {
+        settle(error);
+      }
+    };
+    const onClose = () => settle(new Error("the response body closed before its end"));
+    body.on("data", onData).once("end", onEnd).once("error", settle).once("close", onClose);
     signal.addEventListener("abort", abort, { once: true });
     if (signal.aborted) abort();
-    try {
-      const parser = eventStreamParser();
-      for await (const text of await eventStreamBody(response, request)) {
-        for (const message of parser.feed(text)) {
-          // Events already buffered from one network read must not outlive a cancellation.
-          signal.throwIfAborted();
-          yield* decoder.accept(message.data, message.event);
-          if (decoder.failure) throw decoder.failure;
-          if (decoder.complete) return;
-        }
-      }
-    } finally {
-      signal.removeEventListener("abort", abort);
-      release(response.body, decoder.complete);
-    }
-    decoder.endOfStream();
-  } catch (error) {
-    throw toProviderError(error, signal, secret);
-  }
+  });
 }
 
 /** POST over node:http or node:https; the agent keeps connections alive between calls. */
@@ -124,10 +154,7 @@ function release(body: Readable, complete: boolean): void {
 const MAX_QUOTED_ERROR = 500;
 
 /** The event-stream body as text, or a ProviderError for an answer that is not one. */
-async function eventStreamBody(
-  response: ProviderResponse,
-  request: EventStreamRequest,
-): Promise<AsyncIterable<string>> {
+async function eventStreamBody(response: ProviderResponse, request: EventStreamRequest): Promise<Readable> {
   const target = `POST ${describeUrl(request.url)}`;
   if (response.status < 200 || response.status > 299) {
     // Redacted before it is shortened: a key cut at the quote's end would otherwise leak its first characters.
@@ -139,9 +166,7 @@ async function eventStreamBody(
     const message = `expected text/event-stream from ${target}, got JSON: ${providerErrorText(redact(await readErrorBody(response.body), request.secret))}`;
     throw new ProviderError(redact(message, request.secret), "error");
   }
-  response.body.setEncoding("utf8");
-  // Not destroyed when the loop stops at the terminal event: release() decides.
-  return response.body.iterator({ destroyOnReturn: false });
+  return response.body.setEncoding("utf8");
 }
 
 /** The start of an error body: far more than the quote needs, never the whole of an endless or huge one. */

@@ -53,8 +53,8 @@ export interface ChatCompletionRequest {
 
 export function createOpenAIChatAdapter(endpoint: ProviderEndpoint, post: HttpPost = httpPost): ProviderAdapter {
   return {
-    stream: (request, signal) =>
-      streamModelEvents(() => chatCompletionCall(endpoint, request), new ChatStreamDecoder(), signal, post),
+    stream: (request, signal, sink) =>
+      streamModelEvents(() => chatCompletionCall(endpoint, request), new ChatStreamDecoder(), signal, post, sink),
   };
 }
 

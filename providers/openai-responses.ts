@@ -62,8 +62,8 @@ export interface ResponsesRequest {
 
 export function createOpenAIResponsesAdapter(endpoint: ProviderEndpoint, post: HttpPost = httpPost): ProviderAdapter {
   return {
-    stream: (request, signal) =>
-      streamModelEvents(() => responsesCall(endpoint, request), new ResponsesStreamDecoder(), signal, post),
+    stream: (request, signal, sink) =>
+      streamModelEvents(() => responsesCall(endpoint, request), new ResponsesStreamDecoder(), signal, post, sink),
   };
 }
 

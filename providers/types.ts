@@ -122,7 +122,14 @@ export interface ProviderEndpoint {
   azureApiVersion?: string;
 }
 
+/**
+ * Receives a model call's events in order, synchronously, as each network read decodes them: no promise per event
+ * between the socket and the run (issue 17). An abort from inside it ends the delivery at once.
+ */
+export type ModelEventSink = (event: ModelEvent) => void;
+
 /** One endpoint adapter. The signal covers waiting for headers and reading the body. */
 export interface ProviderAdapter {
-  stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<ModelEvent>;
+  /** One model call: resolves once its terminal event went to `sink`, rejects with a ProviderError. */
+  stream(request: ModelRequest, signal: AbortSignal, sink: ModelEventSink): Promise<void>;
 }

@@ -14,13 +14,16 @@ import { providerStream } from "../../engine/run-wiring.js";
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** A provider pass whose events arrive in reads: all events of one read in one turn, the next read a turn later. */
+/**
+ * A provider pass whose events arrive in reads: all events of one read in one turn, each read a turn after the one
+ * before it — the first too, as a real call's first read follows its response head.
+ */
 function scriptedReads(reads: ModelEvent[][]) {
   return {
-    async *stream(): AsyncIterable<ModelEvent> {
-      for (const [i, read] of reads.entries()) {
-        if (i > 0) await nextTurn();
-        yield* read;
+    async stream(_callIndex: number, _signal: AbortSignal, sink: (event: ModelEvent) => void): Promise<void> {
+      for (const read of reads) {
+        await nextTurn();
+        for (const event of read) sink(event);
       }
     },
   };

@@ -12,15 +12,15 @@ const request = { model: "gpt-x", system: "", tools: [], messages: [] };
 
 function scripted(events: ModelEvent[]): ProviderAdapter {
   return {
-    async *stream() {
-      yield* events;
+    stream: async (_request, _signal, sink) => {
+      for (const event of events) sink(event);
     },
   };
 }
 
 async function drain(adapter: ProviderAdapter): Promise<ModelEvent[]> {
   const seen: ModelEvent[] = [];
-  for await (const e of adapter.stream(request, new AbortController().signal)) seen.push(e);
+  await adapter.stream(request, new AbortController().signal, (e) => seen.push(e));
   return seen;
 }
 

@@ -351,10 +351,10 @@ describe("Anthropic adapter failures and edge cases", () => {
       const events: ModelEvent[] = [];
       let caught: unknown;
       try {
-        for await (const event of adapter.stream(REQUEST, controller.signal)) {
+        await adapter.stream(REQUEST, controller.signal, (event) => {
           events.push(event);
           if (event.type === "thinking_delta") controller.abort();
-        }
+        });
       } catch (error) {
         caught = error;
       }

@@ -44,10 +44,10 @@ describe("provider connections across calls", () => {
   async function callStoppedAtDone(): Promise<string[]> {
     const controller = new AbortController();
     const types: string[] = [];
-    for await (const event of adapter.stream(REQUEST, controller.signal)) {
+    await adapter.stream(REQUEST, controller.signal, (event) => {
       types.push(event.type);
       if (event.type === "done") controller.abort();
-    }
+    });
     await new Promise((resolve) => setImmediate(resolve));
     return types;
   }

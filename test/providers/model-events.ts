@@ -16,7 +16,7 @@ export async function drain(
 ): Promise<StreamOutcome> {
   const events: ModelEvent[] = [];
   try {
-    for await (const event of adapter.stream(request, signal)) events.push(event);
+    await adapter.stream(request, signal, (event) => events.push(event));
   } catch (error) {
     if (error instanceof ProviderError) return { events, error };
     throw error;

@@ -287,10 +287,10 @@ describe("OpenAI Chat adapter failures and edge cases", () => {
       const events: ModelEvent[] = [];
       let caught: unknown;
       try {
-        for await (const event of adapter.stream(REQUEST, controller.signal)) {
+        await adapter.stream(REQUEST, controller.signal, (event) => {
           events.push(event);
           if (event.type === "thinking_delta") setTimeout(() => controller.abort(), 20);
-        }
+        });
       } catch (error) {
         caught = error;
       }

@@ -339,10 +339,10 @@ describe("OpenAI Responses adapter failures and edge cases", () => {
       const events: ModelEvent[] = [];
       let failure: unknown;
       try {
-        for await (const event of adapter.stream(REQUEST, controller.signal)) {
+        await adapter.stream(REQUEST, controller.signal, (event) => {
           events.push(event);
           if (event.type === "text_delta") controller.abort();
-        }
+        });
       } catch (error) {
         failure = error;
       }
