@@ -307,7 +307,7 @@ export class AgentService implements AgentBackend {
         cause: "superseded",
         reason: "superseded by a newer run of this conversation",
       });
-    const outputs: RunOutputs = { emit: frameEmitter(entry, handle), finish };
+    const outputs: RunOutputs = { ...frameEmitter(entry, handle), finish };
     handle.actor = createRunActor(this.runMachine, session, outputs, {
       requestId,
       conversationId: session.conversationId,

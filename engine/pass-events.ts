@@ -14,8 +14,6 @@
 // Within one read the first delta goes out at once (the first token never waits); the rest are merged until that
 // read's decoding is done, then sent as one frame or event. Cursor renders text and thinking deltas additively, so
 // merged deltas are wire-equivalent.
-import type { AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
-import { frames } from "../cursor/frames.js";
 import type { ModelCallEvent } from "../machines/model-call.js";
 import type { ModelEvent } from "../providers/types.js";
 
@@ -29,8 +27,8 @@ export interface PassEvents {
 
 export interface PassOutputs {
   send(event: ModelCallEvent): void;
-  /** Shows text to the client; absent for a pass that shows nothing (a summary). */
-  show?: (message: AgentServerMessage) => void;
+  /** Shows text to the client (a text_delta); absent for a pass that shows nothing (a summary). */
+  show?: (text: string) => void;
 }
 
 export function passEvents({ send, show }: PassOutputs): PassEvents {
@@ -45,10 +43,9 @@ export function passEvents({ send, show }: PassOutputs): PassEvents {
   let inRead = false;
   let dropped = false;
 
-  const showText = (text: string) => show?.(frames.textDelta(text));
   const sendThinking = (delta: string) => send({ type: "MODEL", event: { type: "thinking_delta", delta } });
   const sendHeld = () => {
-    if (heldText) showText(heldText);
+    if (heldText) show?.(heldText);
     if (heldThinking) sendThinking(heldThinking);
     heldText = heldThinking = "";
   };
@@ -75,7 +72,7 @@ export function passEvents({ send, show }: PassOutputs): PassEvents {
       if (dropped) return;
       if (event.type === "text_delta" && textOpen) {
         blockText += event.delta;
-        if (firstOfRead()) showText(event.delta);
+        if (firstOfRead()) show?.(event.delta);
         else heldText += event.delta;
         return;
       }

@@ -16,12 +16,12 @@ import type { ServiceRequest } from "../cursor/tools/types.js";
 import { passEvents } from "./pass-events.js";
 import type { RunSession } from "./run-session.js";
 import type { TimerConfig } from "./config.js";
+import type { FrameOutputs } from "./stream-entry.js";
 
 /** A run's actor system (shared by the run actor and all its children), used only as the key of its wiring. */
 type RunSystem = object;
 
-export interface RunOutputs {
-  emit(message: AgentServerMessage): void;
+export interface RunOutputs extends FrameOutputs {
   finish(end: RunEnd): void;
 }
 
@@ -137,14 +137,14 @@ export function createRunActor(
  * shown from here, and a stopped pass drops whatever is still held.
  */
 export function providerStream(
-  wiringOf: (system: RunSystem) => { session: Pick<RunSession, "stream">; out: Pick<RunOutputs, "emit"> },
+  wiringOf: (system: RunSystem) => { session: Pick<RunSession, "stream">; out: Pick<RunOutputs, "emitTextDelta"> },
 ) {
   return fromCallback<ModelCallEvent, ModelCallInput>(({ sendBack, input, system }) => {
     const { session, out } = wiringOf(system);
     const abort = new AbortController();
     const events = passEvents({
       send: sendBack,
-      ...(input.purpose === "summary" ? {} : { show: (message: AgentServerMessage) => out.emit(message) }),
+      ...(input.purpose === "summary" ? {} : { show: (text: string) => out.emitTextDelta(text) }),
     });
     void (async () => {
       try {

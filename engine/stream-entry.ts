@@ -3,6 +3,7 @@
 import type { Actor } from "xstate";
 import type { AgentRunRequest, AgentServerMessage } from "../proto/gen/agent/v1/agent_pb.js";
 import { encodeFrame } from "../cursor/frames.js";
+import { encodeTextDelta } from "../cursor/text-delta-bytes.js";
 import { MAX_BACKLOG_FRAMES, type requestStreamMachine } from "../machines/request-stream.js";
 import type { OutboundLog } from "../machines/outbound-log.js";
 import type { runMachine } from "../machines/run.js";
@@ -58,20 +59,35 @@ export function streamDelays(t: TimerConfig) {
   };
 }
 
+/** What a run emits onto its stream. */
+export interface FrameOutputs {
+  emit(message: AgentServerMessage): void;
+  /** A text_delta written straight from its text: the per-token frame, without a message object to encode. */
+  emitTextDelta(text: string): void;
+}
+
 /**
  * What a run emits, onto its stream: encoded once (the backlog and every subscriber share the bytes, and a repeated
  * frame shares them too) and appended to the log the stream owns, which records and writes it; not a RequestStream
  * event (issue 17), the stream's heartbeat reads the log's silence. Past the backlog bound the run is told instead.
  */
-export function frameEmitter(entry: StreamEntry, handle: RunHandle): (message: AgentServerMessage) => void {
+export function frameEmitter(entry: StreamEntry, handle: RunHandle): FrameOutputs {
   let last: { message: AgentServerMessage; payload: Uint8Array } | undefined;
-  return (message) => {
-    if (handle.finished) return;
+  const append = (payload: Uint8Array) => {
     if (entry.outbound.size >= MAX_BACKLOG_FRAMES) {
       handle.actor.send({ type: "BACKLOG_EXCEEDED", message: `the run exceeded ${MAX_BACKLOG_FRAMES} stream frames` });
       return;
     }
-    if (last?.message !== message) last = { message, payload: encodeFrame(message) };
-    entry.outbound.append(last.payload);
+    entry.outbound.append(payload);
+  };
+  return {
+    emit(message) {
+      if (handle.finished) return;
+      if (last?.message !== message) last = { message, payload: encodeFrame(message) };
+      append(last.payload);
+    },
+    emitTextDelta(text) {
+      if (!handle.finished) append(encodeTextDelta(text));
+    },
   };
 }

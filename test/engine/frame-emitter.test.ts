@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { frames } from "../../cursor/frames.js";
+import { encodeFrame, frames } from "../../cursor/frames.js";
 import { OutboundLog } from "../../machines/outbound-log.js";
 import { MAX_BACKLOG_FRAMES } from "../../machines/request-stream.js";
 import { frameEmitter, type RunHandle, type StreamEntry } from "../../engine/stream-entry.js";
@@ -9,8 +9,8 @@ function rig() {
   const outbound = new OutboundLog(() => 0);
   const events: unknown[] = [];
   const handle = { finished: false, actor: { send: (e: unknown) => events.push(e) } };
-  const emit = frameEmitter({ outbound } as unknown as StreamEntry, handle as unknown as RunHandle);
-  return { outbound, events, handle, emit };
+  const out = frameEmitter({ outbound } as unknown as StreamEntry, handle as unknown as RunHandle);
+  return { outbound, events, handle, ...out };
 }
 
 describe("frameEmitter: a run's frames onto its stream", () => {
@@ -29,12 +29,22 @@ describe("frameEmitter: a run's frames onto its stream", () => {
     expect(r.events).to.deep.equal([]);
   });
 
+  it("writes a text delta from its text, the same bytes its message encodes to", () => {
+    const r = rig();
+    const payloads: Uint8Array[] = [];
+    r.outbound.follow({ frame: (p) => payloads.push(p), heartbeat: () => {}, end: () => {} });
+    r.emitTextDelta("héllo 🌍");
+    r.handle.finished = true;
+    r.emitTextDelta("late");
+    expect(payloads).to.deep.equal([encodeFrame(frames.textDelta("héllo 🌍"))]);
+  });
+
   it("tells the run once the backlog holds its bound, and appends nothing more", () => {
     const r = rig();
     const delta = frames.textDelta("x");
     for (let i = 0; i < MAX_BACKLOG_FRAMES; i++) r.emit(delta);
     expect(r.events).to.deep.equal([]);
-    r.emit(frames.textDelta("one too many"));
+    r.emitTextDelta("one too many");
     expect(r.outbound.size).to.equal(MAX_BACKLOG_FRAMES);
     expect(r.events).to.deep.equal([
       { type: "BACKLOG_EXCEEDED", message: `the run exceeded ${MAX_BACKLOG_FRAMES} stream frames` },

@@ -47,7 +47,10 @@ async function runPass(
   const emit = (message: AgentServerMessage) => void emitted.push(kindOf(message));
   const machine = modelCallMachine.provide({
     actors: {
-      providerStream: providerStream(() => ({ session: scriptedReads(reads) as never, out: { emit } })),
+      providerStream: providerStream(() => ({
+        session: scriptedReads(reads) as never,
+        out: { emitTextDelta: (text) => void emitted.push(`text:${text}`) },
+      })),
     },
     actions: { emitFrame: (_, { message }) => emit(message) },
   });
@@ -160,7 +163,7 @@ describe("a provider pass's events (one read → its first delta at once, the re
   it("delivers what it holds before a provider failure, and drops it when the pass is stopped", async () => {
     const sent: ModelCallEvent[] = [];
     const shown: string[] = [];
-    const lane = passEvents({ send: (e) => sent.push(e), show: (m) => shown.push(kindOf(m)) });
+    const lane = passEvents({ send: (e) => sent.push(e), show: (text) => shown.push(`text:${text}`) });
     lane.push({ type: "text_start" });
     lane.push(text("a"));
     expect(shown, "the read's first delta waits for nothing").to.deep.equal(["text:a"]);
