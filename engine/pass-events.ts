@@ -11,8 +11,8 @@
 // every read is delivered from its own I/O callback, when the ModelCall is idle (a call's first event follows its
 // response head, never the actor's start).
 //
-// Within one read the first delta goes out at once (the first token never waits); the rest are merged until that
-// read's decoding is done, then sent as one frame or event. Cursor renders text and thinking deltas additively, so
+// Within one read the first delta goes out at once (the first token never waits); the rest of the read is handled a
+// microtask later, its deltas merged into one frame or event. Cursor renders text and thinking deltas additively, so
 // merged deltas are wire-equivalent.
 import type { ModelCallEvent } from "../machines/model-call.js";
 import type { ModelEvent } from "../providers/types.js";
@@ -32,15 +32,15 @@ export interface PassOutputs {
 }
 
 export function passEvents({ send, show }: PassOutputs): PassEvents {
-  /** A text block is open (as the events sent so far say). */
+  /** A text block is open (as the events handled so far say). */
   let textOpen = false;
   /** The open block's text not yet handed to the ModelCall. */
   let blockText = "";
   /** Deltas of the current read held for one frame (text) or one event (thinking). */
   let heldText = "";
   let heldThinking = "";
-  /** A delta already went out in the current read; cleared (and the held ones sent) once its decoding is done. */
-  let inRead = false;
+  /** Set once the current read's first delta went out: the rest of that read, queued until `resume`. */
+  let rest: ModelEvent[] | undefined;
   let dropped = false;
 
   const sendThinking = (delta: string) => send({ type: "MODEL", event: { type: "thinking_delta", delta } });
@@ -49,46 +49,63 @@ export function passEvents({ send, show }: PassOutputs): PassEvents {
     if (heldThinking) sendThinking(heldThinking);
     heldText = heldThinking = "";
   };
-  // process.nextTick from inside the read's promise chain runs once that chain has drained: after the read's last
-  // event, without the event-loop turn a timer or setImmediate costs per delta.
-  const endRead = () => {
-    inRead = false;
-    if (!dropped) sendHeld();
-  };
-  const firstOfRead = () => {
-    if (inRead) return false;
-    inRead = true;
-    process.nextTick(endRead);
-    return true;
-  };
-  const flush = () => {
+  const flushAll = () => {
     sendHeld();
     if (blockText) send({ type: "TEXT", text: blockText });
     blockText = "";
   };
+  // A read's events arrive in one synchronous run, and what follows its first delta can be long (the rest of the
+  // stream, the run's end, its final checkpoint). They wait for one microtask, queued after the writer's: the
+  // first delta's frame leaves first (issue 17, first token), then the rest is handled, its deltas merged.
+  const resume = () => {
+    const queued = rest;
+    if (queued === undefined) return;
+    for (let i = 0; i < queued.length && !dropped; i++) handle(queued[i]!);
+    rest = undefined;
+    if (!dropped) sendHeld();
+  };
+  /** After the read's first delta went out (and its writer queued its microtask): the rest waits for `resume`. */
+  const holdRest = () => {
+    rest = [];
+    queueMicrotask(resume);
+  };
+  function handle(event: ModelEvent): void {
+    if (event.type === "text_delta" && textOpen) {
+      blockText += event.delta;
+      if (rest !== undefined) heldText += event.delta;
+      else {
+        show?.(event.delta);
+        holdRest();
+      }
+      return;
+    }
+    if (event.type === "thinking_delta" && !textOpen) {
+      if (rest !== undefined) heldThinking += event.delta;
+      else {
+        sendThinking(event.delta);
+        holdRest();
+      }
+      return;
+    }
+    flushAll();
+    if (event.type === "text_start") textOpen = true;
+    if (event.type === "text_end") textOpen = false;
+    send({ type: "MODEL", event });
+  }
 
   return {
     push(event) {
       if (dropped) return;
-      if (event.type === "text_delta" && textOpen) {
-        blockText += event.delta;
-        if (firstOfRead()) show?.(event.delta);
-        else heldText += event.delta;
-        return;
-      }
-      if (event.type === "thinking_delta" && !textOpen) {
-        if (firstOfRead()) sendThinking(event.delta);
-        else heldThinking += event.delta;
-        return;
-      }
-      flush();
-      if (event.type === "text_start") textOpen = true;
-      if (event.type === "text_end") textOpen = false;
-      send({ type: "MODEL", event });
+      if (rest === undefined) handle(event);
+      else rest.push(event);
     },
-    flush,
+    flush() {
+      resume();
+      if (!dropped) flushAll();
+    },
     drop() {
       dropped = true;
+      rest = undefined;
       heldText = heldThinking = blockText = "";
     },
   };

@@ -160,6 +160,34 @@ describe("a provider pass's events (one read → its first delta at once, the re
     expect(!output.ok && output.failure.message).to.match(/text delta outside a text block/);
   });
 
+  it("handles the rest of a read a microtask after its first delta, so that delta's frame leaves first", async () => {
+    const sent: string[] = [];
+    const shown: string[] = [];
+    /** What a writer that uncorks in a microtask, queued at the first frame, would write. */
+    let firstWrite: string[] | undefined;
+    const lane = passEvents({
+      send: (e) => sent.push(e.type === "MODEL" ? e.event.type : e.type),
+      show: (text) => {
+        if (shown.push(text) === 1) queueMicrotask(() => (firstWrite = [...shown]));
+      },
+    });
+    for (const event of [
+      { type: "text_start" },
+      text("a"),
+      text("b"),
+      text("c"),
+      { type: "text_end" },
+      { type: "done", reason: "stop" },
+    ] as ModelEvent[])
+      lane.push(event);
+    expect(shown).to.deep.equal(["a"]);
+    expect(sent).to.deep.equal(["text_start"]);
+    await Promise.resolve();
+    expect(firstWrite).to.deep.equal(["a"]);
+    expect(shown).to.deep.equal(["a", "bc"]);
+    expect(sent).to.deep.equal(["text_start", "TEXT", "text_end", "done"]);
+  });
+
   it("delivers what it holds before a provider failure, and drops it when the pass is stopped", async () => {
     const sent: ModelCallEvent[] = [];
     const shown: string[] = [];
