@@ -29,6 +29,14 @@ export function encodeFrame(message: AgentServerMessage): Uint8Array {
 }
 
 const CHECKPOINT_FIELD = AgentServerMessageSchema.field.conversationCheckpointUpdate!.number;
+/** The first byte of every encoded checkpoint frame: its one field's tag (a field number below 16 is one byte). */
+const CHECKPOINT_TAG = (CHECKPOINT_FIELD << 3) | WireType.LengthDelimited;
+
+/**
+ * An encoded frame is a checkpoint update. Its bulk is the history's root blob ids, SHA-256 digests that gzip cannot
+ * shrink: 200 turns in, 34 KB frames compressed to 0.80 of their size for ~0.5 ms of CPU each, twice a turn.
+ */
+export const isCheckpointFrame = (payload: Uint8Array): boolean => payload[0] === CHECKPOINT_TAG;
 
 type Update = NonNullable<MessageInitShape<typeof InteractionUpdateSchema>["message"]>;
 

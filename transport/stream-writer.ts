@@ -5,7 +5,7 @@ import type { ServerResponse } from "node:http";
 import { toBinary } from "@bufbuild/protobuf";
 import { gzipSync } from "node:zlib";
 import { AgentServerMessageSchema } from "../proto/gen/agent/v1/agent_pb.js";
-import { frames } from "../cursor/frames.js";
+import { frames, isCheckpointFrame } from "../cursor/frames.js";
 import { encodeEnvelope, EnvelopeFlags } from "./connect/envelope.js";
 
 const COMPRESS_MIN_BYTES = 1024;
@@ -40,8 +40,10 @@ export function streamWriter(res: ServerResponse, gzip: boolean): (payload: Uint
   };
 }
 
+/** Frames of 1 KiB or more are gzipped when the client accepts it, except a checkpoint update (isCheckpointFrame). */
 function encodeFrame(payload: Uint8Array, gzip: boolean): Uint8Array {
-  if (gzip && payload.length >= COMPRESS_MIN_BYTES) return encodeEnvelope(EnvelopeFlags.compressed, gzipSync(payload));
+  if (gzip && payload.length >= COMPRESS_MIN_BYTES && !isCheckpointFrame(payload))
+    return encodeEnvelope(EnvelopeFlags.compressed, gzipSync(payload));
   return encodeEnvelope(0, payload);
 }
 
