@@ -144,7 +144,7 @@ export function providerStream(
     const abort = new AbortController();
     const events = passEvents({
       send: sendBack,
-      ...(input.purpose === "summary" ? {} : { show: (text: string) => out.emitTextDelta(text) }),
+      ...(input.purpose === "summary" ? {} : { show: out.emitTextDelta }),
     });
     void (async () => {
       try {

@@ -55,7 +55,19 @@ export async function streamModelEvents(
     const request = buildRequest();
     secret = request.secret;
     const response = await post(request, signal);
-    await readEvents(await eventStreamBody(response, request), decoder, signal, sink);
+    // Attached for exactly as long as the body is read: an abort after its release would reach a pooled connection.
+    // A pass stopped once the terminal event is in (the ModelCall stops it on `done`) keeps its connection for the
+    // next call: release() drains the rest of the body instead.
+    const abort = () => {
+      if (!decoder.complete) response.body.destroy(signal.reason);
+    };
+    signal.addEventListener("abort", abort, { once: true });
+    if (signal.aborted) abort();
+    try {
+      await readEvents(await eventStreamBody(response, request), decoder, signal, sink);
+    } finally {
+      signal.removeEventListener("abort", abort);
+    }
   } catch (error) {
     throw toProviderError(error, signal, secret);
   }
@@ -63,22 +75,16 @@ export async function streamModelEvents(
 
 /**
  * Decodes each read of the body as it arrives and hands its events to `sink` in that read's turn. Settles once the
- * terminal event went out (resolved), or on a failure, a bare EOF or an abort (rejected).
+ * terminal event went out (resolved), or on a failure, a bare EOF or an abort (rejected: the caller's abort destroys
+ * the body).
  */
 function readEvents(body: Readable, decoder: StreamDecoder, signal: AbortSignal, sink: ModelEventSink): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const parser = eventStreamParser();
     let settled = false;
-    // Attached for exactly as long as the body is read: an abort after its release would reach a pooled connection.
-    // A pass stopped once the terminal event is in (the ModelCall stops it on `done`) keeps its connection for the
-    // next call: release() drains the rest of the body instead.
-    const abort = () => {
-      if (!decoder.complete) body.destroy(signal.reason);
-    };
     const settle = (error?: unknown) => {
       if (settled) return;
       settled = true;
-      signal.removeEventListener("abort", abort);
       body.off("data", onData).off("end", onEnd).off("error", settle).off("close", onClose);
       release(body, decoder.complete);
       if (error === undefined) resolve();
@@ -108,8 +114,8 @@ function readEvents(body: Readable, decoder: StreamDecoder, signal: AbortSignal,
     };
     const onClose = () => settle(new Error("the response body closed before its end"));
     body.on("data", onData).once("end", onEnd).once("error", settle).once("close", onClose);
-    signal.addEventListener("abort", abort, { once: true });
-    if (signal.aborted) abort();
+    // Destroyed before it was handed over (an abort while the error check ran): nothing more will come.
+    if (body.destroyed) settle(body.errored ?? new Error("the response body closed before its end"));
   });
 }
 
