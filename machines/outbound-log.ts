@@ -99,13 +99,7 @@ export class OutboundLog {
       total += payload.length;
       ends[i] = total;
     });
-    const bytes = new Uint8Array(total);
-    let offset = 0;
-    for (const payload of this.frames) {
-      bytes.set(payload, offset);
-      offset += payload.length;
-    }
-    this.packed = { bytes, ends };
+    this.packed = { bytes: Buffer.concat(this.frames, total), ends };
     this.frames.length = 0;
   }
 }

@@ -99,7 +99,9 @@ export async function removeStale(outdir: string, current: ReadonlySet<string>, 
   await Promise.all(
     stale.map(async (file) => {
       const path = join(outdir, file);
-      if (now - (await stat(path)).mtimeMs > STALE_CHUNK_GRACE_MS) await rm(path, { force: true });
+      // Gone already when another build (npm test and the bench at once) removed it first.
+      const written = (await stat(path).catch(() => undefined))?.mtimeMs ?? now;
+      if (now - written > STALE_CHUNK_GRACE_MS) await rm(path, { force: true });
     }),
   );
 }
