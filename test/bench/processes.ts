@@ -8,9 +8,10 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildDist, DIST_ENTRY } from "../../scripts/build.js";
+import { buildDist } from "../../scripts/build.js";
 import type { DiagnosticsSnapshot } from "../../transport/diagnostics.js";
 import type { FakesReady, FakesReply, FakesRequest, ProviderRecord } from "./fakes-protocol.js";
+import { npmStartCommand } from "./npm-start.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const live = new Set<ChildProcess>();
@@ -45,10 +46,10 @@ export async function startGateway(launch: GatewayLaunch): Promise<ServerProcess
   const dir = await mkdtemp(join(tmpdir(), "byok-bench-"));
   const config = join(dir, "config.yaml");
   await writeFile(config, launch.config ?? "models: []\n");
+  const start = npmStartCommand();
   const node = [
     ...(launch.cpuProfDir ? ["--cpu-prof", "--cpu-prof-dir", launch.cpuProfDir] : []),
-    "--enable-source-maps",
-    DIST_ENTRY,
+    ...start.nodeArgs,
     "serve",
     ...[
       "--host",
@@ -83,7 +84,7 @@ export async function startGateway(launch: GatewayLaunch): Promise<ServerProcess
         ],
       ]
     : [process.execPath, node];
-  const gateway = await startServer("gateway", command, args as string[], { BYOK_DIAGNOSTICS: "1" });
+  const gateway = await startServer("gateway", command, args as string[], { ...start.env, BYOK_DIAGNOSTICS: "1" });
   return { ...gateway, stop: () => gateway.stop().then(() => rm(dir, { recursive: true, force: true })) };
 }
 

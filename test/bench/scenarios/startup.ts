@@ -1,4 +1,4 @@
-// Start-up: from spawning `node dist/byok.js serve` (what `npm start` runs) to the first 200 from /__byok/health on
+// Start-up: from spawning `node dist/byok.js serve` as `npm start` runs it (test/bench/npm-start.ts) to the first 200 from /__byok/health on
 // a fresh data directory, against the same sources run through tsx in the same run (the way `npm start` worked
 // before the build step).
 import { spawn } from "node:child_process";
@@ -6,21 +6,26 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildDist, DIST_ENTRY } from "../../../scripts/build.js";
+import { buildDist } from "../../../scripts/build.js";
 import { type BenchContext, type Figure, figure } from "../figures.js";
+import { npmStartCommand } from "../npm-start.js";
 import { getJson } from "../processes.js";
 import { median, nowMs } from "../stats.js";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 
 /** Milliseconds from spawn to a healthy gateway, on its own fresh data directory. */
-async function timeToHealthy(entry: string[]): Promise<number> {
+async function timeToHealthy(entry: string[], env: Record<string, string> = {}): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), "byok-bench-start-"));
   const config = join(dir, "config.yaml");
   await writeFile(config, "models: []\n");
   const args = [...entry, "serve", "--port", "0", "--data-dir", join(dir, "data"), "--config", config];
   const started = nowMs();
-  const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "ignore"] });
+  const child = spawn(process.execPath, args, {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "ignore"],
+  });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   try {
     const url = await new Promise<string>((resolve, reject) => {
@@ -44,10 +49,11 @@ async function timeToHealthy(entry: string[]): Promise<number> {
 export async function startupScenario(ctx: BenchContext): Promise<Figure[]> {
   await buildDist();
   const runs = ctx.quick ? 1 : 7;
+  const start = npmStartCommand();
   const times = { dist: [] as number[], tsx: [] as number[] };
   for (let i = 0; i < runs; i++) {
     times.tsx.push(await timeToHealthy(["--import", "tsx", "bin/byok.ts"]));
-    times.dist.push(await timeToHealthy(["--enable-source-maps", DIST_ENTRY]));
+    times.dist.push(await timeToHealthy(start.nodeArgs, start.env));
   }
   ctx.log(`startup: dist ${times.dist.map(Math.round)} ms, tsx ${times.tsx.map(Math.round)} ms`);
   const gateway = median(times.dist);
