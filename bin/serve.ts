@@ -1,4 +1,5 @@
 // `byok serve`: start the gateway from the command line's values, announce it, and stop it cleanly on a signal.
+import { setFlagsFromString } from "node:v8";
 import type { GatewayConfig, TlsConfig } from "../engine/config.js";
 import type { LogFormat, LogLevel } from "../log/levels.js";
 import { createLogger } from "../log/logger.js";
@@ -17,10 +18,19 @@ export interface ServeOptions {
   logFormat: LogFormat;
 }
 
+/**
+ * The heap may grow to 3× what the last full collection kept before the next one (docs/performance.md fix 32).
+ * Relayed bodies' buffers count towards V8's collection limits, and at the smallest factor V8 falls back to after
+ * idle (1.1), a gateway with tens of MB of live heap ran a Mark-Compact every few MB relayed. V8 reads the factor
+ * at each full collection, so setting it here, before the gateway starts, covers `npm start` and `byok serve`.
+ */
+const HEAP_GROWING = "--heap-growing-percent=200";
+
 /** Signals closer together than this are one request to stop. */
 const REPEATED_SIGNAL_MS = 1000;
 
 export async function serve(o: ServeOptions): Promise<void> {
+  setFlagsFromString(HEAP_GROWING);
   const log = createLogger({ level: o.logLevel, format: o.logFormat, colorize: Boolean(process.stderr.isTTY) });
   const { startGateway } = await import("../engine/gateway.js");
   const gateway = await startGateway({
