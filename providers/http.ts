@@ -124,7 +124,10 @@ export const httpPost: HttpPost = (request, signal) =>
   new Promise((resolve, reject) => {
     const url = new URL(request.url);
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
-    const headers = { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) };
+    // Encoded once: a string body is measured, then prefixed with the head and encoded again on the way out (a
+    // long conversation's request is hundreds of KB, twice a turn).
+    const body = Buffer.from(request.body);
+    const headers = { ...request.headers, "content-length": String(body.byteLength) };
     const abort = () => req.destroy(signal.reason);
     const req = send(url, { method: "POST", headers }, (res) => {
       // From here on the read loop answers the signal, for exactly as long as it reads the body.
@@ -138,7 +141,7 @@ export const httpPost: HttpPost = (request, signal) =>
       reject(error);
     });
     if (signal.aborted) abort();
-    else req.end(request.body);
+    else req.end(body);
   });
 
 /**
