@@ -20,9 +20,10 @@ export interface ServeOptions {
 
 /**
  * The heap may grow to 3× what the last full collection kept before the next one (docs/performance.md fix 32).
- * Relayed bodies' buffers count towards V8's collection limits, and at the smallest factor V8 falls back to after
- * idle (1.1), a gateway with tens of MB of live heap ran a Mark-Compact every few MB relayed. V8 reads the factor
- * at each full collection, so setting it here, before the gateway starts, covers `npm start` and `byok serve`.
+ * Relayed bodies' buffers count towards V8's collection limits, and at the smallest factor, where V8 settles once
+ * it has shrunk the heap after a burst of work (1.1), a gateway with tens of MB of live heap ran a Mark-Compact every
+ * few MB relayed. V8 reads the factor at each full collection, so setting it here, before the gateway starts,
+ * covers `npm start` and `byok serve`.
  */
 const HEAP_GROWING = "--heap-growing-percent=200";
 

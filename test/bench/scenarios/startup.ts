@@ -1,6 +1,6 @@
-// Start-up: from spawning `node dist/byok.js serve` as `npm start` runs it (test/bench/npm-start.ts) to the first 200 from /__byok/health on
-// a fresh data directory, against the same sources run through tsx in the same run (the way `npm start` worked
-// before the build step).
+// Start-up: from spawning `node dist/byok.js serve` as `npm start` runs it (npm-start.ts) to the first 200 from
+// /__byok/health on a fresh data directory, against the same sources run through tsx in the same run (the way
+// `npm start` worked before the build step).
 import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
