@@ -15,14 +15,11 @@ export function npmStartCommand(): StartCommand {
     scripts: { start: string };
   };
   const words = pkg.scripts.start.trim().split(/\s+/);
-  const env: Record<string, string> = {};
-  let i = words[0] === "exec" ? 1 : 0;
-  if (words[i] === "env") i++;
-  for (let eq = words[i]?.indexOf("=") ?? -1; eq > 0; eq = words[++i]?.indexOf("=") ?? -1)
-    env[words[i]!.slice(0, eq)] = words[i]!.slice(eq + 1);
-  const serve = words.indexOf("serve");
-  const nodeArgs = words.slice(i + 1, serve);
-  if (words[i] !== "node" || nodeArgs.at(-1) !== DIST_ENTRY)
+  const node = words.indexOf("node");
+  const assignments = words.slice(0, Math.max(node, 0)).filter((w) => w !== "exec" && w !== "env");
+  const env = Object.fromEntries(assignments.map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]));
+  const nodeArgs = words.slice(node + 1, words.indexOf("serve"));
+  if (node < 0 || assignments.some((w) => w.indexOf("=") <= 0) || nodeArgs.at(-1) !== DIST_ENTRY)
     throw new Error(`package.json's start script is not "[exec] [env NAME=value…] node … ${DIST_ENTRY} serve"`);
   return { env, nodeArgs };
 }
