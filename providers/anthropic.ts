@@ -3,6 +3,7 @@
 // anthropic-stream.ts.
 import { AnthropicStreamDecoder } from "./anthropic-stream.js";
 import { httpPost, streamModelEvents, type EventStreamRequest, type HttpPost } from "./http.js";
+import { encodeBody, once } from "./request-body.js";
 import type {
   ModelImage,
   ModelMessage,
@@ -87,7 +88,9 @@ export function projectAnthropicRequest(request: ModelRequest): AnthropicRequest
     max_tokens: (request.maxOutputTokens ?? DEFAULT_MAX_TOKENS) + (budget ?? 0),
     ...(request.system === "" ? {} : { system: [{ type: "text", text: request.system, cache_control: EPHEMERAL }] }),
     messages,
-    ...(request.tools.length > 0 ? { tools: request.tools.map(projectTool) } : {}),
+    ...(request.tools.length > 0
+      ? { tools: once(anthropicTools, request.tools, () => request.tools.map(projectTool)) }
+      : {}),
     ...(toolChoice === undefined ? {} : { tool_choice: projectToolChoice(toolChoice) }),
     ...(request.stopSequences?.length ? { stop_sequences: [...request.stopSequences] } : {}),
     ...(budget === undefined ? {} : { thinking: { type: "enabled", budget_tokens: budget } }),
@@ -105,7 +108,7 @@ function messagesCall(endpoint: ProviderEndpoint, request: ModelRequest): EventS
       "content-type": "application/json",
       accept: "text/event-stream",
     },
-    body: JSON.stringify(projectAnthropicRequest(request)),
+    body: encodeBody(projectAnthropicRequest(request), "messages"),
     secret: endpoint.apiKey,
   };
 }
@@ -113,37 +116,51 @@ function messagesCall(endpoint: ProviderEndpoint, request: ModelRequest): EventS
 /**
  * Tool results become tool_result blocks of the next user message, all results of one round in one message
  * (their content is the canonical string, docs/protocol/cursor-run.md §8.4). An assistant message with nothing to say
- * is left
- * out: Anthropic rejects empty content, and consecutive user messages are merged by the API.
+ * is left out: Anthropic rejects empty content, and consecutive user messages are merged by the API.
  */
 function projectMessages(messages: readonly ModelMessage[]): AnthropicMessage[] {
   const out: AnthropicMessage[] = [];
-  let results: AnthropicBlock[] | undefined;
+  let results: ToolResultMessage[] = [];
   for (const message of messages) {
-    if (message.role !== "tool") results = undefined;
-    switch (message.role) {
-      case "user":
-        out.push({ role: "user", content: userContent(message.content, message.images) });
-        break;
-      case "tool":
-        if (results === undefined) {
-          results = [];
-          out.push({ role: "user", content: results });
-        }
-        results.push({
-          type: "tool_result",
-          tool_use_id: message.toolCallId,
-          content: userContent(message.content, message.images),
-        });
-        break;
-      case "assistant": {
-        const content = projectAssistant(message);
-        if (content.length > 0) out.push({ role: "assistant", content });
-        break;
-      }
+    if (message.role === "tool") {
+      results.push(message);
+      continue;
     }
+    if (results.length > 0) out.push(resultsMessage(results));
+    results = [];
+    const projected = once(anthropicMessages, message, () => projectMessage(message));
+    if (projected.role === "user" || projected.content.length > 0) out.push(projected);
   }
+  if (results.length > 0) out.push(resultsMessage(results));
   return out;
+}
+
+type ToolResultMessage = Extract<ModelMessage, { role: "tool" }>;
+
+/** Each history message, each round's results and each mode's tool list project to one object, encoded once
+ * (request-body.ts). A round's results are keyed by its first, and reused only for exactly the same results. */
+const anthropicMessages = new WeakMap<ModelMessage, AnthropicMessage>();
+const roundResults = new WeakMap<ModelMessage, { results: readonly ToolResultMessage[]; message: AnthropicMessage }>();
+const anthropicTools = new WeakMap<readonly ToolDefinition[], AnthropicTool[]>();
+
+function projectMessage(message: Exclude<ModelMessage, ToolResultMessage>): AnthropicMessage {
+  return message.role === "user"
+    ? { role: "user", content: userContent(message.content, message.images) }
+    : { role: "assistant", content: projectAssistant(message) };
+}
+
+function resultsMessage(results: readonly ToolResultMessage[]): AnthropicMessage {
+  const known = roundResults.get(results[0]!);
+  if (known?.results.length === results.length && known.results.every((r, i) => r === results[i])) {
+    return known.message;
+  }
+  const message: AnthropicMessage = { role: "user", content: results.map(toolResult) };
+  roundResults.set(results[0]!, { results, message });
+  return message;
+}
+
+function toolResult({ toolCallId, content, images }: ToolResultMessage): AnthropicBlock {
+  return { type: "tool_result", tool_use_id: toolCallId, content: userContent(content, images) };
 }
 
 const EPHEMERAL: CacheControl = { type: "ephemeral" };

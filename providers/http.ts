@@ -12,7 +12,8 @@ import { ProviderError, type ModelEvent, type ModelEventSink } from "./types.js"
 export interface EventStreamRequest {
   url: string;
   headers: Record<string, string>;
-  body: string;
+  /** The JSON body's UTF-8 (request-body.ts). */
+  body: Uint8Array;
   /** The credential sent in `headers`; it is redacted from every error message. */
   secret: string;
 }
@@ -124,9 +125,7 @@ export const httpPost: HttpPost = (request, signal) =>
   new Promise((resolve, reject) => {
     const url = new URL(request.url);
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
-    // Encoded once: a string body is measured, then prefixed with the head and encoded again on the way out (a
-    // long conversation's request is hundreds of KB, twice a turn).
-    const body = Buffer.from(request.body);
+    const { body } = request;
     const headers = { ...request.headers, "content-length": String(body.byteLength) };
     const abort = () => req.destroy(signal.reason);
     const req = send(url, { method: "POST", headers }, (res) => {

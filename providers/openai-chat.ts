@@ -5,6 +5,7 @@
 import { httpPost, streamModelEvents, type EventStreamRequest, type HttpPost } from "./http.js";
 import { imageUrl } from "./images.js";
 import { ChatStreamDecoder } from "./openai-chat-stream.js";
+import { encodeBody, once } from "./request-body.js";
 import type {
   ModelImage,
   ModelMessage,
@@ -67,7 +68,9 @@ export function projectChatRequest(request: ModelRequest): ChatCompletionRequest
   return {
     model: request.model,
     messages: [{ role: "system", content: request.system }, ...projectMessages(request.messages)],
-    ...(request.tools.length > 0 ? { tools: request.tools.map(projectTool) } : {}),
+    ...(request.tools.length > 0
+      ? { tools: once(chatTools, request.tools, () => request.tools.map(projectTool)) }
+      : {}),
     // The API refuses a tool_choice without tools.
     ...(request.toolChoice === undefined || request.tools.length === 0
       ? {}
@@ -91,7 +94,7 @@ function chatCompletionCall(endpoint: ProviderEndpoint, request: ModelRequest): 
       "content-type": "application/json",
       accept: "text/event-stream",
     },
-    body: JSON.stringify(projectChatRequest(request)),
+    body: encodeBody(projectChatRequest(request), "messages"),
     secret: endpoint.apiKey,
   };
 }
@@ -110,6 +113,10 @@ function authorization(endpoint: ProviderEndpoint): Record<string, string> {
     : { "api-key": endpoint.apiKey };
 }
 
+/** Each history message and each mode's tool list projects to one object, encoded once (request-body.ts). */
+const chatMessages = new WeakMap<ModelMessage, ChatMessage>();
+const chatTools = new WeakMap<readonly ToolDefinition[], ChatTool[]>();
+
 /**
  * Chat's tool messages carry text only: the images of a round's tool results follow its last result as one user
  * message (tool messages must come right after the assistant's calls, so they cannot go in between).
@@ -118,7 +125,7 @@ function projectMessages(messages: readonly ModelMessage[]): ChatMessage[] {
   const out: ChatMessage[] = [];
   let toolImages: ModelImage[] = [];
   messages.forEach((message, i) => {
-    out.push(projectMessage(message));
+    out.push(once(chatMessages, message, () => projectMessage(message)));
     if (message.role === "tool") toolImages.push(...(message.images ?? []));
     if (toolImages.length > 0 && messages[i + 1]?.role !== "tool") {
       out.push({ role: "user", content: userContent("", toolImages) });

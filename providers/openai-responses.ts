@@ -6,6 +6,7 @@
 import { httpPost, streamModelEvents, type EventStreamRequest, type HttpPost } from "./http.js";
 import { imageUrl } from "./images.js";
 import { ResponsesStreamDecoder } from "./openai-responses-stream.js";
+import { encodeBody, once } from "./request-body.js";
 import {
   ProviderError,
   type ModelImage,
@@ -79,8 +80,10 @@ export function projectResponsesRequest(request: ModelRequest): ResponsesRequest
   return {
     model: request.model,
     instructions: request.system,
-    input: request.messages.flatMap(projectMessage),
-    ...(request.tools.length > 0 ? { tools: request.tools.map(projectTool) } : {}),
+    input: request.messages.flatMap((message) => once(inputItems, message, () => projectMessage(message))),
+    ...(request.tools.length > 0
+      ? { tools: once(responsesTools, request.tools, () => request.tools.map(projectTool)) }
+      : {}),
     ...(request.toolChoice === undefined || request.tools.length === 0
       ? {}
       : { tool_choice: projectToolChoice(request.toolChoice) }),
@@ -104,10 +107,14 @@ function responsesCall(endpoint: ProviderEndpoint, request: ModelRequest): Event
       "content-type": "application/json",
       accept: "text/event-stream",
     },
-    body: JSON.stringify(projectResponsesRequest(request)),
+    body: encodeBody(projectResponsesRequest(request), "input"),
     secret: endpoint.apiKey,
   };
 }
+
+/** Each history message and each mode's tool list projects to one object, encoded once (request-body.ts). */
+const inputItems = new WeakMap<ModelMessage, ResponsesInputItem[]>();
+const responsesTools = new WeakMap<readonly ToolDefinition[], ResponsesTool[]>();
 
 function projectMessage(message: ModelMessage): ResponsesInputItem[] {
   switch (message.role) {

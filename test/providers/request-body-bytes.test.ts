@@ -1,5 +1,6 @@
 // The request body reaches the provider as the UTF-8 of its JSON, its content-length counted in bytes: text outside
-// ASCII (accents, symbols, astral-plane characters) included. httpPost encodes the body once (docs/performance.md).
+// ASCII (accents, symbols, astral-plane characters) included. The adapters hand httpPost the bytes
+// (providers/request-body.ts).
 import { expect } from "chai";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
