@@ -1,6 +1,6 @@
 // What `npm start` runs, read from package.json's start script (`exec env NAME=value… node FLAGS… ENTRY serve`), so
-// the bench's gateway and the start-up figure run the quick start's process: its environment (glibc's malloc trim
-// threshold, docs/performance.md fix 31) and its node flags.
+// the bench's gateway and the start-up figure run the quick start's process: its environment (glibc's malloc
+// thresholds, docs/performance.md fixes 31 and 35) and its node flags.
 import { readFileSync } from "node:fs";
 import { DIST_ENTRY } from "../../scripts/build.js";
 
