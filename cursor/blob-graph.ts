@@ -56,3 +56,8 @@ export interface BlobEdge {
 export function blobId(data: Uint8Array): Uint8Array {
   return new Uint8Array(createHash("sha256").update(data).digest());
 }
+
+/** A blob id in hex, as maps and the history cache key ids. */
+export function hexId(id: Uint8Array): string {
+  return Buffer.from(id.buffer, id.byteOffset, id.byteLength).toString("hex");
+}

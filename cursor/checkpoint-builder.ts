@@ -25,13 +25,11 @@ import {
   type UserMessage,
 } from "../proto/gen/agent/v1/agent_pb.js";
 import type { CanonicalMessage } from "../providers/messages.js";
-import { BlobKinds, EdgeKinds, blobId, type BlobEdge, type BlobPut } from "../cursor/blob-graph.js";
+import { BlobKinds, EdgeKinds, blobId, hexId, type BlobEdge, type BlobPut } from "../cursor/blob-graph.js";
 import type { SavedPlan } from "./plan-state.js";
 import type { DerivedState, StepState } from "./derived-state.js";
 import { encodeRootMessage } from "./root-messages.js";
 import { todoItem } from "./tools/todo-write.js";
-
-const hex = (id: Uint8Array) => Buffer.from(id).toString("hex");
 
 /** root_prompt_messages_json is field 1, the first the state's encoding writes: each root's tag, length and id. */
 const ROOTS_FIELD = ConversationStateStructureSchema.field.rootPromptMessagesJson.number;
@@ -105,14 +103,14 @@ export class CheckpointBuilder {
     turn: TurnStart,
     private readonly requestId: string,
   ) {
-    const baseKeys = base.rootPromptMessagesJson.map(hex);
+    const baseKeys = base.rootPromptMessagesJson.map(hexId);
     for (const key of baseKeys) this.onClient.add(key);
-    for (const id of [...base.turns, ...base.todos]) this.onClient.add(hex(id));
+    for (const id of [...base.turns, ...base.todos]) this.onClient.add(hexId(id));
     // The system root is this run's PromptSpec; a changed prompt gets a new content address
     // (docs/protocol/cursor-run.md §8.1–§8.2).
     const system = this.put(encodeRootMessage(systemRoot), BlobKinds.RootPromptJson);
     this.roots = [system, ...base.rootPromptMessagesJson.slice(1)];
-    this.rootKeys = [hex(system), ...baseKeys.slice(1)];
+    this.rootKeys = [hexId(system), ...baseKeys.slice(1)];
     this.readPaths = [...base.readPaths];
     if (turn.kind === "new") {
       this.priorTurns = [...base.turns];
@@ -125,7 +123,7 @@ export class CheckpointBuilder {
       this.priorTurns = base.turns.slice(0, -1);
       this.userMessageId = turn.userMessage;
       this.steps.push(...turn.steps);
-      for (const id of [turn.userMessage, ...turn.steps]) this.onClient.add(hex(id));
+      for (const id of [turn.userMessage, ...turn.steps]) this.onClient.add(hexId(id));
     }
   }
 
@@ -137,7 +135,7 @@ export class CheckpointBuilder {
   addRoot(message: CanonicalMessage): Uint8Array {
     const id = this.put(encodeRootMessage(message), BlobKinds.RootPromptJson);
     this.roots.push(id);
-    this.rootKeys.push(hex(id));
+    this.rootKeys.push(hexId(id));
     return id;
   }
 
@@ -149,7 +147,7 @@ export class CheckpointBuilder {
   compact(summaryRoot: CanonicalMessage, summary: string, keptFrom: number): void {
     const summaryMessage = this.put(encodeRootMessage(summaryRoot), BlobKinds.RootPromptJson);
     const summarizedMessages = this.roots.splice(1, keptFrom - 1, summaryMessage);
-    this.rootKeys.splice(1, keptFrom - 1, hex(summaryMessage));
+    this.rootKeys.splice(1, keptFrom - 1, hexId(summaryMessage));
     this.rootsField = { count: 0, bytes: new Uint8Array(0) };
     this.summaryId = this.put(
       toBinary(ConversationSummarySchema, create(ConversationSummarySchema, { summary })),
@@ -253,7 +251,7 @@ export class CheckpointBuilder {
     this.fresh = [];
     this.freshIds.clear();
     this.freshEdges = [];
-    for (const b of sets) this.onClient.add(hex(b.id));
+    for (const b of sets) this.onClient.add(hexId(b.id));
     return { state, stateBlob, sets, edges };
   }
 
@@ -322,7 +320,7 @@ export class CheckpointBuilder {
 
   private put(data: Uint8Array, kind: number): Uint8Array {
     const id = blobId(data);
-    const key = hex(id);
+    const key = hexId(id);
     if (!this.onClient.has(key) && !this.freshIds.has(key)) {
       this.fresh.push({ id, data, kind });
       this.freshIds.add(key);

@@ -28,6 +28,7 @@ import { effectiveRequestContext, partReferences, RequestContextPartError } from
 import type { CanonicalMessage, InlineImage } from "../providers/messages.js";
 import type { Logger } from "../log/logger.js";
 import { BlobIntegrityError, type Store } from "../store/index.js";
+import { hexId } from "../cursor/blob-graph.js";
 import { RunSetupError } from "./run-errors.js";
 import type { RunRequestFacts } from "./run-setup.js";
 
@@ -35,8 +36,6 @@ export interface ContextDeps {
   store: Store;
   log: Logger;
 }
-
-const hex = (id: Uint8Array) => Buffer.from(id.buffer, id.byteOffset, id.byteLength).toString("hex");
 
 /** The run's first commit (store.beginRun), told the user message to anchor; returns that message's anchor. */
 export type BeginRun = (
@@ -108,9 +107,9 @@ export async function compileRequestContext(
   const refs = request.action?.requestContextParts;
   const ids = requestContextBlobs(request);
   const stored = await store.getBlobs(ids);
-  const bytes = new Map(ids.map((id, i) => [hex(id), stored[i]]));
+  const bytes = new Map(ids.map((id, i) => [hexId(id), stored[i]]));
   try {
-    const requestContext = effectiveRequestContext(facts.requestContext, refs, (id) => bytes.get(hex(id)));
+    const requestContext = effectiveRequestContext(facts.requestContext, refs, (id) => bytes.get(hexId(id)));
     return { ...facts, requestContext };
   } catch (e) {
     if (e instanceof RequestContextPartError) throw new RunSetupError(e.message, "invalid_argument");
@@ -133,10 +132,10 @@ function refuseImages(userMessage: UserMessage, modelId: string): void {
 async function attachedImages(store: Store, userMessage: UserMessage): Promise<InlineImage[]> {
   const ids = imageBlobs(userMessage);
   const stored = await store.getBlobs(ids);
-  const byId = new Map(ids.map((id, i) => [hex(id), stored[i]]));
+  const byId = new Map(ids.map((id, i) => [hexId(id), stored[i]]));
   return selectedImages(userMessage).map((image, i) => {
     const name = image.path || `#${i + 1}`;
-    const bytes = image.data ?? (image.blobId ? byId.get(hex(image.blobId)) : undefined);
+    const bytes = image.data ?? (image.blobId ? byId.get(hexId(image.blobId)) : undefined);
     if (!bytes) throw new RunSetupError(`attached image ${name} has neither data nor a known blob`, "invalid_argument");
     if (!image.mimeType) throw new RunSetupError(`attached image ${name} has no mime_type`, "invalid_argument");
     return { type: "base64", mediaType: image.mimeType, data: Buffer.from(bytes).toString("base64") };
@@ -150,7 +149,7 @@ async function attachmentBlobs(store: Store, userMessage: UserMessage): Promise<
   const decoder = new TextDecoder("utf-8", { fatal: true });
   const blobs = await store.getBlobs(ids);
   blobs.forEach((bytes, i) => {
-    const key = hex(ids[i]!);
+    const key = hexId(ids[i]!);
     if (!bytes) throw new RunSetupError(`attachment blob ${key} is neither stored nor provided`, "invalid_argument");
     try {
       texts.set(key, decoder.decode(bytes));
@@ -158,7 +157,7 @@ async function attachmentBlobs(store: Store, userMessage: UserMessage): Promise<
       throw new RunSetupError(`attachment blob ${key} is not UTF-8 text`, "invalid_argument");
     }
   });
-  return (id) => texts.get(hex(id))!;
+  return (id) => texts.get(hexId(id))!;
 }
 
 /** The request context compiled into the runtime message (docs/protocol/cursor-run.md §8.7 order). */

@@ -30,6 +30,7 @@ import { executePlanTurn } from "../cursor/plan-actions.js";
 import { decodeRootMessage, RootMessageError } from "../cursor/root-messages.js";
 import type { Store } from "../store/index.js";
 import type { HistoryCache } from "./history-cache.js";
+import { hexId } from "../cursor/blob-graph.js";
 import { RunSetupError } from "./run-errors.js";
 
 /**
@@ -220,11 +221,9 @@ export function pendingRound(
   return message;
 }
 
-const hex = (id: Uint8Array) => Buffer.from(id.buffer, id.byteOffset, id.byteLength).toString("hex");
-
 /** The checkpoint's root ids as the history cache keys them. */
 export function rootIds(state: ConversationStateStructure): string[] {
-  return state.rootPromptMessagesJson.map(hex);
+  return state.rootPromptMessagesJson.map(hexId);
 }
 
 /**

@@ -12,8 +12,8 @@ import { ProviderError, type ModelEvent, type ModelEventSink } from "./types.js"
 export interface EventStreamRequest {
   url: string;
   headers: Record<string, string>;
-  /** The JSON body's UTF-8 (request-body.ts). */
-  body: Uint8Array;
+  /** The JSON body's UTF-8, in the pieces it is written in (request-body.ts). */
+  body: readonly Uint8Array[];
   /** The credential sent in `headers`; it is redacted from every error message. */
   secret: string;
 }
@@ -125,8 +125,8 @@ export const httpPost: HttpPost = (request, signal) =>
   new Promise((resolve, reject) => {
     const url = new URL(request.url);
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
-    const { body } = request;
-    const headers = { ...request.headers, "content-length": String(body.byteLength) };
+    const length = request.body.reduce((sum, piece) => sum + piece.byteLength, 0);
+    const headers = { ...request.headers, "content-length": String(length) };
     const abort = () => req.destroy(signal.reason);
     const req = send(url, { method: "POST", headers }, (res) => {
       // From here on the read loop answers the signal, for exactly as long as it reads the body.
@@ -140,7 +140,12 @@ export const httpPost: HttpPost = (request, signal) =>
       reject(error);
     });
     if (signal.aborted) abort();
-    else req.end(body);
+    else {
+      // Corked, the pieces leave in one writev.
+      req.cork();
+      for (const piece of request.body) req.write(piece);
+      req.end();
+    }
   });
 
 /**

@@ -1,6 +1,6 @@
-// A request's bytes are built from each history element's bytes, kept from the first time it was sent
-// (providers/request-body.ts): they must be exactly JSON.stringify's bytes of the projection, for every endpoint kind,
-// on the first call and on every later call of a conversation that reuses the earlier elements.
+// A request's bytes are built from the previous request's for the elements they share (providers/request-body.ts):
+// they must be exactly JSON.stringify's bytes of the projection, for every endpoint kind, on the first call and on
+// every later call of a conversation that reuses the earlier elements.
 import { expect } from "chai";
 import fc from "fast-check";
 import { projectAnthropicRequest } from "../../providers/anthropic.js";
@@ -95,7 +95,7 @@ const PROJECTIONS = {
   responses: { project: projectResponsesRequest, list: "input" },
 } as const;
 
-describe("provider request bytes built from each element's kept bytes", () => {
+describe("provider request bytes built from the previous request's", () => {
   for (const [kind, { project, list }] of Object.entries(PROJECTIONS)) {
     it(`${kind}: equal JSON.stringify's on every call of a growing conversation`, () => {
       fc.assert(
@@ -112,12 +112,29 @@ describe("provider request bytes built from each element's kept bytes", () => {
             };
             const body = (project as (r: ModelRequest) => object)(request);
             const bytes = encodeBody(body, list as never);
-            expect(Buffer.from(bytes).toString("utf8")).to.equal(JSON.stringify(body));
-            expect(Buffer.from(bytes).equals(Buffer.from(JSON.stringify(body)))).to.equal(true);
+            expect(Buffer.concat(bytes).toString("utf8")).to.equal(JSON.stringify(body));
+            expect(Buffer.concat(bytes).equals(Buffer.from(JSON.stringify(body)))).to.equal(true);
           }
         }),
         { numRuns: 150 },
       );
+    });
+  }
+
+  for (const [kind, { project, list }] of Object.entries(PROJECTIONS)) {
+    it(`${kind}: stays exact over a 120-call conversation, whose pieces are joined again and again`, () => {
+      const history: CanonicalMessage[] = [];
+      for (let call = 0; call < 120; call++) {
+        history.push(
+          { role: "user", content: `prompt ${call} "quoted" é`, origin: "runtime" },
+          { role: "assistant", text: `answer ${call}`, toolCalls: [] },
+        );
+        const request: ModelRequest = { model: "m", system: "s", tools: TOOLS, messages: projectHistory(history) };
+        const body = (project as (r: ModelRequest) => object)(request);
+        const pieces = encodeBody(body, list as never);
+        expect(pieces.length).to.be.below(40);
+        expect(Buffer.concat(pieces).toString("utf8")).to.equal(JSON.stringify(body));
+      }
     });
   }
 
