@@ -2,9 +2,10 @@
 // streamed body, through the gateway's relay and through a bare node:http pass-through to the same upstream. One
 // 10 MB body crosses loopback in 15–50 ms, so a single reading is mostly the machine's noise: it is read 3 times in
 // a row per repeat, on each side, and the figure is the median of all of them. The body is read by a client that
-// allocates nothing per read (body-reader.ts). The small requests are timed only after 3,000 unmeasured ones on
-// each side: without them both sides' rates climbed ~5× from the first pass to the fifth (every process of the
-// chain warming up), so the median of five fell mid-climb and the ratio swung with it (docs/performance.md).
+// allocates nothing per read (body-reader.ts). Both are timed only after a warm-up on each side (3,000 small
+// requests, then ten bodies): without it both sides' rates climbed ~5× from the first repeat to the fifth (every
+// process of the chain warming up; 10 MB bodies from ~100 to ~900 MB/s), so the medians fell mid-climb and the
+// ratios swung with them (docs/performance.md).
 import { Agent, request } from "node:http";
 import { readBodyBytes } from "../body-reader.js";
 import { type BenchContext, type Figure, figure } from "../figures.js";
@@ -58,20 +59,24 @@ export async function relayScenario(ctx: BenchContext): Promise<Figure[]> {
   const bytes = (ctx.quick ? 2 : 10) * 1024 * 1024;
   const repeats = ctx.quick ? 1 : 5;
   const warmUp = ctx.quick ? 0 : 3_000;
+  const bigWarmUp = ctx.quick ? 0 : 10;
   const bare = await startPassthrough(ctx.fakes.upstreamUrl);
   const small = { gateway: [] as number[], bare: [] as number[] };
   const latency = { gateway: [] as number[], bare: [] as number[] };
   const big = { gateway: [] as number[], bare: [] as number[] };
   // Sides alternate (ABBA) so a drift in the machine's speed falls on both alike, and every small-request pass
-  // runs before the big bodies: the pass right after a side's 10 MB bodies read ~20% slow, and that pass was
-  // always the other side's.
+  // runs before the big bodies: passes after 10 MB bodies read slower (one sitting: 2,335 req/s against 3,924
+  // before any), and in the first repeat only the gateway's pass came after them.
   const pair = [
     ["bare", bare.url],
     ["gateway", ctx.gateway.url],
   ] as const;
   const sides = (i: number) => (i % 2 === 0 ? pair : [...pair].reverse());
   try {
-    for (const [, url] of sides(0)) await smallRequests(url, warmUp);
+    for (const [, url] of sides(0)) {
+      await smallRequests(url, warmUp);
+      for (let k = 0; k < bigWarmUp; k++) await bigBody(url, bytes);
+    }
     for (let i = 0; i < repeats; i++) {
       for (const [side, url] of sides(i)) {
         const r = await smallRequests(url, count);
