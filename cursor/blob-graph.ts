@@ -61,3 +61,19 @@ export function blobId(data: Uint8Array): Uint8Array {
 export function hexId(id: Uint8Array): string {
   return Buffer.from(id.buffer, id.byteOffset, id.byteLength).toString("hex");
 }
+
+const hexLists = new WeakMap<readonly Uint8Array[], readonly string[]>();
+
+/**
+ * A list of blob ids in hex, kept for as long as the list lives: a run keys its checkpoint's roots (hundreds in a
+ * long conversation) for the history cache, the blobs it asks for and its checkpoint builder. Id lists are never
+ * changed in place (a checkpoint gets a new one), which is what makes the list a key.
+ */
+export function hexIds(ids: readonly Uint8Array[]): readonly string[] {
+  let keys = hexLists.get(ids);
+  if (!keys) {
+    keys = ids.map(hexId);
+    hexLists.set(ids, keys);
+  }
+  return keys;
+}

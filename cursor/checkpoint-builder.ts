@@ -25,7 +25,7 @@ import {
   type UserMessage,
 } from "../proto/gen/agent/v1/agent_pb.js";
 import type { CanonicalMessage } from "../providers/messages.js";
-import { BlobKinds, EdgeKinds, blobId, hexId, type BlobEdge, type BlobPut } from "../cursor/blob-graph.js";
+import { BlobKinds, EdgeKinds, blobId, hexId, hexIds, type BlobEdge, type BlobPut } from "../cursor/blob-graph.js";
 import type { SavedPlan } from "./plan-state.js";
 import type { DerivedState, StepState } from "./derived-state.js";
 import { encodeRootMessage } from "./root-messages.js";
@@ -103,7 +103,7 @@ export class CheckpointBuilder {
     turn: TurnStart,
     private readonly requestId: string,
   ) {
-    const baseKeys = base.rootPromptMessagesJson.map(hexId);
+    const baseKeys = hexIds(base.rootPromptMessagesJson);
     for (const key of baseKeys) this.onClient.add(key);
     for (const id of [...base.turns, ...base.todos]) this.onClient.add(hexId(id));
     // The system root is this run's PromptSpec; a changed prompt gets a new content address

@@ -83,7 +83,12 @@ function messageTokens(m: CanonicalMessage): number {
  * from which the tail fits in the kept share of the threshold — but never after the start of the last round or the
  * last user message, so the calls just answered and their results always stay.
  */
-function keptFrom(history: readonly CanonicalMessage[], budget: number): number {
+function keptFrom(history: readonly CanonicalMessage[], budget: number, total: number): number {
+  // The whole history fits: the tail starts at the first message that is not a tool result.
+  if (total <= budget) {
+    const first = history.findIndex((m) => m.role !== "tool");
+    return first < 0 ? history.length : first;
+  }
   let last = -1;
   for (let i = history.length - 1; i >= 0; i--) {
     if (history[i]!.role !== "tool") {
@@ -120,6 +125,7 @@ export class Compactor {
   readonly limit: number;
   private readonly fixed: number;
   private lastCall: { tokens: number; estimateAtCall: number } | undefined;
+  private summed: { history: readonly CanonicalMessage[]; count: number; tokens: number } | undefined;
   /** Where the verbatim tail starts for the summary call in flight. */
   private cut = 0;
   /** The summary message of the latest compaction, committed with the compacted checkpoint. */
@@ -138,12 +144,26 @@ export class Compactor {
   }
 
   private estimate(history: readonly CanonicalMessage[]): number {
-    return history.reduce((sum, m) => sum + messageTokens(m), this.fixed);
+    return this.fixed + this.historyTokens(history);
+  }
+
+  /**
+   * The history's own estimate, measured twice a call: the run's history array only grows (a compaction or reset
+   * starts a new one), so only the messages added since the last measure are counted.
+   */
+  private historyTokens(history: readonly CanonicalMessage[]): number {
+    let sum = this.summed;
+    if (sum?.history !== history || sum.count > history.length) sum = { history, count: 0, tokens: 0 };
+    for (let i = sum.count; i < history.length; i++) sum.tokens += messageTokens(history[i]!);
+    sum.count = history.length;
+    this.summed = sum;
+    return sum.tokens;
   }
 
   private keptFrom(history: readonly CanonicalMessage[]): number {
     if (this.requested) return history.length;
-    return keptFrom(history, Math.floor(Math.max(0, this.limit - this.fixed) * KEPT_SHARE));
+    const budget = Math.floor(Math.max(0, this.limit - this.fixed) * KEPT_SHARE);
+    return keptFrom(history, budget, this.historyTokens(history));
   }
 
   measure(history: readonly CanonicalMessage[]): ContextMeasure {

@@ -281,18 +281,19 @@ const SECTIONS = Object.entries(SECTION_TAGS).map(
   ([key, tag]) => [key, new RegExp(`<${tag}>\\n([\\s\\S]*?)\\n</${tag}>`)] as [keyof typeof SECTION_TAGS, RegExp],
 );
 
-/** Rules, skills, MCP instructions and subagents ride in the runtime messages' sections of those names (§8.7);
- * everything else projected counts as conversation. */
-export function addProjected(parts: ProjectedParts, m: CanonicalMessage): ProjectedParts {
-  if (m.role !== "user" || m.origin !== "runtime")
-    return { ...parts, conversationCharacters: parts.conversationCharacters + projectedLength(m) };
-  const next = { ...parts, conversationCharacters: parts.conversationCharacters + m.content.length };
+/** Adds `m` to `parts`, in place (a run folds its whole history): rules, skills, MCP instructions and subagents
+ * ride in the runtime messages' sections of those names (§8.7); everything else projected counts as conversation. */
+export function addProjected(parts: ProjectedParts, m: CanonicalMessage): void {
+  if (m.role !== "user" || m.origin !== "runtime") {
+    parts.conversationCharacters += projectedLength(m);
+    return;
+  }
+  parts.conversationCharacters += m.content.length;
   for (const [key, section] of SECTIONS) {
     const text = section.exec(m.content)?.[1] ?? "";
-    next[key] += text;
-    next.conversationCharacters -= text.length;
+    parts[key] += text;
+    parts.conversationCharacters -= text.length;
   }
-  return next;
 }
 
 /** The UTF-16 length of what a message projects: an assistant's text, thinking and tool arguments, else its content. */

@@ -38,10 +38,13 @@ export class RunHistory {
     this.messages.push(...messages);
     this.derived = foldDerivedState(messages, this.derived);
     this.plans.push(...savedPlans(messages));
+    // A copy per push, not per message: the empty parts it starts from are shared.
+    const projected = { ...this.projected };
     for (const m of messages) {
-      this.projected = addProjected(this.projected, m);
+      addProjected(projected, m);
       this.addSubagent(m);
     }
+    this.projected = projected;
   }
 
   private addSubagent(m: CanonicalMessage): void {

@@ -30,7 +30,7 @@ import { executePlanTurn } from "../cursor/plan-actions.js";
 import { decodeRootMessage, RootMessageError } from "../cursor/root-messages.js";
 import type { Store } from "../store/index.js";
 import type { HistoryCache } from "./history-cache.js";
-import { hexId } from "../cursor/blob-graph.js";
+import { hexIds } from "../cursor/blob-graph.js";
 import { RunSetupError } from "./run-errors.js";
 
 /**
@@ -222,8 +222,8 @@ export function pendingRound(
 }
 
 /** The checkpoint's root ids as the history cache keys them. */
-export function rootIds(state: ConversationStateStructure): string[] {
-  return state.rootPromptMessagesJson.map(hexId);
+export function rootIds(state: ConversationStateStructure): readonly string[] {
+  return hexIds(state.rootPromptMessagesJson);
 }
 
 /**

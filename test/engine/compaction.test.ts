@@ -109,6 +109,24 @@ describe("engine/compaction", () => {
     );
   });
 
+  it("measures a history that grows call by call, or another one after it, as it measures it afresh", () => {
+    fc.assert(
+      fc.property(history, history, fc.integer({ min: 50, max: 100_000 }), (first, other, window) => {
+        const fresh = () => new Compactor(model(window), mode("system"), compaction, false);
+        const compactor = fresh();
+        const grown: CanonicalMessage[] = [];
+        for (const m of first) {
+          grown.push(m);
+          expect(compactor.measure(grown)).to.deep.equal(fresh().measure(grown));
+        }
+        // A different array, as long or longer: a reset history is counted from its start.
+        const next = [...other, ...first];
+        expect(compactor.measure(next)).to.deep.equal(fresh().measure(next));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
   it("the archive lists the replaced roots and the summary root", () => {
     const messages: CanonicalMessage[] = [
       { role: "user", content: "first question", origin: "runtime" },

@@ -57,7 +57,8 @@ describe("projected parts of the history (addProjected)", () => {
   it("puts runtime sections in their parts and every other projected character in the conversation", () => {
     fc.assert(
       fc.property(fc.array(message, { maxLength: 12 }), (messages) => {
-        const parts = messages.reduce((p, { m }) => addProjected(p, m), NONE);
+        const parts = { ...NONE };
+        for (const { m } of messages) addProjected(parts, m);
         const rules = messages.map((x) => x.rules).join("");
         const mcp = messages.map((x) => x.mcp).join("");
         expect(parts.rules).to.equal(rules);
