@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig, type TlsConfig } from "../engine/config.js";
+import { flushHeldLines } from "../log/line-writer.js";
 import {
   checkHost,
   configFileFrom,
@@ -188,7 +189,8 @@ function packageVersion(): string {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  // process.exit rather than exitCode: a gateway that failed halfway may hold handles open.
+  // process.exit rather than exitCode: a gateway that failed halfway may hold handles open. Its log lines go first.
+  flushHeldLines();
   if (err instanceof UsageError) {
     process.stderr.write(`byok: ${err.message}\n\n${usage}`);
     process.exit(2);

@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import { pino } from "pino";
 import type { PrettyOptions } from "pino-pretty";
 import type { LogFormat, LogLevel } from "./levels.js";
+import { stderrLines } from "./line-writer.js";
 
 export interface Logger {
   info(msg: string, fields?: object): void;
@@ -32,10 +33,11 @@ export interface LoggerOptions {
 const CREDENTIAL_FIELD = /authorization|api[-_]?key|token$|secret|^(set-)?cookie$/i;
 
 export function createLogger(o: LoggerOptions = {}): Logger {
-  const out = o.out ?? process.stderr;
+  const out = o.out ?? stderrLines();
   const now = o.now ?? (() => new Date());
   const render = o.format === "pretty" ? prettyLines(o.colorize ?? false) : (line: string) => line;
-  // Synchronous all the way down: no worker thread, so a line logged just before process.exit is never lost.
+  // No worker thread: a line is written, or held a few milliseconds in this thread (log/line-writer.ts) and written
+  // at exit at the latest, so a line logged just before process.exit is never lost.
   const destination = { write: (line: string) => out.write(render(redact(line))) };
   const base = pino(
     {
