@@ -6,7 +6,7 @@
 // window of a burst.
 
 /** Long enough to gather a burst, short enough that a reader never notices the wait. */
-export const HOLD_WINDOW_MS = 5;
+const HOLD_WINDOW_MS = 5;
 
 export interface LineWriter {
   write(line: string): void;
